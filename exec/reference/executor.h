@@ -1,0 +1,42 @@
+// The seed's minimal executor: runs a model on the CPU node by node in
+// topological order with the reference kernels, and lets the caller see every
+// intermediate value. It is the oracle every faster path is checked against,
+// so it favours obviousness over speed.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/model.h"
+#include "ops/runtime_value.h"
+
+namespace aic {
+
+struct ReferenceRunOptions {
+  // Called after each node of the main graph with that node's outputs.
+  std::function<void(const Node&, const std::vector<RuntimeValue>&)> on_node_done;
+};
+
+class ReferenceExecutor {
+ public:
+  explicit ReferenceExecutor(const Model& model);
+
+  // Feeds: graph input name -> value. Inputs with an initializer default may be
+  // omitted. Returns the graph outputs in order.
+  absl::StatusOr<std::vector<RuntimeValue>> Run(const std::map<std::string, RuntimeValue>& feeds,
+                                                const ReferenceRunOptions& options = {}) const;
+
+  // Unimplemented naming op, domain, opset and node for the first node with no
+  // reference kernel (checked before running), else OK.
+  absl::Status CheckSupported() const;
+
+  const Model& model() const { return model_; }
+
+ private:
+  const Model& model_;
+};
+
+}  // namespace aic

@@ -1,0 +1,158 @@
+#include "graph/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "support/half.h"
+
+namespace aic {
+
+namespace {
+constexpr size_t kAlignment = 64;
+}  // namespace
+
+std::shared_ptr<Buffer> Buffer::Allocate(size_t size) {
+  std::shared_ptr<Buffer> b(new Buffer());
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  b->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
+  AIC_CHECK(b->data_ != nullptr, "out of memory allocating ", size, " bytes");
+  std::memset(b->data_, 0, rounded);
+  b->size_ = size;
+  b->writable_ = true;
+  b->aligned_alloc_ = true;
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::Borrow(const void* data, size_t size,
+                                       std::shared_ptr<const void> keep_alive) {
+  std::shared_ptr<Buffer> b(new Buffer());
+  b->data_ = const_cast<uint8_t*>(static_cast<const uint8_t*>(data));
+  b->size_ = size;
+  b->writable_ = false;
+  b->keep_alive_ = std::move(keep_alive);
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::FromString(std::string&& bytes) {
+  std::shared_ptr<Buffer> b(new Buffer());
+  b->owned_string_ = std::move(bytes);
+  b->data_ = reinterpret_cast<uint8_t*>(b->owned_string_.data());
+  b->size_ = b->owned_string_.size();
+  b->writable_ = true;
+  return b;
+}
+
+Buffer::~Buffer() {
+  if (aligned_alloc_) std::free(data_);
+}
+
+int64_t NumElements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string DimsToString(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims, Device device)
+    : dtype_(dtype), dims_(std::move(dims)), device_(device) {
+  if (dtype_ == DType::kString) {
+    strings_.resize(static_cast<size_t>(num_elements()));
+  } else {
+    buffer_ = Buffer::Allocate(byte_size());
+  }
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<Buffer> buffer,
+               size_t byte_offset)
+    : dtype_(dtype), dims_(std::move(dims)), buffer_(std::move(buffer)), byte_offset_(byte_offset) {
+  AIC_CHECK(buffer_ != nullptr && byte_offset_ + byte_size() <= buffer_->size(),
+            "tensor of ", byte_size(), " bytes does not fit its buffer");
+}
+
+Tensor Tensor::FromStrings(std::vector<std::string> values, std::vector<int64_t> dims) {
+  Tensor t(DType::kString, std::move(dims));
+  AIC_CHECK(static_cast<int64_t>(values.size()) == t.num_elements(), "FromStrings size mismatch");
+  t.strings_ = std::move(values);
+  return t;
+}
+
+int64_t Tensor::num_elements() const { return NumElements(dims_); }
+
+const void* Tensor::raw_data() const {
+  if (!buffer_) return nullptr;
+  return buffer_->data() + byte_offset_;
+}
+
+void* Tensor::mutable_raw_data() {
+  if (!buffer_) return nullptr;
+  return buffer_->mutable_data() + byte_offset_;
+}
+
+Tensor Tensor::WithDims(std::vector<int64_t> dims) const {
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  AIC_CHECK(t.num_elements() == num_elements(), "WithDims changes the element count");
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t(dtype_, dims_, device_);
+  if (dtype_ == DType::kString) {
+    t.strings_ = strings_;
+  } else if (byte_size() > 0) {
+    std::memcpy(t.mutable_raw_data(), raw_data(), byte_size());
+  }
+  return t;
+}
+
+bool Tensor::BitwiseEquals(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || dims_ != other.dims_) return false;
+  if (dtype_ == DType::kString) return strings_ == other.strings_;
+  size_t n = byte_size();
+  return n == 0 || std::memcmp(raw_data(), other.raw_data(), n) == 0;
+}
+
+double Tensor::ElementAsDouble(int64_t i) const {
+  switch (dtype_) {
+    case DType::kFloat: return data<float>()[i];
+    case DType::kDouble: return data<double>()[i];
+    case DType::kFloat16: return HalfToFloat(data<uint16_t>()[i]);
+    case DType::kBFloat16: return BFloat16ToFloat(data<uint16_t>()[i]);
+    case DType::kInt8: return data<int8_t>()[i];
+    case DType::kInt16: return data<int16_t>()[i];
+    case DType::kInt32: return data<int32_t>()[i];
+    case DType::kInt64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::kUint8: return data<uint8_t>()[i];
+    case DType::kUint16: return data<uint16_t>()[i];
+    case DType::kUint32: return data<uint32_t>()[i];
+    case DType::kUint64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::kBool: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    default: AIC_CHECK(false, "ElementAsDouble on ", DTypeName(dtype_));
+  }
+  return 0;
+}
+
+std::string Tensor::DebugString(int max_elements) const {
+  std::string s = absl::StrCat(DTypeName(dtype_), DimsToString(dims_), " {");
+  int64_t n = num_elements();
+  for (int64_t i = 0; i < n && i < max_elements; ++i) {
+    if (i) s += ", ";
+    if (dtype_ == DType::kString) {
+      absl::StrAppend(&s, "\"", strings_[static_cast<size_t>(i)], "\"");
+    } else if (IsFloatingPoint(dtype_) || IsInteger(dtype_) || dtype_ == DType::kBool) {
+      absl::StrAppend(&s, ElementAsDouble(i));
+    } else {
+      s += "?";
+    }
+  }
+  if (n > max_elements) s += ", ...";
+  return s + "}";
+}
+
+}  // namespace aic

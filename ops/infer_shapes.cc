@@ -1,0 +1,144 @@
+#include "ops/infer_shapes.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "graph/topo.h"
+#include "ops/registry.h"
+
+namespace aic {
+
+namespace {
+
+class Inferrer {
+ public:
+  Inferrer(const Model& model, const InferOptions& options, InferStats& stats)
+      : model_(model), options_(options), stats_(stats) {}
+
+  absl::Status InferGraph(Graph& graph) {
+    AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
+    for (Node* node : order) {
+      absl::Status s = InferNode(*node);
+      if (!s.ok()) {
+        ++stats_.failed_nodes;
+        if (stats_.first_error.ok()) stats_.first_error = s;
+        if (!options_.best_effort) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Tensor* ConstantOf(const Value* v) const {
+    if (v == nullptr) return nullptr;
+    if (const Tensor* t = v->initializer()) {
+      // An initializer that is also a graph input may be overridden at run time.
+      return v->is_graph_input() ? nullptr : t;
+    }
+    auto it = constants_.find(v);
+    return it == constants_.end() ? nullptr : &it->second;
+  }
+
+  absl::Status InferNode(Node& node) {
+    ++stats_.nodes;
+    for (Graph* sub : node.Subgraphs()) AIC_RETURN_IF_ERROR(InferGraph(*sub));
+
+    int64_t opset = model_.OpsetFor(node.domain);
+    const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);
+    if (def == nullptr || !def->infer) {
+      ++stats_.opaque_nodes;
+      return absl::OkStatus();
+    }
+    std::vector<TypeInfo> in_types;
+    std::vector<const Tensor*> in_consts;
+    for (Value* v : node.inputs()) {
+      in_types.push_back(v ? v->type() : TypeInfo());
+      in_consts.push_back(ConstantOf(v));
+    }
+    OpContext ctx(node, opset, std::move(in_types), in_consts,
+                  [this] { return absl::StrCat("unk__", symbol_counter_++); });
+    AIC_RETURN_IF_ERROR(def->infer(ctx));
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      Value* out = node.output(i);
+      if (out == nullptr) continue;
+      Merge(*out, ctx.output_type(i));
+      if (ctx.output_constants()[i].has_value()) constants_[out] = *ctx.output_constants()[i];
+    }
+    MaybeFold(node, *def, opset, in_consts);
+    return absl::OkStatus();
+  }
+
+  // Prefers inferred facts, but keeps a declared dim where inference only
+  // produced a fresh symbol (the file's name, e.g. "batch", is better).
+  static void Merge(Value& v, const TypeInfo& inferred) {
+    if (!inferred.known()) return;
+    const TypeInfo& declared = v.type();
+    if (declared.is_tensor() && inferred.is_tensor() && declared.shape.has_rank() &&
+        inferred.shape.has_rank() && declared.shape.rank() == inferred.shape.rank()) {
+      TypeInfo merged = inferred;
+      auto& dims = merged.shape.mutable_dims();
+      for (size_t k = 0; k < dims.size(); ++k) {
+        const Dim& d = declared.shape.dims()[k];
+        bool inferred_weak = dims[k].is_unknown() ||
+                             (dims[k].is_symbol() && dims[k].symbol().rfind("unk__", 0) == 0);
+        if (inferred_weak && !d.is_unknown()) dims[k] = d;
+      }
+      if (merged.dtype == DType::kUndefined) merged.dtype = declared.dtype;
+      v.set_type(std::move(merged));
+      return;
+    }
+    if (declared.is_tensor() && inferred.is_tensor() && !inferred.shape.has_rank() &&
+        declared.shape.has_rank()) {
+      TypeInfo merged = declared;
+      if (inferred.dtype != DType::kUndefined) merged.dtype = inferred.dtype;
+      v.set_type(std::move(merged));
+      return;
+    }
+    v.set_type(inferred);
+  }
+
+  void MaybeFold(const Node& node, const OpDef& def, int64_t opset,
+                 const std::vector<const Tensor*>& in_consts) {
+    if (!def.kernel || def.nondeterministic || !node.Subgraphs().empty()) return;
+    std::vector<RuntimeValue> inputs(node.num_inputs());
+    std::vector<const RuntimeValue*> ptrs(node.num_inputs(), nullptr);
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      if (node.input(i) == nullptr) continue;
+      if (in_consts[i] == nullptr) return;
+      if (in_consts[i]->num_elements() > options_.max_fold_elements) return;
+      inputs[i] = RuntimeValue(*in_consts[i]);
+      ptrs[i] = &inputs[i];
+    }
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      if (node.output(i) != nullptr && constants_.count(node.output(i))) return;  // done by infer
+    }
+    KernelContext kctx(node, opset, ptrs);
+    if (!def.kernel(kctx).ok()) return;  // the executor will report it if it matters
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      Value* out = node.output(i);
+      RuntimeValue& rv = kctx.outputs()[i];
+      if (out == nullptr || !rv.is_tensor()) continue;
+      if (rv.tensor.num_elements() > options_.max_fold_elements) continue;
+      constants_[out] = rv.tensor;
+      if (!out->type().known() || !out->shape().IsStatic()) {
+        out->set_type(TypeInfo::Tensor(rv.tensor.dtype(), Shape::FromValues(rv.tensor.dims())));
+      }
+    }
+  }
+
+  const Model& model_;
+  const InferOptions& options_;
+  InferStats& stats_;
+  absl::flat_hash_map<const Value*, Tensor> constants_;
+  int64_t symbol_counter_ = 0;
+};
+
+}  // namespace
+
+absl::Status InferShapes(Model& model, const InferOptions& options, InferStats* stats) {
+  InferStats local;
+  InferStats& s = stats ? *stats : local;
+  Inferrer inferrer(model, options, s);
+  return inferrer.InferGraph(*model.graph);
+}
+
+}  // namespace aic

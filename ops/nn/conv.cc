@@ -1,0 +1,8 @@
+// (to be filled) Conv op family.
+#include "ops/registry.h"
+
+namespace aic {
+
+void RegisterConvOps(OpRegistry& r) {}
+
+}  // namespace aic

@@ -1,0 +1,8 @@
+// (to be filled) Normalization op family.
+#include "ops/registry.h"
+
+namespace aic {
+
+void RegisterNormalizationOps(OpRegistry& r) {}
+
+}  // namespace aic

@@ -1,0 +1,39 @@
+// Helpers for op tests: run or infer one node built from tensors, without a
+// model file. Shared by every tests/ops/*_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/builder.h"
+#include "graph/model.h"
+#include "ops/runtime_value.h"
+
+namespace aic::testing {
+
+struct SingleNode {
+  std::string op_type;
+  std::string domain;
+  std::vector<Attribute> attributes;
+  int64_t opset = 17;
+  size_t num_outputs = 1;
+};
+
+// Builds a one-node model whose inputs are graph inputs (fed with `inputs`;
+// an undefined Tensor means "omitted optional input") and runs it through the
+// reference executor.
+absl::StatusOr<std::vector<Tensor>> RunNode(const SingleNode& spec,
+                                            const std::vector<Tensor>& inputs);
+
+// Same model, but with the given input types and constants (non-null entries
+// become initializers); runs shape inference and returns the output types.
+absl::StatusOr<std::vector<TypeInfo>> InferNode(const SingleNode& spec,
+                                                const std::vector<TypeInfo>& input_types,
+                                                const std::vector<const Tensor*>& constants = {});
+
+// Max |a-b| over elements (both converted to double); dims and dtype must match.
+double MaxAbsDiff(const Tensor& a, const Tensor& b);
+
+}  // namespace aic::testing
