@@ -31,7 +31,7 @@ enum class CollapseKind : uint8_t {
   kReduces,         // reductions and pooling: many values summarised by one
   kSelects,         // Slice/Gather/MaxPool: some inputs are discarded
   kQuantizes,       // Floor/Round/Sign/Cast to a narrower type: a range goes to one value
-  kProjects,        // Linear with fewer outputs than inputs (or rank-deficient weight)
+  kProjects,        // Linear onto fewer dims: reported as a restricting effect, not collapse
   kSaturates,       // Sigmoid/Tanh: injective, but flattens tails to within float precision
 };
 
@@ -52,10 +52,12 @@ struct Traits {
   std::string removable_when;           // "ratio == 0 or inference mode"
   std::string safe_transform_when;      // "fold into Conv only in inference mode, constant params"
 
-  // True when the op maps distinct inputs onto equal outputs (anything but kNone
-  // and kSaturates).
+  // True when the op maps distinct inputs onto equal outputs by its nature
+  // (ReLU, pooling, dropout...). A Linear 20→5 is not counted: the seed reports
+  // it as a contraction (effect kRestricts) of a "linear, trainable" node.
   bool collapse_producing() const {
-    return collapse != CollapseKind::kNone && collapse != CollapseKind::kSaturates;
+    return collapse != CollapseKind::kNone && collapse != CollapseKind::kSaturates &&
+           collapse != CollapseKind::kProjects;
   }
   // The seed's "Properties:" words, e.g. {"linear", "trainable"} or
   // {"nonlinear", "irreversible", "collapse-producing"}.
