@@ -1,1 +1,36 @@
-int main() { return 0; }
+// aic-onnx: ONNX graph optimizer, model analyzer and runtime.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr char kUsage[] = R"(aic-onnx: ONNX graph optimizer, model analyzer and runtime
+
+usage: aic-onnx COMMAND [options]
+
+commands:
+  info   IN.onnx          inputs/outputs with shapes, op histogram, node list
+  run    IN.onnx ...      run the model on the CPU (reference executor)
+
+Run 'aic-onnx COMMAND --help' for a command's options.
+Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (command == "info") return aic::cli::InfoCommand(rest);
+  if (command == "run") return aic::cli::RunCommand(rest);
+  return aic::cli::UsageError("unknown command '" + command + "' (see aic-onnx --help)");
+}

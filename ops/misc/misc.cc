@@ -1,8 +1,17 @@
-// (to be filled) Misc op family.
-#include "ops/registry.h"
+// The misc op family: ops that belong to no larger family (losses,
+// quantization, signal processing, detection, text, random, training). Each
+// concept lives in its own file; this one only gathers their registrations.
+#include "ops/misc/misc_ops.h"
 
 namespace aic {
 
-void RegisterMiscOps(OpRegistry& r) {}
+void RegisterMiscOps(OpRegistry& r) {
+  RegisterLossOps(r);
+  RegisterQuantizeOps(r);
+  RegisterDetectionOps(r);
+  RegisterSignalOps(r);
+  RegisterLinalgOps(r);
+  RegisterGridSampleOps(r);
+}
 
 }  // namespace aic

@@ -1,0 +1,42 @@
+// A small command-line parser: positional arguments plus --flag[=value]
+// options, each subcommand declaring which flags take values. Unknown flags
+// are usage errors (exit 2), never silently ignored.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace aic::cli {
+
+struct FlagSpec {
+  std::set<std::string> with_value;  // --name VALUE or --name=VALUE
+  std::set<std::string> boolean;     // --name
+};
+
+class Args {
+ public:
+  static absl::StatusOr<Args> Parse(const std::vector<std::string>& argv, const FlagSpec& spec);
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool Has(const std::string& flag) const { return values_.count(flag) > 0; }
+  // Last value given for the flag.
+  std::optional<std::string> Get(const std::string& flag) const;
+  std::string GetOr(const std::string& flag, const std::string& fallback) const;
+  // All values, in order (repeatable flags like --input).
+  std::vector<std::string> GetAll(const std::string& flag) const;
+  absl::StatusOr<int64_t> GetInt(const std::string& flag, int64_t fallback) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+// "NAME=D,D,.." -> (NAME, dims); used by --shape and --fix-shape.
+absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec);
+
+}  // namespace aic::cli

@@ -1,0 +1,113 @@
+#include "cli/inputs.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "cli/args.h"
+#include "onnx_io/load.h"
+#include "onnx_io/npy.h"
+#include "support/half.h"
+
+namespace aic::cli {
+
+std::string SanitizeFileName(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<int64_t>* fixed,
+                                       uint64_t seed) {
+  if (!type.is_tensor()) return absl::UnimplementedError("random data only for tensor inputs");
+  std::vector<int64_t> dims;
+  if (fixed != nullptr) {
+    dims = *fixed;
+    if (type.shape.has_rank() && static_cast<int64_t>(dims.size()) != type.shape.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("--shape gives rank ", dims.size(),
+                                                     ", the input has rank ", type.shape.rank()));
+    }
+  } else {
+    if (!type.shape.has_rank()) return absl::InvalidArgumentError("rank unknown: give --shape");
+    for (const Dim& d : type.shape.dims()) dims.push_back(d.is_value() ? d.value() : 1);
+  }
+  Tensor t(type.dtype == DType::kUndefined ? DType::kFloat : type.dtype, dims);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  int64_t n = t.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.dtype()) {
+      case DType::kFloat: t.mutable_data<float>()[i] = static_cast<float>(normal(rng)); break;
+      case DType::kDouble: t.mutable_data<double>()[i] = normal(rng); break;
+      case DType::kFloat16: t.mutable_data<uint16_t>()[i] = FloatToHalf(static_cast<float>(normal(rng))); break;
+      case DType::kBFloat16: t.mutable_data<uint16_t>()[i] = FloatToBFloat16(static_cast<float>(normal(rng))); break;
+      case DType::kBool: t.mutable_data<uint8_t>()[i] = small(rng) % 2; break;
+      case DType::kInt8: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(small(rng)); break;
+      case DType::kUint8: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(small(rng)); break;
+      case DType::kInt16: t.mutable_data<int16_t>()[i] = static_cast<int16_t>(small(rng)); break;
+      case DType::kUint16: t.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(small(rng)); break;
+      case DType::kInt32: t.mutable_data<int32_t>()[i] = small(rng); break;
+      case DType::kUint32: t.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(small(rng)); break;
+      case DType::kInt64: t.mutable_data<int64_t>()[i] = small(rng); break;
+      case DType::kUint64: t.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(small(rng)); break;
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat("no random data for dtype ", DTypeName(t.dtype())));
+    }
+  }
+  return t;
+}
+
+absl::StatusOr<std::map<std::string, RuntimeValue>> BuildFeeds(const Model& model,
+                                                               const InputOptions& options) {
+  const Graph& g = *model.graph;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& s : options.shapes) {
+    AIC_ASSIGN_OR_RETURN(auto spec, ParseShapeSpec(s));
+    shapes[spec.first] = spec.second;
+  }
+  std::map<std::string, RuntimeValue> feeds;
+  for (const std::string& f : options.files) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", f, "'"));
+    }
+    std::string name = f.substr(0, eq), file = f.substr(eq + 1);
+    const Value* input = nullptr;
+    for (const Value* v : g.inputs()) {
+      if (v->name() == name) input = v;
+    }
+    if (input == nullptr) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
+    bool is_npy = file.size() >= 4 && file.compare(file.size() - 4, 4, ".npy") == 0;
+    if (is_npy) {
+      AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(file));
+      feeds[name] = RuntimeValue(std::move(t));
+    } else {
+      AIC_ASSIGN_OR_RETURN(RuntimeValue v, LoadValueProtoFile(file, input->type()));
+      feeds[name] = std::move(v);
+    }
+  }
+  uint64_t seed = options.seed;
+  for (const Value* v : g.inputs()) {
+    if (feeds.count(v->name()) || v->is_initializer()) continue;
+    if (!options.random) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input '", v->name(), "' not given (use --input or --random)"));
+    }
+    auto it = shapes.find(v->name());
+    auto t = RandomTensorFor(v->type(), it == shapes.end() ? nullptr : &it->second, seed++);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("input '", v->name(), "': ", t.status().message()));
+    }
+    feeds[v->name()] = RuntimeValue(*std::move(t));
+  }
+  return feeds;
+}
+
+}  // namespace aic::cli

@@ -1,0 +1,17 @@
+// The misc family's concept files (loss.cc, quantize.cc, signal.cc, ...) each
+// register their ops through one function declared here; RegisterMiscOps
+// (misc.cc) calls them all.
+#pragma once
+
+#include "ops/registry.h"
+
+namespace aic {
+
+void RegisterLossOps(OpRegistry& r);
+void RegisterQuantizeOps(OpRegistry& r);
+void RegisterDetectionOps(OpRegistry& r);
+void RegisterSignalOps(OpRegistry& r);
+void RegisterLinalgOps(OpRegistry& r);
+void RegisterGridSampleOps(OpRegistry& r);
+
+}  // namespace aic

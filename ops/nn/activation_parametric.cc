@@ -1,0 +1,151 @@
+// Activations with inputs beyond x: Clip (bounds as attributes before opset
+// 11, optional inputs since) and PRelu (a learned slope broadcast along x).
+// Both still run through the shared elementwise driver.
+#include <algorithm>
+#include <cfloat>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "ops/math/elementwise_common.h"
+#include "ops/registry.h"
+#include "ops/util/cost_util.h"
+
+namespace aic {
+
+namespace {
+
+// A bound of Clip as far as it is known statically: nullopt when absent (no
+// clamping on that side), NaN when given but not constant.
+std::optional<double> StaticBound(const OpContext& ctx, size_t input, const char* attr,
+                                  double attr_default) {
+  if (ctx.opset() < 11) return ctx.node().GetFloat(attr, static_cast<float>(attr_default));
+  if (!ctx.has_input(input)) return std::nullopt;
+  const Tensor* t = ctx.input_constant(input);
+  if (t == nullptr || t->num_elements() != 1 || t->dtype() == DType::kString) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return t->ElementAsDouble(0);
+}
+
+Traits ClipTraits(const OpContext& ctx) {
+  std::optional<double> lo = StaticBound(ctx, 1, "min", -FLT_MAX);
+  std::optional<double> hi = StaticBound(ctx, 2, "max", FLT_MAX);
+  auto text = [](const std::optional<double>& b, const char* none) -> std::string {
+    if (!b) return none;
+    return std::isnan(*b) ? std::string("?") : absl::StrCat(*b);
+  };
+  const bool no_lo = !lo || *lo <= -FLT_MAX, no_hi = !hi || *hi >= FLT_MAX;
+  if (no_lo && no_hi) {
+    return PointwiseTraits(ctx, PointwiseInfo("Clip", "y = x (no bounds)")
+                                    .Linear()
+                                    .Invertible()
+                                    .RemovableWhen("always: no bounds given"));
+  }
+  std::string name = "Clip";
+  if (lo && *lo == 0 && (no_hi || (hi && *hi == 6))) name = no_hi ? "ReLU" : "ReLU6";
+  PointwiseInfo info(name, absl::StrCat("y = min(max(x, ", text(lo, "-∞"), "), ",
+                                        text(hi, "∞"), ")"));
+  info.Irreversible()
+      .Collapses(CollapseKind::kClampsRange,
+                 absl::StrCat(no_lo ? "" : "values below min mapped to min",
+                              !no_lo && !no_hi ? ", " : "",
+                              no_hi ? "" : "values above max mapped to max"))
+      .FusesWith(ActivationFusions())
+      .RemovableWhen("the bounds cover the input's range (e.g. min 0 after Relu, Sigmoid)");
+  return PointwiseTraits(ctx, info);
+}
+
+absl::Status InferClip(OpContext& ctx) {
+  AIC_RETURN_IF_ERROR(InferSameAsInput(ctx, TypeSet::kNumeric));
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    DType t = ctx.input_dtype(i);
+    if (t != DType::kUndefined && ctx.input_dtype(0) != DType::kUndefined &&
+        t != ctx.input_dtype(0)) {
+      return ctx.Error("bound ", i, " has dtype ", DTypeName(t), ", input has ",
+                       DTypeName(ctx.input_dtype(0)));
+    }
+    if (ctx.input_shape(i).has_rank() && ctx.input_shape(i).rank() > 1) {
+      return ctx.Error("bound ", i, " must be a scalar, has shape ", ctx.input_shape(i).ToString());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClipKernel(KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor x = WidenToFloat(x0);
+  // Bounds in the input's (widened) dtype; absent means unbounded on that side.
+  std::optional<Tensor> bound[2];
+  for (size_t i = 1; i < 3; ++i) {
+    if (ctx.opset() < 11) {
+      const char* attr = i == 1 ? "min" : "max";
+      if (ctx.node().HasAttr(attr)) {
+        bound[i - 1] = ConvertTensor(Tensor::Scalar<float>(ctx.node().GetFloat(attr, 0)), x.dtype());
+      }
+    } else if (ctx.has_input(i)) {
+      const Tensor& b = ctx.input(i);
+      if (b.num_elements() != 1) return ctx.Error("bound ", i, " must hold one value");
+      bound[i - 1] = ConvertTensor(WidenToFloat(b), x.dtype());
+    }
+  }
+  Tensor y;
+  absl::Status s = DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T lo = bound[0] ? bound[0]->template data<T>()[0] : std::numeric_limits<T>::lowest();
+    T hi = bound[1] ? bound[1]->template data<T>()[0] : std::numeric_limits<T>::max();
+    // numpy's clip: min first, then max wins when min > max.
+    y = MapUnary<T, T>(x, x.dtype(), [lo, hi](T v) {
+      if (IsNanValue(v)) return v;
+      return std::min(std::max(v, lo), hi);
+    });
+  });
+  if (!s.ok()) return ctx.Unimplemented(s.message());
+  ctx.set_output(0, NarrowFromFloat(y, x0.dtype()));
+  return absl::OkStatus();
+}
+
+absl::Status InferPRelu(OpContext& ctx) {
+  AIC_RETURN_IF_ERROR(InferSameAsInput(ctx, TypeSet::kNumeric));
+  if (ctx.has_input(1) && ctx.input_shape(0).has_rank() && ctx.input_shape(1).has_rank()) {
+    absl::StatusOr<Shape> b = BroadcastShapes({ctx.input_shape(0), ctx.input_shape(1)},
+                                              [&ctx] { return ctx.FreshDim(); });
+    if (!b.ok()) return ctx.Error("slope does not broadcast to x: ", b.status().message());
+    if (b->rank() != ctx.input_shape(0).rank()) {
+      return ctx.Error("slope has higher rank than x");
+    }
+  }
+  return absl::OkStatus();
+}
+
+Traits PReluTraits(const OpContext& ctx) {
+  const Tensor* slope = ctx.input_constant(1);
+  PointwiseInfo info("PReLU", "y = x if x ≥ 0 else a·x (learned a)");
+  info.FusesWith(ActivationFusions());
+  if (slope != nullptr && AllNonZero(*slope)) {
+    info.Invertible();
+  } else if (slope != nullptr) {
+    info.Irreversible().Collapses(CollapseKind::kClampsRange,
+                                  "negative half mapped to 0 where the slope is 0");
+  }
+  Traits t = PointwiseTraits(ctx, info);
+  t.trainable = slope != nullptr;
+  return t;
+}
+
+}  // namespace
+
+void RegisterParametricActivationOps(OpRegistry& r) {
+  r.Register(MakeOpDef("Clip", 1, InferClip, ClipTraits, ElementwiseCostFn(2), ClipKernel));
+  r.Register(MakeOpDef(
+      "PRelu", 1, InferPRelu, PReluTraits,
+      [](const OpContext& ctx) {
+        Cost c = ElementwiseCost(ctx, 2);  // compare + multiply
+        if (const Tensor* s = ctx.input_constant(1)) c.params = s->num_elements();
+        return c;
+      },
+      BinaryKernel<TypeSet::kNumeric>([](auto x, auto a) { return x < 0 ? x * a : x; })));
+}
+
+}  // namespace aic

@@ -1,0 +1,376 @@
+// Generator ops: tensors made from attributes or a few scalars rather than
+// from a data input (Constant, ConstantOfShape, Range, EyeLike, OneHot), plus
+// the two triangular-structure ops on a data input (Trilu, CumSum). Constant
+// publishes its value during inference so that everything downstream of it
+// can fold.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "ops/registry.h"
+#include "ops/tensor/tensor_family.h"
+#include "ops/tensor/tensor_util.h"
+#include "ops/util/broadcast.h"
+#include "ops/util/cost_util.h"
+#include "ops/util/dispatch.h"
+#include "ops/util/float_convert.h"
+
+namespace aic {
+
+namespace {
+
+// Traits of an op whose output does not depend on any data input's values.
+Traits GeneratorTraits(const OpContext& ctx, std::string semantic, std::string meaning) {
+  Traits t;
+  t.semantic_name = std::move(semantic);
+  t.meaning = std::move(meaning);
+  t.effect_detail = ShapeChange(ctx);
+  t.safe_transform_when = "fold to a constant when its inputs are constant";
+  return t;
+}
+
+// ---- Constant ----
+
+absl::StatusOr<Tensor> ConstantValue(const Node& node) {
+  if (node.HasAttr("sparse_value")) return absl::UnimplementedError("sparse_value not supported");
+  if (const Attribute* a = node.FindAttr("value")) return a->t;
+  if (const Attribute* a = node.FindAttr("value_float")) return Tensor::Scalar<float>(a->f);
+  if (const Attribute* a = node.FindAttr("value_floats")) {
+    return Tensor::FromVector<float>(a->floats, {static_cast<int64_t>(a->floats.size())});
+  }
+  if (const Attribute* a = node.FindAttr("value_int")) return Tensor::Scalar<int64_t>(a->i);
+  if (const Attribute* a = node.FindAttr("value_ints")) {
+    return Tensor::FromVector<int64_t>(a->ints, {static_cast<int64_t>(a->ints.size())});
+  }
+  if (const Attribute* a = node.FindAttr("value_string")) return Tensor::FromStrings({a->s}, {});
+  if (const Attribute* a = node.FindAttr("value_strings")) {
+    return Tensor::FromStrings(a->strings, {static_cast<int64_t>(a->strings.size())});
+  }
+  return absl::InvalidArgumentError("no value attribute");
+}
+
+absl::Status InferConstant(OpContext& ctx) {
+  absl::StatusOr<Tensor> v = ConstantValue(ctx.node());
+  if (!v.ok()) {
+    if (absl::IsUnimplemented(v.status())) return absl::OkStatus();  // opaque sparse value
+    return ctx.Error(v.status().message());
+  }
+  ctx.set_output(0, v->dtype(), Shape::FromValues(v->dims()));
+  ctx.set_output_constant(0, *v);
+  return absl::OkStatus();
+}
+
+absl::Status ConstantKernel(KernelContext& ctx) {
+  absl::StatusOr<Tensor> v = ConstantValue(ctx.node());
+  if (!v.ok()) {
+    if (absl::IsUnimplemented(v.status())) return ctx.Unimplemented(v.status().message());
+    return ctx.Error(v.status().message());
+  }
+  ctx.set_output(0, *v);
+  return absl::OkStatus();
+}
+
+// ---- ConstantOfShape ----
+
+Tensor FillValue(const Node& node) {
+  if (const Attribute* a = node.FindAttr("value"); a != nullptr && a->t.num_elements() == 1) {
+    return a->t;
+  }
+  return Tensor::Scalar<float>(0.f);
+}
+
+absl::Status InferConstantOfShape(OpContext& ctx) {
+  const Attribute* a = ctx.node().FindAttr("value");
+  if (a != nullptr && a->t.num_elements() != 1) return ctx.Error("value must have one element");
+  DType dt = FillValue(ctx.node()).dtype();
+  if (auto shape = ConstantInts(ctx, 0)) {
+    for (int64_t d : *shape) {
+      if (d < 0) return ctx.Error("negative dim ", d);
+    }
+    ctx.set_output(0, dt, Shape::FromValues(*shape));
+  } else if (auto dims = ShapeValueOf(ctx, 0)) {
+    ctx.set_output(0, dt, Shape(*dims));
+  } else {
+    const Shape& s = ctx.input_shape(0);
+    if (s.has_rank() && s.rank() == 1 && s[0].is_value()) {
+      std::vector<Dim> dims;
+      for (int64_t i = 0; i < s[0].value(); ++i) dims.push_back(ctx.FreshDim());
+      ctx.set_output(0, dt, Shape(dims));
+    } else {
+      ctx.set_output(0, dt, Shape::UnknownRank());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConstantOfShapeKernel(KernelContext& ctx) {
+  std::vector<int64_t> dims = TensorToInt64s(ctx.input(0));
+  for (int64_t d : dims) {
+    if (d < 0) return ctx.Error("negative dim ", d);
+  }
+  Tensor fill = FillValue(ctx.node());
+  if (!IsCopyableDType(fill.dtype())) return ctx.Unimplemented("dtype ", DTypeName(fill.dtype()));
+  Tensor out(fill.dtype(), dims);
+  for (int64_t i = 0; i < out.num_elements(); ++i) CopyElement(fill, 0, out, i);
+  ctx.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
+// ---- Range ----
+
+absl::Status InferRange(OpContext& ctx) {
+  DType dt = ctx.input_dtype(0);
+  const Tensor* s = ctx.input_constant(0);
+  const Tensor* l = ctx.input_constant(1);
+  const Tensor* d = ctx.input_constant(2);
+  if (s && l && d && s->num_elements() == 1 && l->num_elements() == 1 && d->num_elements() == 1) {
+    double delta = d->ElementAsDouble(0);
+    if (delta == 0) return ctx.Error("delta is 0");
+    double n = std::ceil((l->ElementAsDouble(0) - s->ElementAsDouble(0)) / delta);
+    ctx.set_output(0, dt, Shape({Dim(std::max<int64_t>(static_cast<int64_t>(n), 0))}));
+  } else {
+    ctx.set_output(0, dt, Shape({ctx.FreshDim()}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RangeKernel(KernelContext& ctx) {
+  const Tensor& s = ctx.input(0);
+  for (size_t i = 0; i < 3; ++i) {
+    if (ctx.input(i).num_elements() != 1) return ctx.Error("start, limit and delta must be scalars");
+    if (ctx.input(i).dtype() != s.dtype()) return ctx.Error("start, limit and delta differ in dtype");
+  }
+  Tensor out;
+  absl::Status st = DispatchNumeric(s.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T start = ctx.input(0).data<T>()[0], limit = ctx.input(1).data<T>()[0],
+      delta = ctx.input(2).data<T>()[0];
+    if (delta == T(0)) return;
+    double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
+                         static_cast<double>(delta));
+    int64_t count = std::max<int64_t>(static_cast<int64_t>(n), 0);
+    out = Tensor(s.dtype(), {count});
+    // Repeated addition, as the spec's reference loop does.
+    T v = start;
+    for (int64_t i = 0; i < count; ++i, v = static_cast<T>(v + delta)) out.mutable_data<T>()[i] = v;
+  });
+  if (!st.ok()) return ctx.Unimplemented(st.message());
+  if (!out.defined()) return ctx.Error("delta is 0");
+  ctx.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
+// ---- EyeLike ----
+
+DType EyeDType(const Node& node, DType input) {
+  return node.HasAttr("dtype") ? static_cast<DType>(node.GetInt("dtype", 1)) : input;
+}
+
+absl::Status InferEyeLike(OpContext& ctx) {
+  const Shape& in = ctx.input_shape(0);
+  if (in.has_rank() && in.rank() != 2) return ctx.Error("input must be 2-D");
+  ctx.set_output(0, EyeDType(ctx.node(), ctx.input_dtype(0)),
+                 in.has_rank() ? in : Shape({ctx.FreshDim(), ctx.FreshDim()}));
+  return absl::OkStatus();
+}
+
+absl::Status EyeLikeKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 2) return ctx.Error("input must be 2-D");
+  DType dt = EyeDType(ctx.node(), x.dtype());
+  int64_t k = ctx.node().GetInt("k", 0);
+  Tensor ones(DType::kFloat, x.dims());
+  for (int64_t i = 0; i < x.dim(0); ++i) {
+    int64_t j = i + k;
+    if (j >= 0 && j < x.dim(1)) ones.mutable_data<float>()[i * x.dim(1) + j] = 1.f;
+  }
+  if (dt != DType::kFloat && !IsHalfType(dt) && !IsInteger(dt) && dt != DType::kDouble &&
+      dt != DType::kBool) {
+    return ctx.Unimplemented("dtype ", DTypeName(dt));
+  }
+  ctx.set_output(0, ConvertTensor(ones, dt));
+  return absl::OkStatus();
+}
+
+// ---- OneHot ----
+
+absl::Status InferOneHot(OpContext& ctx) {
+  const Shape& in = ctx.input_shape(0);
+  DType dt = ctx.input_dtype(2);
+  if (!in.has_rank()) {
+    ctx.set_output(0, dt, Shape::UnknownRank());
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx.node().GetInt("axis", -1), in.rank() + 1);
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  Dim depth = ctx.FreshDim();
+  if (const Tensor* d = ctx.input_constant(1); d != nullptr && d->num_elements() == 1) {
+    double v = d->ElementAsDouble(0);
+    if (v < 1) return ctx.Error("depth must be positive");
+    depth = Dim(static_cast<int64_t>(v));
+  }
+  std::vector<Dim> dims = in.dims();
+  dims.insert(dims.begin() + *axis, depth);
+  ctx.set_output(0, dt, Shape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status OneHotKernel(KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(2);
+  if (ctx.input(1).num_elements() != 1) return ctx.Error("depth must be a scalar");
+  if (values.num_elements() != 2) return ctx.Error("values must hold [off, on]");
+  if (!IsCopyableDType(values.dtype())) return ctx.Unimplemented("dtype ", DTypeName(values.dtype()));
+  int64_t depth = static_cast<int64_t>(ctx.input(1).ElementAsDouble(0));
+  if (depth < 1) return ctx.Error("depth must be positive");
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx.node().GetInt("axis", -1), indices.rank() + 1);
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  std::vector<int64_t> dims = indices.dims();
+  dims.insert(dims.begin() + *axis, depth);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= dims[k];
+  for (size_t k = *axis + 1; k < dims.size(); ++k) inner *= dims[k];
+  Tensor out(values.dtype(), dims);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t d = 0; d < depth; ++d) {
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t v = static_cast<int64_t>(indices.ElementAsDouble(o * inner + i));
+        if (v < 0) v += depth;
+        CopyElement(values, v == d ? 1 : 0, out, (o * depth + d) * inner + i);
+      }
+    }
+  }
+  ctx.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
+// ---- Trilu ----
+
+absl::Status InferTrilu(OpContext& ctx) {
+  const Shape& in = ctx.input_shape(0);
+  if (in.has_rank() && in.rank() < 2) return ctx.Error("input must have rank ≥ 2");
+  ctx.set_output_type(0, ctx.input_type(0));
+  return absl::OkStatus();
+}
+
+absl::Status TriluKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) return ctx.Error("input must have rank ≥ 2");
+  if (!IsCopyableDType(x.dtype())) return ctx.Unimplemented("dtype ", DTypeName(x.dtype()));
+  int64_t k = ctx.has_input(1) ? TensorToInt64s(ctx.input(1)).at(0) : 0;
+  bool upper = ctx.node().GetInt("upper", 1) != 0;
+  int64_t r = x.rank();
+  int64_t flat = 0;
+  ctx.set_output(0, Remap(x, x.dims(), [&](const std::vector<int64_t>& idx) {
+                   int64_t d = idx[r - 1] - idx[r - 2];
+                   bool keep = upper ? d >= k : d <= k;
+                   int64_t o = flat++;
+                   return keep ? o : -1;
+                 }));
+  return absl::OkStatus();
+}
+
+// ---- CumSum ----
+
+absl::Status CumSumKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (ctx.input(1).num_elements() != 1) return ctx.Error("axis must be a scalar");
+  absl::StatusOr<int64_t> axis = NormalizeAxis(TensorToInt64s(ctx.input(1))[0], x.rank());
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
+  bool reverse = ctx.node().GetInt("reverse", 0) != 0;
+  int64_t outer = 1, dim = x.dim(*axis), inner = 1;
+  for (int64_t k = 0; k < *axis; ++k) outer *= x.dim(k);
+  for (int64_t k = *axis + 1; k < x.rank(); ++k) inner *= x.dim(k);
+  Tensor w = WidenToFloat(x);
+  Tensor out(w.dtype(), w.dims());
+  absl::Status s = DispatchNumeric(w.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = w.data<T>();
+    T* o = out.mutable_data<T>();
+    for (int64_t a = 0; a < outer; ++a) {
+      for (int64_t i = 0; i < inner; ++i) {
+        T acc = T(0);
+        for (int64_t j = 0; j < dim; ++j) {
+          int64_t jj = reverse ? dim - 1 - j : j;
+          int64_t at = (a * dim + jj) * inner + i;
+          if (exclusive) {
+            o[at] = acc;
+            acc = static_cast<T>(acc + in[at]);
+          } else {
+            acc = static_cast<T>(acc + in[at]);
+            o[at] = acc;
+          }
+        }
+      }
+    }
+  });
+  if (!s.ok()) return ctx.Unimplemented(s.message());
+  ctx.set_output(0, NarrowFromFloat(out, x.dtype()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterGeneratorOps(OpRegistry& r) {
+  TraitsFn constant_traits = [](const OpContext& ctx) {
+    return GeneratorTraits(ctx, "Constant", "y = value");
+  };
+  r.Register(MakeOp("Constant", 1, InferConstant, constant_traits, nullptr, ConstantKernel));
+  r.Register(MakeOp(
+      "ConstantOfShape", 9, InferConstantOfShape,
+      [](const OpContext& ctx) { return GeneratorTraits(ctx, "ConstantOfShape", "y = full(shape, value)"); },
+      nullptr, ConstantOfShapeKernel));
+  r.Register(MakeOp(
+      "Range", 11, InferRange,
+      [](const OpContext& ctx) {
+        return GeneratorTraits(ctx, "Range", "y = [start, start + delta, …) up to limit");
+      },
+      nullptr, RangeKernel));
+  r.Register(MakeOp(
+      "EyeLike", 9, InferEyeLike,
+      [](const OpContext& ctx) { return GeneratorTraits(ctx, "EyeLike", "y = eye(shape(x), k)"); },
+      nullptr, EyeLikeKernel));
+  r.Register(MakeOp(
+      "OneHot", 9, InferOneHot,
+      [](const OpContext& ctx) {
+        Traits t = GeneratorTraits(ctx, "OneHot", "y[…, d, …] = values[indices == d]");
+        t.linearity = Linearity::kNonlinear;
+        t.invertibility = Invertibility::kInvertible;  // indices in range are recoverable
+        t.effect = RepresentationEffect::kExpands;
+        return t;
+      },
+      nullptr, OneHotKernel));
+  r.Register(MakeOp(
+      "Trilu", 14, InferTrilu,
+      [](const OpContext& ctx) {
+        bool upper = ctx.node().GetInt("upper", 1) != 0;
+        Traits t = SelectTraits(ctx, "Trilu", upper ? "y = triu(x, k)" : "y = tril(x, k)", false,
+                                upper ? "elements below the k-th diagonal set to 0"
+                                      : "elements above the k-th diagonal set to 0");
+        t.effect = RepresentationEffect::kRestricts;
+        return t;
+      },
+      nullptr, TriluKernel));
+  r.Register(MakeOp(
+      "CumSum", 11,
+      [](OpContext& ctx) {
+        ctx.set_output_type(0, ctx.input_type(0));
+        return absl::OkStatus();
+      },
+      [](const OpContext& ctx) {
+        bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
+        Traits t = ReindexTraits(ctx, "CumSum", exclusive ? "y[i] = Σ_{j<i} x[j]" : "y[i] = Σ_{j≤i} x[j]");
+        // Inclusive cumsum is a unit triangular matrix (invertible: differences);
+        // exclusive drops the last element.
+        if (exclusive) {
+          t.invertibility = Invertibility::kIrreversible;
+          t.collapse = CollapseKind::kSelects;
+          t.collapse_how = "the last element along the axis never reaches the output";
+        }
+        return t;
+      },
+      [](const OpContext& ctx) { return ElementwiseCost(ctx, 1); }, CumSumKernel));
+}
+
+}  // namespace aic

@@ -1,0 +1,519 @@
+// Resize and Upsample. The reference kernel follows ONNX's own numpy
+// reference (onnx/backend/test/case/node/resize.py): interpolation is
+// separable, so each axis turns every output index into a few weighted taps
+// on the input (1 for nearest, 2 for linear, 4 for cubic, more with
+// antialias), computed in double exactly as the reference does (including its
+// "ratio = 1 on integer coordinates" convention and edge clamping); an
+// output element is the sum over tap combinations of weight products.
+// Opset differences: 10 has only scales (asymmetric coordinates, floor
+// rounding, like Upsample); 11 adds roi/sizes and the coordinate modes; 13
+// makes roi/scales optional; 18 adds axes, antialias, keep_aspect_ratio_policy.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "ops/registry.h"
+#include "ops/tensor/tensor_family.h"
+#include "ops/tensor/tensor_util.h"
+#include "ops/util/broadcast.h"
+#include "ops/util/cost_util.h"
+#include "ops/util/float_convert.h"
+
+namespace aic {
+
+namespace {
+
+struct ResizeAttrs {
+  std::string mode = "nearest";
+  std::string coord = "half_pixel";
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  bool antialias = false;
+  std::string aspect_policy = "stretch";
+  std::vector<int64_t> axes;  // empty: all
+};
+
+// Upsample (and Resize-10) behave as asymmetric coordinates with floor rounding.
+ResizeAttrs AttrsOf(const Node& node, int64_t opset, bool is_upsample) {
+  ResizeAttrs a;
+  a.mode = node.GetString("mode", "nearest");
+  if (is_upsample || opset < 11) {
+    a.coord = "asymmetric";
+    a.nearest_mode = "floor";
+    if (a.mode == "bilinear") a.mode = "linear";
+    return a;
+  }
+  a.coord = node.GetString("coordinate_transformation_mode", "half_pixel");
+  a.nearest_mode = node.GetString("nearest_mode", "round_prefer_floor");
+  a.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
+  a.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
+  a.extrapolation = node.GetFloat("extrapolation_value", 0.f);
+  if (opset >= 18) {
+    a.antialias = node.GetInt("antialias", 0) != 0;
+    a.aspect_policy = node.GetString("keep_aspect_ratio_policy", "stretch");
+    a.axes = node.GetInts("axes");
+  }
+  return a;
+}
+
+absl::Status Validate(const ResizeAttrs& a) {
+  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown mode '", a.mode, "'"));
+  }
+  static const char* kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
+                                  "align_corners", "asymmetric", "tf_crop_and_resize",
+                                  "tf_half_pixel_for_nn"};
+  if (std::find(std::begin(kCoords), std::end(kCoords), a.coord) == std::end(kCoords)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown coordinate_transformation_mode '", a.coord, "'"));
+  }
+  if (a.nearest_mode != "round_prefer_floor" && a.nearest_mode != "round_prefer_ceil" &&
+      a.nearest_mode != "floor" && a.nearest_mode != "ceil") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown nearest_mode '", a.nearest_mode, "'"));
+  }
+  if (a.aspect_policy != "stretch" && a.aspect_policy != "not_larger" && a.aspect_policy != "not_smaller") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown keep_aspect_ratio_policy '", a.aspect_policy, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Input indices of scales / sizes / roi for a node (-1: none at this opset).
+struct ResizeInputs {
+  int roi = -1, scales = -1, sizes = -1;
+};
+ResizeInputs InputsOf(int64_t opset, bool is_upsample) {
+  if (is_upsample) return {-1, opset >= 9 ? 1 : -1, -1};
+  if (opset < 11) return {-1, 1, -1};
+  return {1, 2, 3};
+}
+
+// Per-axis scales and output sizes of a full-rank resize, from whichever of
+// scales/sizes is given. `in` is the input extent (rank entries).
+struct Plan {
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+};
+
+absl::StatusOr<Plan> PlanResize(const std::vector<int64_t>& in, const ResizeAttrs& a,
+                                const std::vector<float>* scales_in,
+                                const std::vector<int64_t>* sizes_in) {
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes = a.axes;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  AIC_ASSIGN_OR_RETURN(axes, NormalizeAxes(axes, rank));
+  Plan p;
+  p.scales.assign(static_cast<size_t>(rank), 1.0);
+  p.sizes = in;
+  if (sizes_in != nullptr) {
+    if (sizes_in->size() != axes.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("sizes has ", sizes_in->size(), " entries for ", axes.size(), " axes"));
+    }
+    if (a.aspect_policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        p.sizes[axes[i]] = (*sizes_in)[i];
+        p.scales[axes[i]] = static_cast<double>((*sizes_in)[i]) / static_cast<double>(in[axes[i]]);
+      }
+    } else {
+      double scale = a.aspect_policy == "not_larger" ? INFINITY : -INFINITY;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        double s = static_cast<double>((*sizes_in)[i]) / static_cast<double>(in[axes[i]]);
+        scale = a.aspect_policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      for (int64_t ax : axes) {
+        p.scales[ax] = scale;
+        p.sizes[ax] = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(in[ax])));
+      }
+    }
+  } else if (scales_in != nullptr) {
+    if (scales_in->size() != axes.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("scales has ", scales_in->size(), " entries for ", axes.size(), " axes"));
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      double s = (*scales_in)[i];
+      if (!(s > 0)) return absl::InvalidArgumentError(absl::StrCat("scale ", s, " must be positive"));
+      p.scales[axes[i]] = s;
+      p.sizes[axes[i]] = static_cast<int64_t>(s * static_cast<double>(in[axes[i]]));
+    }
+  } else {
+    return absl::InvalidArgumentError("neither scales nor sizes is given");
+  }
+  for (int64_t s : p.sizes) {
+    if (s < 0) return absl::InvalidArgumentError("negative output size");
+  }
+  return p;
+}
+
+std::vector<float> FloatsOf(const Tensor& t) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(static_cast<float>(t.ElementAsDouble(i)));
+  return v;
+}
+
+// ---- inference ----
+
+InferFn InferResize(bool is_upsample) {
+  return [is_upsample](OpContext& ctx) -> absl::Status {
+    const Shape& in = ctx.input_shape(0);
+    DType dt = ctx.input_dtype(0);
+    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
+    if (absl::Status s = Validate(a); !s.ok()) return ctx.Error(s.message());
+    if (!in.has_rank()) {
+      ctx.set_output(0, dt, Shape::UnknownRank());
+      return absl::OkStatus();
+    }
+    ResizeInputs io = InputsOf(ctx.opset(), is_upsample);
+    std::optional<std::vector<float>> scales;
+    std::optional<std::vector<int64_t>> sizes;
+    bool unknown = false;
+    if (is_upsample && io.scales < 0) {
+      scales = ctx.node().GetFloats("scales");
+    } else if (io.scales >= 0 && ctx.has_input(io.scales)) {
+      const Tensor* t = ctx.input_constant(io.scales);
+      if (t == nullptr) {
+        unknown = !(ctx.input_shape(io.scales).NumElements() == 0);
+      } else if (t->num_elements() > 0) {
+        scales = FloatsOf(*t);
+      }
+    }
+    if (io.sizes >= 0 && ctx.has_input(io.sizes)) {
+      const Tensor* t = ctx.input_constant(io.sizes);
+      if (t == nullptr) {
+        unknown = true;
+      } else if (t->num_elements() > 0) {
+        sizes = TensorToInt64s(*t);
+      }
+    }
+    std::vector<Dim> dims = in.dims();
+    bool all_known = std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_value(); });
+    if (unknown || (!scales && !sizes)) {
+      for (Dim& d : dims) d = ctx.FreshDim();
+      ctx.set_output(0, dt, Shape(dims));
+      return absl::OkStatus();
+    }
+    if (all_known) {
+      std::vector<int64_t> v = in.Values();
+      auto p = PlanResize(v, a, sizes ? nullptr : &*scales, sizes ? &*sizes : nullptr);
+      if (!p.ok()) return ctx.Error(p.status().message());
+      ctx.set_output(0, dt, Shape::FromValues(p->sizes));
+      return absl::OkStatus();
+    }
+    // Symbolic dims: a scale of exactly 1 keeps the dim; stretch sizes are exact.
+    std::vector<int64_t> axes = a.axes;
+    if (axes.empty()) {
+      for (int64_t i = 0; i < in.rank(); ++i) axes.push_back(i);
+    }
+    auto norm = NormalizeAxes(axes, in.rank());
+    if (!norm.ok()) return ctx.Error(norm.status().message());
+    for (size_t i = 0; i < norm->size(); ++i) {
+      Dim& d = dims[(*norm)[i]];
+      if (sizes) {
+        if (sizes->size() != norm->size()) return ctx.Error("sizes does not match axes");
+        d = a.aspect_policy == "stretch" ? Dim((*sizes)[i]) : ctx.FreshDim();
+      } else {
+        if (scales->size() != norm->size()) return ctx.Error("scales does not match axes");
+        double s = (*scales)[i];
+        if (d.is_value()) {
+          d = Dim(static_cast<int64_t>(s * static_cast<double>(d.value())));
+        } else if (s != 1.0) {
+          d = ctx.FreshDim();
+        }
+      }
+    }
+    ctx.set_output(0, dt, Shape(dims));
+    return absl::OkStatus();
+  };
+}
+
+// ---- kernel ----
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+struct AxisTaps {
+  std::vector<Tap> taps;
+  bool outside = false;  // tf_crop_and_resize: extrapolate
+};
+
+std::vector<double> CubicCoeffs(double r, double A) {
+  return {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+          ((A + 2) * r - (A + 3)) * r * r + 1,
+          ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+          ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A};
+}
+
+// Antialiased filters stretch the kernel by 1/scale when downsampling.
+std::vector<double> AntialiasCoeffs(double r, double scale, bool cubic, double A) {
+  scale = std::min(scale, 1.0);
+  int64_t support = cubic ? 2 : 1;
+  int64_t start = static_cast<int64_t>(std::floor(-static_cast<double>(support) / scale) + 1);
+  int64_t n = 2 - 2 * start;
+  std::vector<double> c;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = std::fabs((static_cast<double>(start + i) - r) * scale);
+    double w;
+    if (cubic) {
+      w = x < 1 ? ((A + 2) * x - (A + 3)) * x * x + 1
+                : x < 2 ? ((A * x - 5 * A) * x + 8 * A) * x - 4 * A : 0;
+    } else {
+      w = std::clamp(1 - x, 0.0, 1.0);
+    }
+    c.push_back(w);
+    sum += w;
+  }
+  for (double& w : c) w /= sum;
+  return c;
+}
+
+std::vector<double> NearestCoeffs(double r, bool integer, const std::string& mode) {
+  if (integer) return {0, 1};
+  if (mode == "round_prefer_floor") return {r <= 0.5 ? 1.0 : 0.0, r > 0.5 ? 1.0 : 0.0};
+  if (mode == "round_prefer_ceil") return {r < 0.5 ? 1.0 : 0.0, r >= 0.5 ? 1.0 : 0.0};
+  if (mode == "floor") return {1, 0};
+  return {0, 1};
+}
+
+// The taps of output index x along one axis of input extent `width`.
+AxisTaps TapsFor(int64_t x, int64_t width, int64_t out_width, double scale, const ResizeAttrs& a,
+                 double roi_start, double roi_end) {
+  AxisTaps t;
+  double xd = static_cast<double>(x);
+  double in_w = static_cast<double>(width);
+  double out_w = scale * in_w;  // as the reference: not rounded
+  double ori;
+  if (a.coord == "align_corners") {
+    ori = out_w == 1 ? 0.0 : xd * (in_w - 1) / (out_w - 1);
+  } else if (a.coord == "asymmetric") {
+    ori = xd / scale;
+  } else if (a.coord == "tf_crop_and_resize") {
+    ori = out_w == 1 ? (roi_end - roi_start) * (in_w - 1) / 2
+                     : xd * (roi_end - roi_start) * (in_w - 1) / (out_w - 1);
+    ori += roi_start * (in_w - 1);
+    if (ori < 0 || ori > in_w - 1) {
+      t.outside = true;
+      return t;
+    }
+  } else if (a.coord == "pytorch_half_pixel") {
+    ori = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
+  } else if (a.coord == "tf_half_pixel_for_nn") {
+    ori = (xd + 0.5) / scale;
+  } else if (a.coord == "half_pixel_symmetric") {
+    double adjustment = static_cast<double>(out_width) / out_w;
+    double center = in_w / 2;
+    ori = center * (1 - adjustment) + (xd + 0.5) / scale - 0.5;
+  } else {
+    ori = (xd + 0.5) / scale - 0.5;
+  }
+  double fl = std::floor(ori);
+  bool integer = ori == fl;
+  double ratio = integer ? 1.0 : ori - fl;
+  int64_t left = static_cast<int64_t>(fl) - (integer ? 1 : 0);
+  std::vector<double> c;
+  if (a.mode == "nearest") {
+    c = NearestCoeffs(ratio, integer, a.nearest_mode);
+  } else if (a.antialias && scale < 1) {
+    c = AntialiasCoeffs(ratio, scale, a.mode == "cubic", a.cubic_a);
+  } else if (a.mode == "linear") {
+    c = {1 - ratio, ratio};
+  } else {
+    c = CubicCoeffs(ratio, a.cubic_a);
+  }
+  int64_t n = static_cast<int64_t>(c.size());
+  int64_t pad = (n + 1) / 2;
+  int64_t first = std::clamp<int64_t>(left + 1 - n / 2, -pad, width + pad - n);
+  if (a.exclude_outside) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t idx = first + i;
+      if (idx < 0 || idx >= width) c[i] = 0;
+      sum += c[i];
+    }
+    for (double& w : c) w /= sum;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (c[i] == 0) continue;  // zero taps contribute nothing
+    t.taps.push_back({std::clamp<int64_t>(first + i, 0, width - 1), c[i]});
+  }
+  return t;
+}
+
+KernelFn ResizeKernel(bool is_upsample) {
+  return [is_upsample](KernelContext& ctx) -> absl::Status {
+    const Tensor& x = ctx.input(0);
+    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
+    if (absl::Status s = Validate(a); !s.ok()) return ctx.Error(s.message());
+    ResizeInputs io = InputsOf(ctx.opset(), is_upsample);
+    std::optional<std::vector<float>> scales;
+    std::optional<std::vector<int64_t>> sizes;
+    if (is_upsample && io.scales < 0) {
+      scales = ctx.node().GetFloats("scales");
+    } else if (io.scales >= 0 && ctx.has_input(io.scales) && ctx.input(io.scales).num_elements() > 0) {
+      scales = FloatsOf(ctx.input(io.scales));
+    }
+    if (io.sizes >= 0 && ctx.has_input(io.sizes) && ctx.input(io.sizes).num_elements() > 0) {
+      if (scales) return ctx.Error("only one of scales and sizes may be given");
+      sizes = TensorToInt64s(ctx.input(io.sizes));
+    }
+    auto plan = PlanResize(x.dims(), a, scales ? &*scales : nullptr, sizes ? &*sizes : nullptr);
+    if (!plan.ok()) return ctx.Error(plan.status().message());
+    int64_t rank = x.rank();
+    // roi: [starts..., ends...] over the resized axes (default 0..1).
+    std::vector<double> roi_start(static_cast<size_t>(rank), 0.0), roi_end(static_cast<size_t>(rank), 1.0);
+    if (a.coord == "tf_crop_and_resize" && io.roi >= 0 && ctx.has_input(io.roi)) {
+      std::vector<float> roi = FloatsOf(ctx.input(io.roi));
+      std::vector<int64_t> axes = a.axes;
+      if (axes.empty()) {
+        for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+      }
+      auto norm = NormalizeAxes(axes, rank);
+      if (!norm.ok()) return ctx.Error(norm.status().message());
+      if (roi.size() != 2 * norm->size()) return ctx.Error("roi has ", roi.size(), " entries");
+      for (size_t i = 0; i < norm->size(); ++i) {
+        roi_start[(*norm)[i]] = roi[i];
+        roi_end[(*norm)[i]] = roi[i + norm->size()];
+      }
+    }
+    std::vector<std::vector<AxisTaps>> taps(static_cast<size_t>(rank));
+    for (int64_t k = 0; k < rank; ++k) {
+      if (x.dim(k) == 0 && plan->sizes[k] > 0) return ctx.Error("cannot resize an empty axis");
+      for (int64_t o = 0; o < plan->sizes[k]; ++o) {
+        taps[k].push_back(TapsFor(o, x.dim(k), plan->sizes[k], plan->scales[k], a, roi_start[k], roi_end[k]));
+      }
+    }
+    std::vector<int64_t> strides = ContiguousStrides(x.dims());
+    const std::vector<int64_t>& dims = plan->sizes;
+    if (a.mode == "nearest") {
+      // Nearest copies elements: any dtype.
+      if (!IsCopyableDType(x.dtype())) return ctx.Unimplemented("dtype ", DTypeName(x.dtype()));
+      Tensor fill = ConvertTensor(Tensor::Scalar<double>(a.extrapolation), x.dtype() == DType::kString ? DType::kDouble : x.dtype());
+      Tensor out(x.dtype(), dims);
+      if (out.num_elements() == 0) {
+        ctx.set_output(0, std::move(out));
+        return absl::OkStatus();
+      }
+      std::vector<int64_t> idx(dims.size(), 0);
+      int64_t o = 0;
+      do {
+        int64_t src = 0;
+        bool outside = false;
+        for (int64_t k = 0; k < rank; ++k) {
+          const AxisTaps& t = taps[k][idx[k]];
+          if (t.outside || t.taps.empty()) {
+            outside = true;
+            break;
+          }
+          src += t.taps[0].index * strides[k];
+        }
+        if (outside) {
+          if (x.dtype() != DType::kString) CopyElement(fill, 0, out, o);
+        } else {
+          CopyElement(x, src, out, o);
+        }
+        ++o;
+      } while (NextIndex(idx, dims));
+      ctx.set_output(0, std::move(out));
+      return absl::OkStatus();
+    }
+    if (!IsFloatingPoint(x.dtype()) && !IsInteger(x.dtype())) {
+      return ctx.Unimplemented("dtype ", DTypeName(x.dtype()), " for ", a.mode, " resize");
+    }
+    Tensor wide = ConvertTensor(x, DType::kDouble);
+    const double* in = wide.data<double>();
+    Tensor acc(DType::kDouble, dims);
+    if (acc.num_elements() > 0) {
+      std::vector<int64_t> idx(dims.size(), 0);
+      int64_t o = 0;
+      do {
+        bool outside = false;
+        for (int64_t k = 0; k < rank; ++k) outside = outside || taps[k][idx[k]].outside;
+        double v = 0;
+        if (outside) {
+          v = a.extrapolation;
+        } else {
+          // Sum over the tap combinations (odometer over each axis's taps).
+          std::vector<size_t> pick(static_cast<size_t>(rank), 0);
+          while (true) {
+            double w = 1;
+            int64_t src = 0;
+            for (int64_t k = 0; k < rank; ++k) {
+              const Tap& t = taps[k][idx[k]].taps[pick[k]];
+              w *= t.weight;
+              src += t.index * strides[k];
+            }
+            v += w * in[src];
+            int64_t k = rank - 1;
+            for (; k >= 0; --k) {
+              if (++pick[k] < taps[k][idx[k]].taps.size()) break;
+              pick[k] = 0;
+            }
+            if (k < 0) break;
+          }
+        }
+        acc.mutable_data<double>()[o++] = v;
+      } while (NextIndex(idx, dims));
+    }
+    if (IsInteger(x.dtype())) {
+      for (int64_t i = 0; i < acc.num_elements(); ++i) {
+        double& v = acc.mutable_data<double>()[i];
+        v = std::nearbyint(v);
+      }
+    }
+    ctx.set_output(0, ConvertTensor(acc, x.dtype()));
+    return absl::OkStatus();
+  };
+}
+
+TraitsFn ResizeTraits(bool is_upsample) {
+  return [is_upsample](const OpContext& ctx) {
+    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
+    Traits t;
+    t.semantic_name = is_upsample ? "Upsample" : "Resize";
+    t.meaning = absl::StrCat("y = ", a.mode, " interpolation of x (", a.coord, ")");
+    t.linearity = Linearity::kLinear;  // a fixed weighted sum of inputs
+    t.effect_detail = ShapeChange(ctx);
+    auto ni = StaticElements(ctx.input_type(0));
+    auto no = StaticElements(ctx.output_type(0));
+    if (ni >= 0 && no >= 0) {
+      if (no < ni) {
+        t.invertibility = Invertibility::kIrreversible;
+        t.collapse = a.mode == "nearest" ? CollapseKind::kSelects : CollapseKind::kReduces;
+        t.collapse_how = "downsampling merges or drops input elements";
+        t.effect = RepresentationEffect::kRestricts;
+      } else {
+        t.effect = no == ni ? RepresentationEffect::kPreserves : RepresentationEffect::kExpands;
+      }
+    }
+    t.removable_when = "output shape equals input shape (scales all 1, no roi crop)";
+    return t;
+  };
+}
+
+Cost ResizeCost(const OpContext& ctx) {
+  ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), false);
+  int64_t taps_per_axis = a.mode == "nearest" ? 0 : a.mode == "linear" ? 2 : 4;
+  int64_t spatial = 0;
+  const Shape& in = ctx.input_shape(0);
+  const Shape& out = ctx.output_type(0).shape;
+  if (in.has_rank() && out.has_rank() && in.rank() == out.rank()) {
+    for (int64_t k = 0; k < in.rank(); ++k) spatial += !(in[k] == out[k]);
+  }
+  int64_t per_element = 1;
+  for (int64_t k = 0; k < spatial; ++k) per_element *= taps_per_axis;
+  // Each tap is a multiply-add.
+  return ElementwiseCost(ctx, taps_per_axis == 0 ? 0 : 2 * per_element);
+}
+
+}  // namespace
+
+void RegisterResizeOps(OpRegistry& r) {
+  r.Register(MakeOp("Resize", 10, InferResize(false), ResizeTraits(false), ResizeCost,
+                    ResizeKernel(false)));
+  r.Register(MakeOp("Upsample", 7, InferResize(true), ResizeTraits(true), ResizeCost,
+                    ResizeKernel(true)));
+}
+
+}  // namespace aic

@@ -1,0 +1,16 @@
+// Registration entry points of the files that make up the tensor families;
+// RegisterTensorOps and RegisterIndexingOps call them (registry.h declares
+// only one function per family).
+#pragma once
+
+#include "ops/registry.h"
+
+namespace aic {
+
+void RegisterPadOps(OpRegistry& r);        // pad.cc: Pad, CenterCropPad
+void RegisterGeneratorOps(OpRegistry& r);  // generators.cc: Constant*, Range, EyeLike, OneHot, Trilu, CumSum
+void RegisterResizeOps(OpRegistry& r);     // resize.cc: Resize, Upsample
+void RegisterScatterOps(OpRegistry& r);    // scatter.cc: Scatter, ScatterElements, ScatterND
+void RegisterSearchOps(OpRegistry& r);     // search.cc: TopK, ArgMax/ArgMin, NonZero, Unique
+
+}  // namespace aic

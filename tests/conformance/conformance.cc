@@ -1,0 +1,171 @@
+#include "tests/conformance/conformance.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "exec/reference/executor.h"
+#include "graph/verify.h"
+#include "onnx_io/load.h"
+#include "ops/infer_shapes.h"
+
+namespace aic::conformance {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TestResult Fail(std::string category, std::string reason) {
+  TestResult r;
+  r.status = TestResult::Status::kFailed;
+  r.category = std::move(category);
+  r.reason = std::move(reason);
+  return r;
+}
+
+std::string Category(const absl::Status& s) {
+  std::string msg(s.message());
+  if (s.code() == absl::StatusCode::kUnimplemented) {
+    size_t p = msg.find("no reference kernel for op ");
+    if (p != std::string::npos) {
+      std::string rest = msg.substr(p + 27);
+      return "no kernel: " + rest.substr(0, rest.find(' '));
+    }
+    return "unimplemented";
+  }
+  return "run error";
+}
+
+// "" when equal by the ONNX rule, else what differs.
+std::string CompareTensors(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype()) {
+    return absl::StrCat("dtype ", DTypeName(got.dtype()), " != expected ", DTypeName(want.dtype()));
+  }
+  if (got.dims() != want.dims()) {
+    return absl::StrCat("shape ", DimsToString(got.dims()), " != expected ", DimsToString(want.dims()));
+  }
+  if (got.dtype() == DType::kString) return got.strings() == want.strings() ? "" : "strings differ";
+  if (IsOpaqueStorageOnly(got.dtype()) || got.dtype() == DType::kComplex64 ||
+      got.dtype() == DType::kComplex128) {
+    return got.BitwiseEquals(want) ? "" : "bytes differ";
+  }
+  int64_t n = got.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    double a = got.ElementAsDouble(i), b = want.ElementAsDouble(i);
+    if (std::isnan(a) || std::isnan(b)) {
+      if (std::isnan(a) && std::isnan(b)) continue;
+      return absl::StrCat("element ", i, ": ", a, " != expected ", b);
+    }
+    if (a == b) continue;  // includes equal infinities
+    if (!(std::fabs(a - b) <= 1e-7 + 1e-3 * std::fabs(b))) {
+      return absl::StrCat("element ", i, ": ", a, " != expected ", b);
+    }
+  }
+  return "";
+}
+
+std::string CompareValues(const RuntimeValue& got, const RuntimeValue& want) {
+  if (got.kind != want.kind) return "value kind differs (tensor/sequence/none)";
+  if (got.is_tensor()) return CompareTensors(got.tensor, want.tensor);
+  if (got.is_sequence()) {
+    if (got.sequence.size() != want.sequence.size()) {
+      return absl::StrCat("sequence length ", got.sequence.size(), " != expected ", want.sequence.size());
+    }
+    for (size_t i = 0; i < got.sequence.size(); ++i) {
+      std::string d = CompareTensors(got.sequence[i], want.sequence[i]);
+      if (!d.empty()) return absl::StrCat("sequence item ", i, ": ", d);
+    }
+  }
+  return "";
+}
+
+std::vector<fs::path> DataSets(const fs::path& dir) {
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      sets.push_back(e.path());
+    }
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+// Forgets the types of every node output (recursively), so that shape
+// inference is checked on its own, not echoing what the file declared.
+void ForgetInferredTypes(Graph& g) {
+  for (const auto& n : g.nodes()) {
+    for (Value* v : n->outputs()) {
+      if (v != nullptr) v->set_type(TypeInfo());
+    }
+    for (Graph* sub : n->Subgraphs()) ForgetInferredTypes(*sub);
+  }
+}
+
+}  // namespace
+
+TestResult RunBackendTest(const std::string& test_dir) {
+  fs::path dir(test_dir);
+  auto model = LoadModel((dir / "model.onnx").string());
+  if (!model.ok()) return Fail("load", std::string(model.status().message()));
+  if (absl::Status s = Verify(*(*model)->graph); !s.ok()) {
+    return Fail("verify", std::string(s.message()));
+  }
+  // Expected outputs are read with the declared output types (sequence vs
+  // tensor), taken before inference runs on a blank slate.
+  const Graph& g = *(*model)->graph;
+  std::vector<TypeInfo> declared_output_types;
+  for (const Value* v : g.outputs()) declared_output_types.push_back(v->type());
+  ForgetInferredTypes(*(*model)->graph);
+  InferStats stats;
+  InferShapes(**model, InferOptions(), &stats).IgnoreError();
+
+  std::vector<const Value*> feeds_order;
+  for (const Value* v : g.inputs()) {
+    if (!v->is_initializer()) feeds_order.push_back(v);
+  }
+  std::vector<fs::path> sets = DataSets(dir);
+  if (sets.empty()) {
+    TestResult r;
+    r.status = TestResult::Status::kSkipped;
+    r.category = "no data";
+    r.reason = "no test_data_set";
+    return r;
+  }
+  ReferenceExecutor executor(**model);
+  TestResult result;
+  result.status = TestResult::Status::kPassed;
+  bool shapes_all_static = true, shapes_match = true;
+  for (const fs::path& set : sets) {
+    std::map<std::string, RuntimeValue> feeds;
+    for (size_t i = 0; i < feeds_order.size(); ++i) {
+      fs::path file = set / absl::StrCat("input_", i, ".pb");
+      if (!fs::exists(file)) continue;  // an omitted optional input
+      auto v = LoadValueProtoFile(file.string(), feeds_order[i]->type());
+      if (!v.ok()) return Fail("load", std::string(v.status().message()));
+      feeds[feeds_order[i]->name()] = *std::move(v);
+    }
+    auto outputs = executor.Run(feeds);
+    if (!outputs.ok()) return Fail(Category(outputs.status()), std::string(outputs.status().message()));
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      fs::path file = set / absl::StrCat("output_", i, ".pb");
+      if (!fs::exists(file)) continue;
+      auto want = LoadValueProtoFile(file.string(), declared_output_types[i]);
+      if (!want.ok()) return Fail("load", std::string(want.status().message()));
+      std::string diff = CompareValues((*outputs)[i], *want);
+      if (!diff.empty()) {
+        return Fail("mismatch", absl::StrCat("output '", g.outputs()[i]->name(), "': ", diff));
+      }
+      const TypeInfo& inferred = g.outputs()[i]->type();
+      if (want->is_tensor() && inferred.is_tensor() && inferred.shape.IsStatic()) {
+        if (inferred.shape.Values() != want->tensor.dims()) shapes_match = false;
+      } else if (want->is_tensor()) {
+        shapes_all_static = false;
+      }
+    }
+  }
+  result.shape_check = !shapes_match ? "mismatch" : shapes_all_static ? "match" : "unknown";
+  return result;
+}
+
+}  // namespace aic::conformance
