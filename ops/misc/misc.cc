@@ -12,6 +12,9 @@ void RegisterMiscOps(OpRegistry& r) {
   RegisterSignalOps(r);
   RegisterLinalgOps(r);
   RegisterGridSampleOps(r);
+  RegisterTrainingOps(r);
+  RegisterTextOps(r);
+  RegisterRandomOps(r);
 }
 
 }  // namespace aic

@@ -13,5 +13,8 @@ void RegisterDetectionOps(OpRegistry& r);
 void RegisterSignalOps(OpRegistry& r);
 void RegisterLinalgOps(OpRegistry& r);
 void RegisterGridSampleOps(OpRegistry& r);
+void RegisterTrainingOps(OpRegistry& r);
+void RegisterTextOps(OpRegistry& r);
+void RegisterRandomOps(OpRegistry& r);
 
 }  // namespace aic

@@ -9,6 +9,7 @@ using testing::F32;
 using testing::InferNode;
 using testing::MaxAbsDiff;
 using testing::NodeTraits;
+using testing::Op;
 using testing::RunNode;
 using testing::SingleNode;
 
@@ -19,18 +20,18 @@ Tensor Iota(std::vector<int64_t> dims, float start = 1.0f) {
 }
 
 TEST(MatMulTest, TwoByTwo) {
-  auto out = RunNode({.op_type = "MatMul"}, {Iota({2, 3}), Iota({3, 2})});
+  auto out = RunNode(Op("MatMul"), {Iota({2, 3}), Iota({3, 2})});
   ASSERT_TRUE(out.ok()) << out.status();
   // [[1,2,3],[4,5,6]] x [[1,2],[3,4],[5,6]]
   EXPECT_EQ(MaxAbsDiff((*out)[0], Tensor::FromVector<float>({22, 28, 49, 64}, {2, 2})), 0.0);
 }
 
 TEST(MatMulTest, BroadcastsBatchAndPromotesVectors) {
-  auto out = RunNode({.op_type = "MatMul"}, {Iota({2, 1, 2, 3}), Iota({3})});
+  auto out = RunNode(Op("MatMul"), {Iota({2, 1, 2, 3}), Iota({3})});
   ASSERT_TRUE(out.ok()) << out.status();
   // Each row·[1,2,3]: [1,2,3]->14, [4,5,6]->32, [7,8,9]->50, [10,11,12]->68.
   EXPECT_EQ(MaxAbsDiff((*out)[0], Tensor::FromVector<float>({14, 32, 50, 68}, {2, 1, 2})), 0.0);
-  auto batched = RunNode({.op_type = "MatMul"}, {Iota({3, 1, 2}), Iota({2, 2, 1})});
+  auto batched = RunNode(Op("MatMul"), {Iota({3, 1, 2}), Iota({2, 2, 1})});
   ASSERT_TRUE(batched.ok()) << batched.status();
   EXPECT_EQ((*batched)[0].dims(), (std::vector<int64_t>{3, 2, 1, 1}));
 }
@@ -38,28 +39,27 @@ TEST(MatMulTest, BroadcastsBatchAndPromotesVectors) {
 TEST(MatMulTest, IntegerInputsStayExact) {
   auto a = Tensor::FromVector<int64_t>({1LL << 40, 1}, {1, 2});
   auto b = Tensor::FromVector<int64_t>({3, 5}, {2, 1});
-  auto out = RunNode({.op_type = "MatMul"}, {a, b});
+  auto out = RunNode(Op("MatMul"), {a, b});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].data<int64_t>()[0], 3 * (1LL << 40) + 5);
 }
 
 TEST(MatMulTest, InferSymbolicBatch) {
-  auto t = InferNode({.op_type = "MatMul"},
+  auto t = InferNode(Op("MatMul"),
                      {F32({Dim::Symbol("batch"), 10}), F32({10, 20})});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape.ToString(), "[batch, 20]");
 }
 
 TEST(MatMulTest, InnerMismatchIsAnError) {
-  EXPECT_FALSE(InferNode({.op_type = "MatMul"}, {F32({2, 3}), F32({4, 5})}).ok());
-  EXPECT_FALSE(RunNode({.op_type = "MatMul"}, {Iota({2, 3}), Iota({4, 5})}).ok());
+  EXPECT_FALSE(InferNode(Op("MatMul"), {F32({2, 3}), F32({4, 5})}).ok());
+  EXPECT_FALSE(RunNode(Op("MatMul"), {Iota({2, 3}), Iota({4, 5})}).ok());
 }
 
 TEST(GemmTest, AllAttributes) {
   // A is [3,2] transposed -> [2,3]; B is [4,3] transposed -> [3,4]; C [4] broadcast.
-  SingleNode spec{.op_type = "Gemm",
-                  .attributes = {Attribute::Int("transA", 1), Attribute::Int("transB", 1),
-                                 Attribute::Float("alpha", 0.5f), Attribute::Float("beta", 2.0f)}};
+  SingleNode spec = Op("Gemm", {Attribute::Int("transA", 1), Attribute::Int("transB", 1),
+                                 Attribute::Float("alpha", 0.5f), Attribute::Float("beta", 2.0f)});
   Tensor a = Iota({3, 2}), b = Iota({4, 3}), c = Tensor::FromVector<float>({1, 2, 3, 4}, {4});
   auto out = RunNode(spec, {a, b, c});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -76,17 +76,17 @@ TEST(GemmTest, AllAttributes) {
 }
 
 TEST(GemmTest, InferAndErrors) {
-  auto t = InferNode({.op_type = "Gemm", .attributes = {Attribute::Int("transB", 1)}},
+  auto t = InferNode(Op("Gemm", {Attribute::Int("transB", 1)}),
                      {F32({Dim::Symbol("n"), 10}), F32({20, 10}), F32({20})});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape.ToString(), "[n, 20]");
-  EXPECT_FALSE(InferNode({.op_type = "Gemm"}, {F32({2, 3}), F32({4, 5})}).ok());
-  EXPECT_FALSE(InferNode({.op_type = "Gemm"}, {F32({2, 3, 1}), F32({3, 5})}).ok());
+  EXPECT_FALSE(InferNode(Op("Gemm"), {F32({2, 3}), F32({4, 5})}).ok());
+  EXPECT_FALSE(InferNode(Op("Gemm"), {F32({2, 3, 1}), F32({3, 5})}).ok());
 }
 
 TEST(GemmTest, LinearLayerTraits) {
   Tensor w = Iota({10, 20}), bias = Iota({20});
-  auto tc = NodeTraits({.op_type = "Gemm"}, {F32({1, 10}), F32({10, 20}), F32({20})},
+  auto tc = NodeTraits(Op("Gemm"), {F32({1, 10}), F32({10, 20}), F32({20})},
                        {nullptr, &w, &bias});
   const Traits& t = tc.traits;
   EXPECT_EQ(t.semantic_name, "Linear");
@@ -105,7 +105,7 @@ TEST(GemmTest, LinearLayerTraits) {
 
 TEST(MatMulTest, LinearWithoutBiasRestricts) {
   Tensor w = Iota({20, 5});
-  auto tc = NodeTraits({.op_type = "MatMul"}, {F32({4, 20}), F32({20, 5})}, {nullptr, &w});
+  auto tc = NodeTraits(Op("MatMul"), {F32({4, 20}), F32({20, 5})}, {nullptr, &w});
   EXPECT_EQ(tc.traits.semantic_name, "Linear");
   EXPECT_EQ(tc.traits.linearity, Linearity::kLinear);
   EXPECT_EQ(tc.traits.effect, RepresentationEffect::kRestricts);
@@ -115,13 +115,13 @@ TEST(MatMulTest, LinearWithoutBiasRestricts) {
   EXPECT_EQ(tc.cost.macs, 4 * 20 * 5);
   EXPECT_EQ(tc.cost.flops, 2 * 4 * 20 * 5);
   Tensor sq = Iota({8, 8});
-  auto square = NodeTraits({.op_type = "MatMul"}, {F32({1, 8}), F32({8, 8})}, {nullptr, &sq});
+  auto square = NodeTraits(Op("MatMul"), {F32({1, 8}), F32({8, 8})}, {nullptr, &sq});
   EXPECT_EQ(square.traits.effect, RepresentationEffect::kPreserves);
   EXPECT_EQ(square.traits.invertibility, Invertibility::kInvertibleIfFullRank);
 }
 
 TEST(MatMulTest, TwoActivationsAreBilinear) {
-  auto tc = NodeTraits({.op_type = "MatMul"}, {F32({2, 8, 16}), F32({2, 16, 8})}, {});
+  auto tc = NodeTraits(Op("MatMul"), {F32({2, 8, 16}), F32({2, 16, 8})}, {});
   EXPECT_EQ(tc.traits.semantic_name, "MatMul");
   EXPECT_EQ(tc.traits.linearity, Linearity::kNonlinear);
   EXPECT_FALSE(tc.traits.trainable);
@@ -134,16 +134,16 @@ TEST(MatMulIntegerTest, SubtractsZeroPoints) {
   auto b = Tensor::FromVector<uint8_t>({1, 2, 3, 4}, {2, 2});
   auto azp = Tensor::FromVector<uint8_t>({10}, {});
   auto bzp = Tensor::FromVector<uint8_t>({1}, {});
-  auto out = RunNode({.op_type = "MatMulInteger"}, {a, b, azp, bzp});
+  auto out = RunNode(Op("MatMulInteger"), {a, b, azp, bzp});
   ASSERT_TRUE(out.ok()) << out.status();
   // [[1,2],[3,4]] x [[0,1],[2,3]]
   EXPECT_EQ(MaxAbsDiff((*out)[0], Tensor::FromVector<int32_t>({4, 7, 8, 15}, {2, 2})), 0.0);
-  auto t = InferNode({.op_type = "MatMulInteger"},
+  auto t = InferNode(Op("MatMulInteger"),
                      {TypeInfo::Tensor(DType::kUint8, Shape({Dim::Symbol("m"), 2})),
                       TypeInfo::Tensor(DType::kUint8, Shape({2, 3}))});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)[0].ToString(), "int32[m, 3]");
-  EXPECT_FALSE(RunNode({.op_type = "MatMulInteger"}, {Iota({2, 2}), Iota({2, 2})}).ok());
+  EXPECT_FALSE(RunNode(Op("MatMulInteger"), {Iota({2, 2}), Iota({2, 2})}).ok());
 }
 
 TEST(QLinearMatMulTest, Requantizes) {
@@ -153,23 +153,23 @@ TEST(QLinearMatMulTest, Requantizes) {
   auto zp = Tensor::FromVector<uint8_t>({0}, {});
   auto ys = Tensor::FromVector<float>({0.25f}, {});
   auto yzp = Tensor::FromVector<uint8_t>({1}, {});
-  auto out = RunNode({.op_type = "QLinearMatMul"}, {a, s, zp, b, s, zp, ys, yzp});
+  auto out = RunNode(Op("QLinearMatMul"), {a, s, zp, b, s, zp, ys, yzp});
   ASSERT_TRUE(out.ok()) << out.status();
   // real = (2·3 + 4·5)·0.25 = 6.5; / 0.25 = 26; + 1 = 27.
   EXPECT_EQ((*out)[0].data<uint8_t>()[0], 27);
 }
 
 TEST(EinsumTest, MatMulTraceAndImplicitOutput) {
-  SingleNode mm{.op_type = "Einsum", .attributes = {Attribute::String("equation", "bij,bjk->bik")}};
+  SingleNode mm = Op("Einsum", {Attribute::String("equation", "bij,bjk->bik")});
   auto out = RunNode(mm, {Iota({1, 2, 3}), Iota({1, 3, 2})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(MaxAbsDiff((*out)[0], Tensor::FromVector<float>({22, 28, 49, 64}, {1, 2, 2})), 0.0);
-  SingleNode trace{.op_type = "Einsum", .attributes = {Attribute::String("equation", "ii")}};
+  SingleNode trace = Op("Einsum", {Attribute::String("equation", "ii")});
   auto tr = RunNode(trace, {Iota({3, 3})});
   ASSERT_TRUE(tr.ok()) << tr.status();
   EXPECT_EQ((*tr)[0].data<float>()[0], 1 + 5 + 9);
-  // Implicit output: labels seen once, sorted ("ji" -> "ij": identity on [2,3]->[3,2]? no: "ij").
-  SingleNode transpose{.op_type = "Einsum", .attributes = {Attribute::String("equation", "ji")}};
+  // Implicit output: the labels seen once, sorted: "ji" means "ji->ij", a transpose.
+  SingleNode transpose = Op("Einsum", {Attribute::String("equation", "ji")});
   auto tp = RunNode(transpose, {Iota({2, 3})});
   ASSERT_TRUE(tp.ok()) << tp.status();
   EXPECT_EQ((*tp)[0].dims(), (std::vector<int64_t>{3, 2}));
@@ -177,11 +177,11 @@ TEST(EinsumTest, MatMulTraceAndImplicitOutput) {
 }
 
 TEST(EinsumTest, EllipsisInferenceAndErrors) {
-  SingleNode spec{.op_type = "Einsum", .attributes = {Attribute::String("equation", "...ij,...jk")}};
+  SingleNode spec = Op("Einsum", {Attribute::String("equation", "...ij,...jk")});
   auto t = InferNode(spec, {F32({Dim::Symbol("b"), 2, 3}), F32({3, 4})});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape.ToString(), "[b, 2, 4]");
-  SingleNode bad{.op_type = "Einsum", .attributes = {Attribute::String("equation", "ij,jk->ik")}};
+  SingleNode bad = Op("Einsum", {Attribute::String("equation", "ij,jk->ik")});
   EXPECT_FALSE(InferNode(bad, {F32({2, 3}), F32({4, 5})}).ok());
   EXPECT_FALSE(InferNode(bad, {F32({2, 3, 1}), F32({3, 5})}).ok());
 }

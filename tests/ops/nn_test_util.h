@@ -52,6 +52,17 @@ inline TraitsAndCost NodeTraits(const SingleNode& spec, const std::vector<TypeIn
   return {def->traits(ctx), def->cost(ctx)};
 }
 
+// A SingleNode without designated initializers (they warn on omitted fields).
+inline SingleNode Op(std::string op_type, std::vector<Attribute> attributes = {},
+                     int64_t opset = 17, size_t num_outputs = 1) {
+  SingleNode s;
+  s.op_type = std::move(op_type);
+  s.attributes = std::move(attributes);
+  s.opset = opset;
+  s.num_outputs = num_outputs;
+  return s;
+}
+
 inline TypeInfo F32(std::vector<Dim> dims) { return TypeInfo::Tensor(DType::kFloat, Shape(dims)); }
 
 }  // namespace aic::testing

@@ -1,0 +1,66 @@
+# Thin wrapper around CMake. The README's two commands:
+#   make demo   install dependencies, build, run the main job on testdata/
+#   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz conformance-docs clean
+
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
+  libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev googletest libgtest-dev \
+  libbenchmark-dev libdnnl-dev liblapacke-dev libopenblas-dev libonnx-testdata \
+  python3-onnx python3-numpy python3-venv
+VENV := .venv
+FUZZ_SECONDS ?= 60
+
+setup: deps venv
+
+deps:
+	@if dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then echo "system packages: present"; else \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); fi
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements.txt
+	touch $@
+
+build: deps
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DAIC_SANITIZE=ON >/dev/null
+	cmake --build build-asan -j $(JOBS)
+
+demo: setup build
+	build/aic-onnx info testdata/seed_mlp.onnx
+	build/aic-onnx run testdata/seed_mlp.onnx --random --out build/demo_out
+
+test-release: setup build
+	cd build && ctest --output-on-failure -j $(JOBS)
+
+test-asan: setup build-asan
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DAIC_FUZZ=ON -DAIC_BUILD_TESTS=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer
+	mkdir -p build-fuzz/corpus
+	build-fuzz/load_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	  -print_final_stats=1 build-fuzz/corpus tests/fuzz/corpus > build-fuzz/fuzz.log 2>&1; \
+	  rc=$$?; tail -n 6 build-fuzz/fuzz.log; \
+	  if [ $$rc -ne 0 ]; then grep -m1 -A30 'ERROR\|==ERROR\|deadly' build-fuzz/fuzz.log; fi; \
+	  echo "fuzz: $$rc exit status"; exit $$rc
+
+test: test-release test-asan fuzz
+	@echo "all test stages passed"
+
+conformance-docs: build
+	python3 tests/conformance/make_conformance_doc.py build/tests/aic_conformance docs/CONFORMANCE.md
+
+clean:
+	rm -rf build build-asan build-fuzz

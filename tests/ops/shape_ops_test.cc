@@ -1,0 +1,243 @@
+// Tests of the shape op family (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity, Shape, Size) and of the seed traits of the tensor families.
+#include <gtest/gtest.h>
+
+#include "graph/builder.h"
+#include "ops/infer_shapes.h"
+#include "ops/registry.h"
+#include "tests/testing/op_test_util.h"
+
+namespace aic {
+namespace {
+
+using testing::InferNode;
+using testing::RunNode;
+using testing::SingleNode;
+
+Tensor F(std::vector<float> v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, dims); }
+Tensor I(std::vector<int64_t> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::FromVector<int64_t>(v, {n});
+}
+TypeInfo FT(std::vector<Dim> dims) { return TypeInfo::Tensor(DType::kFloat, Shape(dims)); }
+TypeInfo I64T(std::vector<Dim> dims) { return TypeInfo::Tensor(DType::kInt64, Shape(dims)); }
+Dim S(const char* name) { return Dim::Symbol(name); }
+
+// Runs inference and traits of a one-node model; input i is a constant when
+// consts[i] is non-null.
+Traits TraitsOf(const SingleNode& spec, const std::vector<TypeInfo>& types,
+                const std::vector<const Tensor*>& consts = {}) {
+  GraphBuilder b;
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string name = "in" + std::to_string(i);
+    ins.push_back(i < consts.size() && consts[i] ? b.Constant(name, *consts[i]) : b.Input(name, types[i]));
+  }
+  std::vector<Value*> outs = b.OpN(spec.op_type, ins, spec.num_outputs, spec.attributes);
+  Node* node = b.last_node();
+  std::vector<const Tensor*> c(types.size(), nullptr);
+  for (size_t i = 0; i < consts.size(); ++i) c[i] = consts[i];
+  OpContext ctx(*node, spec.opset, types, c, nullptr);
+  const OpDef* def = OpRegistry::Global().Find("", spec.op_type, spec.opset);
+  EXPECT_NE(def, nullptr);
+  EXPECT_TRUE(def->infer(ctx).ok());
+  return def->traits(ctx);
+}
+
+// ---- Reshape ----
+
+TEST(ShapeOpsTest, ReshapeNumerics) {
+  auto out = RunNode({"Reshape"}, {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({3, -1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*out)[0].data<float>()[5], 6.f);
+}
+
+TEST(ShapeOpsTest, ReshapeZeroCopiesDimUnlessAllowzero) {
+  auto out = RunNode({"Reshape"}, {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({0, 3})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 3}));
+  auto bad = RunNode({"Reshape", "", {Attribute::Int("allowzero", 1)}},
+                     {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({0, 3})});
+  EXPECT_FALSE(bad.ok());
+}
+
+TEST(ShapeOpsTest, ReshapeSymbolicZeroAndMinusOne) {
+  Tensor shape = I({0, -1, 4});
+  auto t = InferNode({"Reshape"}, {FT({S("batch"), 8, 6}), I64T({3})}, {nullptr, &shape});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0].shape, Shape({S("batch"), 12, 4}));
+  // -1 takes the remaining symbol when the known parts cancel.
+  Tensor flat = I({-1, 6});
+  t = InferNode({"Reshape"}, {FT({S("n"), 2, 3}), I64T({2})}, {nullptr, &flat});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0].shape, Shape({S("n"), 6}));
+}
+
+TEST(ShapeOpsTest, ReshapeBadTargetIsAnError) {
+  Tensor shape = I({5, -1});
+  EXPECT_FALSE(InferNode({"Reshape"}, {FT({2, 3}), I64T({2})}, {nullptr, &shape}).ok());
+  Tensor two = I({-1, -1});
+  EXPECT_FALSE(InferNode({"Reshape"}, {FT({2, 3}), I64T({2})}, {nullptr, &two}).ok());
+}
+
+// ---- Flatten ----
+
+TEST(ShapeOpsTest, FlattenNumericsAndSymbolic) {
+  auto out = RunNode({"Flatten", "", {Attribute::Int("axis", 2)}}, {F(std::vector<float>(24, 1.f), {2, 3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{6, 4}));
+  auto t = InferNode({"Flatten"}, {FT({S("b"), 3, 4})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0].shape, Shape({S("b"), 12}));
+  EXPECT_FALSE(InferNode({"Flatten", "", {Attribute::Int("axis", 5)}}, {FT({2, 3})}).ok());
+}
+
+// ---- Squeeze / Unsqueeze ----
+
+TEST(ShapeOpsTest, SqueezeAxesInputAndAttribute) {
+  auto out = RunNode({"Squeeze"}, {F({1, 2, 3}, {1, 3, 1}), I({0})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{3, 1}));
+  auto all = RunNode({"Squeeze", "", {}, 11}, {F({1, 2, 3}, {1, 3, 1})});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ((*all)[0].dims(), (std::vector<int64_t>{3}));
+  auto attr = InferNode({"Squeeze", "", {Attribute::Ints("axes", {-1})}, 11}, {FT({S("b"), 1})});
+  ASSERT_TRUE(attr.ok()) << attr.status();
+  EXPECT_EQ((*attr)[0].shape, Shape({S("b")}));
+  EXPECT_FALSE(InferNode({"Squeeze", "", {Attribute::Ints("axes", {0})}, 11}, {FT({2, 1})}).ok());
+}
+
+TEST(ShapeOpsTest, Unsqueeze) {
+  Tensor axes = I({0, 3});
+  auto t = InferNode({"Unsqueeze"}, {FT({S("b"), 5}), I64T({2})}, {nullptr, &axes});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0].shape, Shape({1, S("b"), 5, 1}));
+  auto out = RunNode({"Unsqueeze", "", {Attribute::Ints("axes", {1})}, 11}, {F({1, 2}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 1}));
+  Tensor dup = I({1, 1});
+  EXPECT_FALSE(InferNode({"Unsqueeze"}, {FT({2}), I64T({2})}, {nullptr, &dup}).ok());
+}
+
+// ---- Identity, Shape, Size ----
+
+TEST(ShapeOpsTest, IdentityPassesThrough) {
+  auto out = RunNode({"Identity"}, {F({7, 8}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[1], 8.f);
+  auto t = InferNode({"Identity"}, {FT({S("b"), 2})});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ((*t)[0].shape, Shape({S("b"), 2}));
+  auto seq = InferNode({"Identity"}, {TypeInfo::SequenceOf(FT({2}))});
+  ASSERT_TRUE(seq.ok());
+  EXPECT_EQ((*seq)[0].kind, TypeInfo::Kind::kSequence);
+}
+
+TEST(ShapeOpsTest, ShapeWithStartEnd) {
+  auto out = RunNode({"Shape", "", {Attribute::Int("start", 1), Attribute::Int("end", -1)}},
+                     {F(std::vector<float>(24, 0.f), {2, 3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 3);
+  auto t = InferNode({"Shape"}, {FT({S("b"), 3})});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ((*t)[0].shape, Shape({2}));
+  EXPECT_EQ((*t)[0].dtype, DType::kInt64);
+}
+
+TEST(ShapeOpsTest, ShapeGatherReshapeResolvesStaticDims) {
+  // x: [batch, 4, 6]; Reshape(y, Concat(Gather(Shape(x), 1), [-1])) folds to [4, -1].
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {S("batch"), 4, 6});
+  Value* y = b.Input("y", DType::kFloat, {8, 3});
+  Value* shape = b.Op("Shape", {x});
+  Value* idx = b.Constant("idx", Tensor::FromVector<int64_t>({1}, {1}));
+  Value* dim = b.Op("Gather", {shape, idx});
+  Value* rest = b.Constant("rest", I({-1}));
+  Value* target = b.Op("Concat", {dim, rest}, {Attribute::Int("axis", 0)});
+  Value* out = b.Op("Reshape", {y, target});
+  b.Output(out);
+  auto model = b.Build(17);
+  InferOptions o;
+  o.best_effort = false;
+  ASSERT_TRUE(InferShapes(*model, o).ok());
+  EXPECT_EQ(out->shape(), Shape({4, 6}));
+}
+
+TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
+  auto out = RunNode({"Size"}, {F(std::vector<float>(6, 0.f), {2, 3})});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 6);
+  auto t = InferNode({"Size"}, {FT({S("b"), 3})});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ((*t)[0].shape, Shape::Scalar());
+}
+
+// ---- Traits of the seed's ops ----
+
+TEST(TensorTraitsTest, ViewOpsAreLinearInvertibleReindexing) {
+  Tensor shape = I({6});
+  Traits t = TraitsOf({"Reshape"}, {FT({2, 3}), I64T({1})}, {nullptr, &shape});
+  EXPECT_EQ(t.semantic_name, "Reshape");
+  EXPECT_EQ(t.linearity, Linearity::kLinear);
+  EXPECT_EQ(t.invertibility, Invertibility::kInvertible);
+  EXPECT_EQ(t.collapse, CollapseKind::kNone);
+  EXPECT_EQ(t.effect, RepresentationEffect::kPreserves);
+  EXPECT_EQ(t.removable_when, "output shape equals input shape");
+  EXPECT_EQ(t.fuses_with, std::vector<std::string>{"Reshape"});
+  EXPECT_EQ(t.PropertyWords(), (std::vector<std::string>{"linear", "invertible"}));
+  for (const char* op : {"Flatten", "Identity"}) {
+    Traits v = TraitsOf({op}, {FT({2, 3})});
+    EXPECT_EQ(v.semantic_name, op);
+    EXPECT_EQ(v.invertibility, Invertibility::kInvertible);
+    EXPECT_EQ(v.fuses_with, std::vector<std::string>{"Reshape"});
+  }
+  EXPECT_EQ(TraitsOf({"Identity"}, {FT({2})}).removable_when, "always (Identity)");
+}
+
+TEST(TensorTraitsTest, TransposeAndConcat) {
+  Traits t = TraitsOf({"Transpose", "", {Attribute::Ints("perm", {1, 0})}}, {FT({2, 3})});
+  EXPECT_EQ(t.linearity, Linearity::kLinear);
+  EXPECT_EQ(t.invertibility, Invertibility::kInvertible);
+  EXPECT_EQ(t.removable_when, "perm is identity");
+  EXPECT_EQ(t.fuses_with, (std::vector<std::string>{"Transpose", "Gemm", "MatMul"}));
+  Traits c = TraitsOf({"Concat", "", {Attribute::Int("axis", 0)}}, {FT({2}), FT({3})});
+  EXPECT_EQ(c.linearity, Linearity::kLinear);
+  EXPECT_EQ(c.invertibility, Invertibility::kInvertible);
+  EXPECT_EQ(c.effect, RepresentationEffect::kPreserves);
+}
+
+TEST(TensorTraitsTest, SliceAndGatherSelect) {
+  Tensor starts = I({1}), ends = I({3});
+  Traits s = TraitsOf({"Slice"}, {FT({4}), I64T({1}), I64T({1})}, {nullptr, &starts, &ends});
+  EXPECT_EQ(s.collapse, CollapseKind::kSelects);
+  EXPECT_EQ(s.invertibility, Invertibility::kIrreversible);
+  EXPECT_TRUE(s.collapse_producing());
+  Tensor all_end = I({4}), zero = I({0});
+  Traits keep = TraitsOf({"Slice"}, {FT({4}), I64T({1}), I64T({1})}, {nullptr, &zero, &all_end});
+  EXPECT_EQ(keep.collapse, CollapseKind::kNone);
+  Tensor idx = I({0, 2});
+  Traits g = TraitsOf({"Gather"}, {FT({4, 2}), I64T({2})}, {nullptr, &idx});
+  EXPECT_EQ(g.collapse, CollapseKind::kSelects);
+  EXPECT_EQ(g.linearity, Linearity::kLinear);
+}
+
+TEST(TensorTraitsTest, MovementCostIsBytesOnly) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {2, 3});
+  b.Op("Transpose", {x});
+  Node* node = b.last_node();
+  OpContext ctx(*node, 17, {FT({2, 3})}, {nullptr}, nullptr);
+  const OpDef* def = OpRegistry::Global().Find("", "Transpose", 17);
+  ASSERT_TRUE(def->infer(ctx).ok());
+  Cost c = def->cost(ctx);
+  EXPECT_TRUE(c.known);
+  EXPECT_EQ(c.flops, 0);
+  EXPECT_EQ(c.macs, 0);
+  EXPECT_EQ(c.bytes_read, 24);
+  EXPECT_EQ(c.bytes_written, 24);
+}
+
+}  // namespace
+}  // namespace aic
