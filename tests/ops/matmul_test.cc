@@ -31,7 +31,7 @@ TEST(MatMulTest, BroadcastsBatchAndPromotesVectors) {
   ASSERT_TRUE(out.ok()) << out.status();
   // Each row·[1,2,3]: [1,2,3]->14, [4,5,6]->32, [7,8,9]->50, [10,11,12]->68.
   EXPECT_EQ(MaxAbsDiff((*out)[0], Tensor::FromVector<float>({14, 32, 50, 68}, {2, 1, 2})), 0.0);
-  auto batched = RunNode(Op("MatMul"), {Iota({3, 1, 2}), Iota({2, 2, 1})});
+  auto batched = RunNode(Op("MatMul"), {Iota({3, 1, 1, 2}), Iota({2, 2, 1})});
   ASSERT_TRUE(batched.ok()) << batched.status();
   EXPECT_EQ((*batched)[0].dims(), (std::vector<int64_t>{3, 2, 1, 1}));
 }

@@ -1,0 +1,83 @@
+// The command-line contract: exit codes and one-line errors naming the file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr
+};
+
+Result RunCli(const std::string& args) {
+  std::string cmd = std::string(AIC_BINARY_DIR) + "/aic-onnx " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+std::string Testdata(const std::string& name) {
+  return std::string(AIC_SOURCE_DIR) + "/testdata/" + name;
+}
+
+TEST(CliTest, HelpExitsZero) {
+  EXPECT_EQ(RunCli("--help").code, 0);
+  EXPECT_EQ(RunCli("info --help").code, 0);
+  EXPECT_EQ(RunCli("run --help").code, 0);
+}
+
+TEST(CliTest, BadUsageExitsTwo) {
+  Result r = RunCli("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("unknown command"), std::string::npos);
+  EXPECT_EQ(RunCli("info").code, 2);
+  EXPECT_EQ(RunCli("info " + Testdata("seed_mlp.onnx") + " --bogus").code, 2);
+}
+
+TEST(CliTest, InfoShowsTheSeedMlp) {
+  Result r = RunCli("info " + Testdata("seed_mlp.onnx"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("input: float[1, 10]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Gemm"), std::string::npos) << r.out;
+}
+
+TEST(CliTest, BadModelIsOneLineNamingTheFile) {
+  std::string path = ::testing::TempDir() + "/garbage.onnx";
+  std::ofstream(path) << "this is not a model";
+  Result r = RunCli("info " + path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find(path), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+TEST(CliTest, RunWritesOutputsAsNpy) {
+  std::string dir = ::testing::TempDir() + "/run_out";
+  std::filesystem::remove_all(dir);
+  Result r = RunCli("run " + Testdata("seed_mlp.onnx") + " --random --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/output.npy"));
+  Result missing = RunCli("run " + Testdata("seed_mlp.onnx"));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("not given"), std::string::npos) << missing.out;
+}
+
+TEST(CliTest, RunDumpsIntermediates) {
+  std::string dir = ::testing::TempDir() + "/dump";
+  std::filesystem::remove_all(dir);
+  Result r = RunCli("run " + Testdata("seed_mlp_matmul.onnx") + " --random --out " + dir +
+                 "/o --dump-intermediates " + dir + "/i");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/i/relu_out.npy"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/i/fc1_mm.npy"));
+}
+
+}  // namespace

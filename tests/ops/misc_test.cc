@@ -1,0 +1,269 @@
+// Tests of the misc family's smaller ops: NonMaxSuppression, Det,
+// GridSample, the training optimizers, StringNormalizer, TfIdfVectorizer and
+// the random generators.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "ops/registry.h"
+#include "tests/testing/op_test_util.h"
+
+namespace aic {
+namespace {
+
+using testing::InferNode;
+using testing::RunNode;
+using testing::SingleNode;
+
+SingleNode Spec(std::string op, std::vector<Attribute> attrs = {}, size_t outputs = 1,
+                std::string domain = "") {
+  SingleNode s;
+  s.op_type = std::move(op);
+  s.attributes = std::move(attrs);
+  s.num_outputs = outputs;
+  s.domain = std::move(domain);
+  if (!s.domain.empty()) s.opset = 17;
+  return s;
+}
+
+TypeInfo T(DType dt, Shape s) { return TypeInfo::Tensor(dt, std::move(s)); }
+
+Tensor F(std::vector<float> v, std::vector<int64_t> dims) {
+  return Tensor::FromVector<float>(v, std::move(dims));
+}
+
+// ---- NonMaxSuppression ----
+
+TEST(NmsTest, SuppressesOverlapsAndRespectsLimits) {
+  Tensor boxes = F({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11}, {1, 3, 4});
+  Tensor scores = F({0.9f, 0.95f, 0.5f}, {1, 1, 3});
+  auto out = RunNode(Spec("NonMaxSuppression"),
+                     {boxes, scores, Tensor::FromVector<int64_t>({3}, {1}),
+                      F({0.5f}, {1}), F({0.0f}, {1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Box 1 (0.95) wins and suppresses box 0 (IoU 0.82); box 2 is apart.
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*out)[0].data<int64_t>()[2], 1);
+  EXPECT_EQ((*out)[0].data<int64_t>()[5], 2);
+  auto limited = RunNode(Spec("NonMaxSuppression"),
+                         {boxes, scores, Tensor::FromVector<int64_t>({1}, {1}), F({0.5f}, {1})});
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  EXPECT_EQ((*limited)[0].dims(), (std::vector<int64_t>{1, 3}));
+}
+
+TEST(NmsTest, CenterPointFormat) {
+  // Same two boxes as centers: (0.5, 0.5, 1, 1) and (0.5, 0.6, 1, 1) overlap heavily.
+  Tensor boxes = F({0.5f, 0.5f, 1, 1, 0.5f, 0.6f, 1, 1}, {1, 2, 4});
+  auto out = RunNode(Spec("NonMaxSuppression", {Attribute::Int("center_point_box", 1)}),
+                     {boxes, F({0.9f, 0.8f}, {1, 1, 2}), Tensor::FromVector<int64_t>({5}, {1}),
+                      F({0.5f}, {1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{1, 3}));
+}
+
+TEST(NmsTest, InferAndError) {
+  auto types = InferNode(Spec("NonMaxSuppression"),
+                         {T(DType::kFloat, Shape({Dim::Symbol("B"), 10, 4})),
+                          T(DType::kFloat, Shape({Dim::Symbol("B"), 2, 10}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].dtype, DType::kInt64);
+  EXPECT_EQ((*types)[0].shape.rank(), 2);
+  auto bad = InferNode(Spec("NonMaxSuppression"), {T(DType::kFloat, Shape({1, 10, 5})),
+                                                   T(DType::kFloat, Shape({1, 2, 10}))});
+  EXPECT_FALSE(bad.ok());
+}
+
+// ---- Det ----
+
+TEST(DetTest, BatchOfMatrices) {
+  auto out = RunNode(Spec("Det"), {F({1, 2, 3, 4, 0, 1, 1, 0}, {2, 2, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].data<float>()[0], -2, 1e-6);
+  EXPECT_NEAR((*out)[0].data<float>()[1], -1, 1e-6);  // a row swap
+  auto three = RunNode(Spec("Det"), {F({2, 0, 0, 0, 3, 0, 1, 1, 4}, {3, 3})});
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ((*three)[0].rank(), 0);
+  EXPECT_NEAR((*three)[0].data<float>()[0], 24, 1e-5);
+}
+
+TEST(DetTest, InferAndError) {
+  auto types = InferNode(Spec("Det"), {T(DType::kFloat, Shape({Dim::Symbol("N"), 3, 3}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].shape.ToString(), "[N]");
+  EXPECT_FALSE(InferNode(Spec("Det"), {T(DType::kFloat, Shape({2, 3}))}).ok());
+}
+
+// ---- GridSample ----
+
+TEST(GridSampleTest, BilinearNearestAndPadding) {
+  Tensor x = F({1, 2, 3, 4}, {1, 1, 2, 2});
+  // Center of the image, and a point far outside on the left.
+  Tensor grid = F({0, 0, -3, 0}, {1, 1, 2, 2});
+  auto out = RunNode(Spec("GridSample", {Attribute::Int("align_corners", 1)}), {x, grid});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].data<float>()[0], 2.5, 1e-6);
+  EXPECT_NEAR((*out)[0].data<float>()[1], 0, 1e-6);  // zeros padding
+  auto border = RunNode(Spec("GridSample", {Attribute::Int("align_corners", 1),
+                                            Attribute::String("padding_mode", "border")}),
+                        {x, grid});
+  ASSERT_TRUE(border.ok());
+  EXPECT_NEAR((*border)[0].data<float>()[1], 2, 1e-6);  // clamped to column 0, mid row
+  auto nearest = RunNode(Spec("GridSample", {Attribute::String("mode", "nearest"),
+                                             Attribute::Int("align_corners", 1)}),
+                         {x, F({1, 1}, {1, 1, 1, 2})});
+  ASSERT_TRUE(nearest.ok());
+  EXPECT_EQ((*nearest)[0].data<float>()[0], 4);
+}
+
+TEST(GridSampleTest, InferAndError) {
+  auto types = InferNode(Spec("GridSample"), {T(DType::kFloat, Shape({Dim::Symbol("N"), 3, 8, 8})),
+                                              T(DType::kFloat, Shape({Dim::Symbol("N"), 4, 5, 2}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].shape.ToString(), "[N, 3, 4, 5]");
+  EXPECT_FALSE(InferNode(Spec("GridSample", {Attribute::String("mode", "cubic")}),
+                         {T(DType::kFloat, Shape({1, 3, 8, 8})), T(DType::kFloat, Shape({1, 4, 5, 2}))})
+                   .ok());
+}
+
+// ---- training ----
+
+constexpr char kTraining[] = "ai.onnx.preview.training";
+
+TEST(TrainingTest, MomentumFirstStepAndNesterov) {
+  std::vector<Tensor> in = {Tensor::Scalar<float>(0.1f), Tensor::Scalar<int64_t>(0), F({1}, {1}),
+                            F({2}, {1}), F({3}, {1})};
+  std::vector<Attribute> attrs = {Attribute::Float("alpha", 0.5f), Attribute::Float("beta", 0.25f),
+                                  Attribute::Float("norm_coefficient", 0),
+                                  Attribute::String("mode", "standard")};
+  auto out = RunNode(Spec("Momentum", attrs, 2, kTraining), in);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // t = 0: beta is taken as 1. v = 0.5·3 + 2 = 3.5; x = 1 − 0.1·3.5.
+  EXPECT_NEAR((*out)[1].data<float>()[0], 3.5, 1e-6);
+  EXPECT_NEAR((*out)[0].data<float>()[0], 0.65, 1e-6);
+  attrs.back() = Attribute::String("mode", "nesterov");
+  auto nest = RunNode(Spec("Momentum", attrs, 2, kTraining), in);
+  ASSERT_TRUE(nest.ok());
+  EXPECT_NEAR((*nest)[0].data<float>()[0], 1 - 0.1 * (2 + 0.5 * 3.5), 1e-6);
+}
+
+TEST(TrainingTest, AdagradAndAdam) {
+  auto ada = RunNode(Spec("Adagrad", {Attribute::Float("epsilon", 0)}, 2, kTraining),
+                     {Tensor::Scalar<float>(0.1f), Tensor::Scalar<int64_t>(0), F({1}, {1}),
+                      F({-1}, {1}), F({3}, {1})});
+  ASSERT_TRUE(ada.ok()) << ada.status();
+  EXPECT_NEAR((*ada)[1].data<float>()[0], 4, 1e-6);               // h = 3 + 1
+  EXPECT_NEAR((*ada)[0].data<float>()[0], 1 + 0.1 / 2, 1e-6);     // x − r·g/√h
+  auto adam = RunNode(Spec("Adam", {Attribute::Float("epsilon", 0), Attribute::Float("alpha", 0.5f),
+                                    Attribute::Float("beta", 0.5f)}, 3, kTraining),
+                      {Tensor::Scalar<float>(0.1f), Tensor::Scalar<int64_t>(0), F({1}, {1}),
+                       F({2}, {1}), F({0}, {1}), F({0}, {1})});
+  ASSERT_TRUE(adam.ok()) << adam.status();
+  EXPECT_NEAR((*adam)[1].data<float>()[0], 1, 1e-6);  // v = 0.5·2
+  EXPECT_NEAR((*adam)[2].data<float>()[0], 2, 1e-6);  // h = 0.5·4
+  EXPECT_NEAR((*adam)[0].data<float>()[0], 1 - 0.1 / std::sqrt(2.0), 1e-6);
+}
+
+TEST(TrainingTest, InferAndError) {
+  SingleNode spec = Spec("Adagrad", {}, 2, kTraining);
+  auto types = InferNode(spec, {T(DType::kFloat, Shape::Scalar()), T(DType::kInt64, Shape::Scalar()),
+                                T(DType::kFloat, Shape({Dim::Symbol("K"), 3})),
+                                T(DType::kFloat, Shape({Dim::Symbol("K"), 3})),
+                                T(DType::kFloat, Shape({Dim::Symbol("K"), 3}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[1].shape.ToString(), "[K, 3]");
+  auto bad = InferNode(spec, {T(DType::kFloat, Shape::Scalar()), T(DType::kInt64, Shape::Scalar()),
+                              T(DType::kFloat, Shape({3}))});
+  EXPECT_FALSE(bad.ok());
+  const OpDef* def = OpRegistry::Global().Find(kTraining, "Adam", 1);
+  ASSERT_NE(def, nullptr);
+  EXPECT_TRUE(def->nondeterministic);
+}
+
+// ---- text ----
+
+TEST(TextTest, StringNormalizer) {
+  Tensor x = Tensor::FromStrings({"Monday", "tuesday", "MONDAY"}, {1, 3});
+  auto out = RunNode(Spec("StringNormalizer", {Attribute::Strings("stopwords", {"monday"}),
+                                               Attribute::String("case_change_action", "UPPER")}),
+                     {x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].dims(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ((*out)[0].strings()[0], "TUESDAY");
+  auto all = RunNode(Spec("StringNormalizer", {Attribute::Strings("stopwords", {"a"}),
+                                               Attribute::Int("is_case_sensitive", 1)}),
+                     {Tensor::FromStrings({"a"}, {1})});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].strings(), std::vector<std::string>{""});
+  EXPECT_FALSE(InferNode(Spec("StringNormalizer"), {T(DType::kFloat, Shape({3}))}).ok());
+  auto types = InferNode(Spec("StringNormalizer"), {T(DType::kString, Shape({Dim::Symbol("C")}))});
+  ASSERT_TRUE(types.ok());
+  EXPECT_EQ((*types)[0].dtype, DType::kString);
+}
+
+TEST(TextTest, TfIdfCountsSkipGrams) {
+  // Pool: unigrams {1, 2}, bigram {(1, 2)}; columns 0, 1, 2.
+  std::vector<Attribute> attrs = {
+      Attribute::Int("min_gram_length", 1), Attribute::Int("max_gram_length", 2),
+      Attribute::Int("max_skip_count", 1), Attribute::String("mode", "TF"),
+      Attribute::Ints("ngram_counts", {0, 2}), Attribute::Ints("ngram_indexes", {0, 1, 2}),
+      Attribute::Ints("pool_int64s", {1, 2, 1, 2})};
+  auto out = RunNode(Spec("TfIdfVectorizer", attrs), {Tensor::FromVector<int32_t>({1, 3, 2, 2}, {4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // 1 once, 2 twice; (1, 2) once with skip 1 (positions 0, 2).
+  EXPECT_EQ((*out)[0].span<float>()[0], 1);
+  EXPECT_EQ((*out)[0].span<float>()[1], 2);
+  EXPECT_EQ((*out)[0].span<float>()[2], 1);
+  auto types = InferNode(Spec("TfIdfVectorizer", attrs), {T(DType::kInt32, Shape({Dim::Symbol("B"), 7}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].shape.ToString(), "[B, 3]");
+  attrs[3] = Attribute::String("mode", "BM25");
+  EXPECT_FALSE(InferNode(Spec("TfIdfVectorizer", attrs), {T(DType::kInt32, Shape({7}))}).ok());
+}
+
+// ---- random ----
+
+TEST(RandomTest, ShapesDtypesAndSeeds) {
+  auto normal = RunNode(Spec("RandomNormal", {Attribute::Ints("shape", {2, 3}), Attribute::Float("seed", 1),
+                                              Attribute::Int("dtype", 11)}),
+                        {});
+  ASSERT_TRUE(normal.ok()) << normal.status();
+  EXPECT_EQ((*normal)[0].dtype(), DType::kDouble);
+  EXPECT_EQ((*normal)[0].dims(), (std::vector<int64_t>{2, 3}));
+  auto again = RunNode(Spec("RandomNormal", {Attribute::Ints("shape", {2, 3}), Attribute::Float("seed", 1),
+                                             Attribute::Int("dtype", 11)}),
+                       {});
+  EXPECT_TRUE((*normal)[0].BitwiseEquals((*again)[0]));
+  auto uni = RunNode(Spec("RandomUniformLike", {Attribute::Float("low", 2), Attribute::Float("high", 3)}),
+                     {F({0, 0, 0, 0}, {4})});
+  ASSERT_TRUE(uni.ok());
+  for (float v : (*uni)[0].span<float>()) EXPECT_TRUE(v >= 2 && v < 3);
+  auto bern = RunNode(Spec("Bernoulli"), {F({0, 1, 0, 1}, {4})});
+  ASSERT_TRUE(bern.ok());
+  EXPECT_EQ((*bern)[0].span<float>()[0], 0);
+  EXPECT_EQ((*bern)[0].span<float>()[1], 1);
+  // A class with all the mass is always drawn.
+  auto multi = RunNode(Spec("Multinomial", {Attribute::Int("sample_size", 5)}),
+                       {F({-1e9f, 0, -1e9f}, {1, 3})});
+  ASSERT_TRUE(multi.ok()) << multi.status();
+  EXPECT_EQ((*multi)[0].dtype(), DType::kInt32);
+  for (int32_t v : (*multi)[0].span<int32_t>()) EXPECT_EQ(v, 1);
+}
+
+TEST(RandomTest, InferAndError) {
+  auto types = InferNode(Spec("RandomNormalLike", {Attribute::Int("dtype", 10)}),
+                         {T(DType::kFloat, Shape({Dim::Symbol("N"), 2}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].dtype, DType::kFloat16);
+  EXPECT_EQ((*types)[0].shape.ToString(), "[N, 2]");
+  EXPECT_FALSE(InferNode(Spec("RandomUniform"), {}).ok());  // shape attribute required
+  auto multi = InferNode(Spec("Multinomial", {Attribute::Int("sample_size", 4)}),
+                         {T(DType::kFloat, Shape({Dim::Symbol("N"), 10}))});
+  ASSERT_TRUE(multi.ok());
+  EXPECT_EQ((*multi)[0].shape.ToString(), "[N, 4]");
+  const OpDef* def = OpRegistry::Global().Find("", "RandomNormal", 17);
+  ASSERT_NE(def, nullptr);
+  EXPECT_TRUE(def->nondeterministic);
+}
+
+}  // namespace
+}  // namespace aic
