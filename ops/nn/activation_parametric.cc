@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ops/math/elementwise_common.h"
@@ -106,10 +107,46 @@ absl::Status ClipKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Before opset 7 a 1-D slope of x's channel count applied per channel (axis
+// 1, as Caffe does), not numpy-style along the last axis: pad it with 1s.
+std::vector<int64_t> PReluSlopeDims(int64_t opset, const std::vector<int64_t>& x,
+                                    std::vector<int64_t> slope) {
+  if (opset >= 7 || slope.size() != 1 || slope[0] == 1 || x.size() < 2) return slope;
+  slope.resize(x.size() - 1, 1);
+  return slope;
+}
+
+absl::Status PReluKernel(KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor x = WidenToFloat(x0);
+  Tensor a = WidenToFloat(ctx.input(1));
+  if (a.dtype() != x.dtype()) {
+    return ctx.Error("slope dtype ", DTypeName(ctx.input(1).dtype()), " differs from x's ",
+                     DTypeName(x0.dtype()));
+  }
+  a = a.WithDims(PReluSlopeDims(ctx.opset(), x.dims(), a.dims()));
+  absl::StatusOr<Tensor> y;
+  absl::Status s = DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    y = MapBinary<T, T, T>(x, a, x.dtype(), [](T v, T k) { return v < T(0) ? v * k : v; });
+  });
+  if (!s.ok()) return ctx.Unimplemented(s.message());
+  if (!y.ok()) return ctx.Error(y.status().message());
+  if (y->dims() != x.dims()) return ctx.Error("slope does not broadcast to x");
+  ctx.set_output(0, NarrowFromFloat(*y, x0.dtype()));
+  return absl::OkStatus();
+}
+
 absl::Status InferPRelu(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(InferSameAsInput(ctx, TypeSet::kNumeric));
   if (ctx.has_input(1) && ctx.input_shape(0).has_rank() && ctx.input_shape(1).has_rank()) {
-    absl::StatusOr<Shape> b = BroadcastShapes({ctx.input_shape(0), ctx.input_shape(1)},
+    Shape slope = ctx.input_shape(1);
+    if (ctx.opset() < 7 && slope.rank() == 1 && ctx.input_shape(0).rank() >= 2) {
+      std::vector<Dim> dims = slope.dims();
+      dims.resize(static_cast<size_t>(ctx.input_shape(0).rank() - 1), Dim(1));
+      slope = Shape(std::move(dims));
+    }
+    absl::StatusOr<Shape> b = BroadcastShapes({ctx.input_shape(0), slope},
                                               [&ctx] { return ctx.FreshDim(); });
     if (!b.ok()) return ctx.Error("slope does not broadcast to x: ", b.status().message());
     if (b->rank() != ctx.input_shape(0).rank()) {
@@ -145,7 +182,7 @@ void RegisterParametricActivationOps(OpRegistry& r) {
         if (const Tensor* s = ctx.input_constant(1)) c.params = s->num_elements();
         return c;
       },
-      BinaryKernel<TypeSet::kNumeric>([](auto x, auto a) { return x < 0 ? x * a : x; })));
+      PReluKernel));
 }
 
 }  // namespace aic

@@ -120,6 +120,10 @@ TEST(ActivationTest, PReluBroadcastsSlope) {
   Tensor x = Tensor::FromVector<float>({-1, -1, 2, 2}, {2, 2});
   Tensor slope = Tensor::FromVector<float>({0.5f, 0.25f}, {2});
   EXPECT_EQ(Run1(Op("PRelu"), {x, slope}), (std::vector<double>{-0.5, -0.25, 2, 2}));
+  // Opset 6: a 1-D slope is per channel (axis 1), not along the last axis.
+  Tensor x3 = Tensor::FromVector<float>({-1, -1, -1, -1, -1, -1}, {1, 2, 3});
+  EXPECT_EQ(Run1(Op("PRelu", {}, 6), {x3, slope}),
+            (std::vector<double>{-0.5, -0.5, -0.5, -0.25, -0.25, -0.25}));
   EXPECT_FALSE(InferNode(Op("PRelu"), {TypeInfo::Tensor(DType::kFloat, Shape({2, 2})),
                                        TypeInfo::Tensor(DType::kFloat, Shape({3}))})
                    .ok());

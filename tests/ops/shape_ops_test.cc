@@ -14,6 +14,17 @@ using testing::InferNode;
 using testing::RunNode;
 using testing::SingleNode;
 
+// A one-node spec: op type, attributes, opset, number of outputs.
+SingleNode Op(std::string op_type, std::vector<Attribute> attributes = {}, int64_t opset = 17,
+              size_t num_outputs = 1) {
+  SingleNode n;
+  n.op_type = std::move(op_type);
+  n.attributes = std::move(attributes);
+  n.opset = opset;
+  n.num_outputs = num_outputs;
+  return n;
+}
+
 Tensor F(std::vector<float> v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, dims); }
 Tensor I(std::vector<int64_t> v) {
   int64_t n = static_cast<int64_t>(v.size());
@@ -47,100 +58,100 @@ Traits TraitsOf(const SingleNode& spec, const std::vector<TypeInfo>& types,
 // ---- Reshape ----
 
 TEST(ShapeOpsTest, ReshapeNumerics) {
-  auto out = RunNode({"Reshape"}, {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({3, -1})});
+  auto out = RunNode(Op("Reshape"), {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({3, -1})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ((*out)[0].data<float>()[5], 6.f);
 }
 
 TEST(ShapeOpsTest, ReshapeZeroCopiesDimUnlessAllowzero) {
-  auto out = RunNode({"Reshape"}, {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({0, 3})});
+  auto out = RunNode(Op("Reshape"), {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({0, 3})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 3}));
-  auto bad = RunNode({"Reshape", "", {Attribute::Int("allowzero", 1)}},
+  auto bad = RunNode(Op("Reshape", {Attribute::Int("allowzero", 1)}),
                      {F({1, 2, 3, 4, 5, 6}, {2, 3}), I({0, 3})});
   EXPECT_FALSE(bad.ok());
 }
 
 TEST(ShapeOpsTest, ReshapeSymbolicZeroAndMinusOne) {
   Tensor shape = I({0, -1, 4});
-  auto t = InferNode({"Reshape"}, {FT({S("batch"), 8, 6}), I64T({3})}, {nullptr, &shape});
+  auto t = InferNode(Op("Reshape"), {FT({S("batch"), 8, 6}), I64T({3})}, {nullptr, &shape});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape, Shape({S("batch"), 12, 4}));
   // -1 takes the remaining symbol when the known parts cancel.
   Tensor flat = I({-1, 6});
-  t = InferNode({"Reshape"}, {FT({S("n"), 2, 3}), I64T({2})}, {nullptr, &flat});
+  t = InferNode(Op("Reshape"), {FT({S("n"), 2, 3}), I64T({2})}, {nullptr, &flat});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape, Shape({S("n"), 6}));
 }
 
 TEST(ShapeOpsTest, ReshapeBadTargetIsAnError) {
   Tensor shape = I({5, -1});
-  EXPECT_FALSE(InferNode({"Reshape"}, {FT({2, 3}), I64T({2})}, {nullptr, &shape}).ok());
+  EXPECT_FALSE(InferNode(Op("Reshape"), {FT({2, 3}), I64T({2})}, {nullptr, &shape}).ok());
   Tensor two = I({-1, -1});
-  EXPECT_FALSE(InferNode({"Reshape"}, {FT({2, 3}), I64T({2})}, {nullptr, &two}).ok());
+  EXPECT_FALSE(InferNode(Op("Reshape"), {FT({2, 3}), I64T({2})}, {nullptr, &two}).ok());
 }
 
 // ---- Flatten ----
 
 TEST(ShapeOpsTest, FlattenNumericsAndSymbolic) {
-  auto out = RunNode({"Flatten", "", {Attribute::Int("axis", 2)}}, {F(std::vector<float>(24, 1.f), {2, 3, 4})});
+  auto out = RunNode(Op("Flatten", {Attribute::Int("axis", 2)}), {F(std::vector<float>(24, 1.f), {2, 3, 4})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{6, 4}));
-  auto t = InferNode({"Flatten"}, {FT({S("b"), 3, 4})});
+  auto t = InferNode(Op("Flatten"), {FT({S("b"), 3, 4})});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape, Shape({S("b"), 12}));
-  EXPECT_FALSE(InferNode({"Flatten", "", {Attribute::Int("axis", 5)}}, {FT({2, 3})}).ok());
+  EXPECT_FALSE(InferNode(Op("Flatten", {Attribute::Int("axis", 5)}), {FT({2, 3})}).ok());
 }
 
 // ---- Squeeze / Unsqueeze ----
 
 TEST(ShapeOpsTest, SqueezeAxesInputAndAttribute) {
-  auto out = RunNode({"Squeeze"}, {F({1, 2, 3}, {1, 3, 1}), I({0})});
+  auto out = RunNode(Op("Squeeze"), {F({1, 2, 3}, {1, 3, 1}), I({0})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{3, 1}));
-  auto all = RunNode({"Squeeze", "", {}, 11}, {F({1, 2, 3}, {1, 3, 1})});
+  auto all = RunNode(Op("Squeeze", {}, 11), {F({1, 2, 3}, {1, 3, 1})});
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ((*all)[0].dims(), (std::vector<int64_t>{3}));
-  auto attr = InferNode({"Squeeze", "", {Attribute::Ints("axes", {-1})}, 11}, {FT({S("b"), 1})});
+  auto attr = InferNode(Op("Squeeze", {Attribute::Ints("axes", {-1})}, 11), {FT({S("b"), 1})});
   ASSERT_TRUE(attr.ok()) << attr.status();
   EXPECT_EQ((*attr)[0].shape, Shape({S("b")}));
-  EXPECT_FALSE(InferNode({"Squeeze", "", {Attribute::Ints("axes", {0})}, 11}, {FT({2, 1})}).ok());
+  EXPECT_FALSE(InferNode(Op("Squeeze", {Attribute::Ints("axes", {0})}, 11), {FT({2, 1})}).ok());
 }
 
 TEST(ShapeOpsTest, Unsqueeze) {
   Tensor axes = I({0, 3});
-  auto t = InferNode({"Unsqueeze"}, {FT({S("b"), 5}), I64T({2})}, {nullptr, &axes});
+  auto t = InferNode(Op("Unsqueeze"), {FT({S("b"), 5}), I64T({2})}, {nullptr, &axes});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)[0].shape, Shape({1, S("b"), 5, 1}));
-  auto out = RunNode({"Unsqueeze", "", {Attribute::Ints("axes", {1})}, 11}, {F({1, 2}, {2})});
+  auto out = RunNode(Op("Unsqueeze", {Attribute::Ints("axes", {1})}, 11), {F({1, 2}, {2})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 1}));
   Tensor dup = I({1, 1});
-  EXPECT_FALSE(InferNode({"Unsqueeze"}, {FT({2}), I64T({2})}, {nullptr, &dup}).ok());
+  EXPECT_FALSE(InferNode(Op("Unsqueeze"), {FT({2}), I64T({2})}, {nullptr, &dup}).ok());
 }
 
 // ---- Identity, Shape, Size ----
 
 TEST(ShapeOpsTest, IdentityPassesThrough) {
-  auto out = RunNode({"Identity"}, {F({7, 8}, {2})});
+  auto out = RunNode(Op("Identity"), {F({7, 8}, {2})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].data<float>()[1], 8.f);
-  auto t = InferNode({"Identity"}, {FT({S("b"), 2})});
+  auto t = InferNode(Op("Identity"), {FT({S("b"), 2})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)[0].shape, Shape({S("b"), 2}));
-  auto seq = InferNode({"Identity"}, {TypeInfo::SequenceOf(FT({2}))});
+  auto seq = InferNode(Op("Identity"), {TypeInfo::SequenceOf(FT({2}))});
   ASSERT_TRUE(seq.ok());
   EXPECT_EQ((*seq)[0].kind, TypeInfo::Kind::kSequence);
 }
 
 TEST(ShapeOpsTest, ShapeWithStartEnd) {
-  auto out = RunNode({"Shape", "", {Attribute::Int("start", 1), Attribute::Int("end", -1)}},
+  auto out = RunNode(Op("Shape", {Attribute::Int("start", 1), Attribute::Int("end", -1)}),
                      {F(std::vector<float>(24, 0.f), {2, 3, 4})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{1}));
   EXPECT_EQ((*out)[0].data<int64_t>()[0], 3);
-  auto t = InferNode({"Shape"}, {FT({S("b"), 3})});
+  auto t = InferNode(Op("Shape"), {FT({S("b"), 3})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)[0].shape, Shape({2}));
   EXPECT_EQ((*t)[0].dtype, DType::kInt64);
@@ -166,10 +177,10 @@ TEST(ShapeOpsTest, ShapeGatherReshapeResolvesStaticDims) {
 }
 
 TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
-  auto out = RunNode({"Size"}, {F(std::vector<float>(6, 0.f), {2, 3})});
+  auto out = RunNode(Op("Size"), {F(std::vector<float>(6, 0.f), {2, 3})});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0].data<int64_t>()[0], 6);
-  auto t = InferNode({"Size"}, {FT({S("b"), 3})});
+  auto t = InferNode(Op("Size"), {FT({S("b"), 3})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)[0].shape, Shape::Scalar());
 }
@@ -178,7 +189,7 @@ TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
 
 TEST(TensorTraitsTest, ViewOpsAreLinearInvertibleReindexing) {
   Tensor shape = I({6});
-  Traits t = TraitsOf({"Reshape"}, {FT({2, 3}), I64T({1})}, {nullptr, &shape});
+  Traits t = TraitsOf(Op("Reshape"), {FT({2, 3}), I64T({1})}, {nullptr, &shape});
   EXPECT_EQ(t.semantic_name, "Reshape");
   EXPECT_EQ(t.linearity, Linearity::kLinear);
   EXPECT_EQ(t.invertibility, Invertibility::kInvertible);
@@ -187,22 +198,22 @@ TEST(TensorTraitsTest, ViewOpsAreLinearInvertibleReindexing) {
   EXPECT_EQ(t.removable_when, "output shape equals input shape");
   EXPECT_EQ(t.fuses_with, std::vector<std::string>{"Reshape"});
   EXPECT_EQ(t.PropertyWords(), (std::vector<std::string>{"linear", "invertible"}));
-  for (const char* op : {"Flatten", "Identity"}) {
-    Traits v = TraitsOf({op}, {FT({2, 3})});
+  for (const char* op : Op("Flatten")) {
+    Traits v = TraitsOf(Op(op), {FT({2, 3})});
     EXPECT_EQ(v.semantic_name, op);
     EXPECT_EQ(v.invertibility, Invertibility::kInvertible);
     EXPECT_EQ(v.fuses_with, std::vector<std::string>{"Reshape"});
   }
-  EXPECT_EQ(TraitsOf({"Identity"}, {FT({2})}).removable_when, "always (Identity)");
+  EXPECT_EQ(TraitsOf(Op("Identity"), {FT({2})}).removable_when, "always (Identity)");
 }
 
 TEST(TensorTraitsTest, TransposeAndConcat) {
-  Traits t = TraitsOf({"Transpose", "", {Attribute::Ints("perm", {1, 0})}}, {FT({2, 3})});
+  Traits t = TraitsOf(Op("Transpose", {Attribute::Ints("perm", {1, 0})}), {FT({2, 3})});
   EXPECT_EQ(t.linearity, Linearity::kLinear);
   EXPECT_EQ(t.invertibility, Invertibility::kInvertible);
   EXPECT_EQ(t.removable_when, "perm is identity");
   EXPECT_EQ(t.fuses_with, (std::vector<std::string>{"Transpose", "Gemm", "MatMul"}));
-  Traits c = TraitsOf({"Concat", "", {Attribute::Int("axis", 0)}}, {FT({2}), FT({3})});
+  Traits c = TraitsOf(Op("Concat", {Attribute::Int("axis", 0)}), {FT({2}), FT({3})});
   EXPECT_EQ(c.linearity, Linearity::kLinear);
   EXPECT_EQ(c.invertibility, Invertibility::kInvertible);
   EXPECT_EQ(c.effect, RepresentationEffect::kPreserves);
@@ -210,15 +221,15 @@ TEST(TensorTraitsTest, TransposeAndConcat) {
 
 TEST(TensorTraitsTest, SliceAndGatherSelect) {
   Tensor starts = I({1}), ends = I({3});
-  Traits s = TraitsOf({"Slice"}, {FT({4}), I64T({1}), I64T({1})}, {nullptr, &starts, &ends});
+  Traits s = TraitsOf(Op("Slice"), {FT({4}), I64T({1}), I64T({1})}, {nullptr, &starts, &ends});
   EXPECT_EQ(s.collapse, CollapseKind::kSelects);
   EXPECT_EQ(s.invertibility, Invertibility::kIrreversible);
   EXPECT_TRUE(s.collapse_producing());
   Tensor all_end = I({4}), zero = I({0});
-  Traits keep = TraitsOf({"Slice"}, {FT({4}), I64T({1}), I64T({1})}, {nullptr, &zero, &all_end});
+  Traits keep = TraitsOf(Op("Slice"), {FT({4}), I64T({1}), I64T({1})}, {nullptr, &zero, &all_end});
   EXPECT_EQ(keep.collapse, CollapseKind::kNone);
   Tensor idx = I({0, 2});
-  Traits g = TraitsOf({"Gather"}, {FT({4, 2}), I64T({2})}, {nullptr, &idx});
+  Traits g = TraitsOf(Op("Gather"), {FT({4, 2}), I64T({2})}, {nullptr, &idx});
   EXPECT_EQ(g.collapse, CollapseKind::kSelects);
   EXPECT_EQ(g.linearity, Linearity::kLinear);
 }

@@ -1,0 +1,1 @@
+// The analysis library; see analysis/report.h once it lands.

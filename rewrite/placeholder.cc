@@ -1,0 +1,1 @@
+// The rewriter library; see rewrite/optimize.h once it lands.
