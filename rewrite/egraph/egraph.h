@@ -1,0 +1,135 @@
+// The e-graph at the heart of `aic-onnx opt`: e-classes of equivalent values,
+// each holding e-nodes (an op over child e-classes, or a leaf). Union-find with
+// path halving merges classes; a hashcons of canonical e-nodes makes equal
+// subterms one class (CSE for free). Every class carries analysis data: the
+// TypeInfo of each output, its value when statically known (small shape
+// tensors and weights alike), and whether it depends on weights only.
+//
+// E-nodes keep their op signature (op_type, domain, attributes) in a Node of a
+// private scratch Graph, so OpDef inference and reference kernels, which read a
+// Node, run on e-nodes unchanged. Opaque nodes (no OpDef, unknown domain,
+// nondeterministic ops, nodes with subgraphs) get a unique key: never merged,
+// never matched.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "graph/model.h"
+
+namespace aic::rewrite {
+
+using ClassId = int32_t;
+constexpr ClassId kNoClass = -1;
+
+enum class ENodeKind : uint8_t {
+  kOp,      // a standard or custom op over child classes
+  kInput,   // graph input `index`
+  kConst,   // constant tensor (initializer, Constant node or folded value)
+  kOpaque,  // never matched or merged; `op` is the original node
+  kProj,    // output `index` of the multi-output op in children[0]
+};
+
+struct ENode {
+  ENodeKind kind = ENodeKind::kOp;
+  const Node* op = nullptr;       // kOp / kOpaque: op_type, domain, attributes
+  std::vector<ClassId> children;  // kNoClass for an omitted optional input
+  int64_t index = 0;              // kInput: input position; kProj: output; kOpaque: unique id
+  int32_t const_index = -1;       // kConst: into EGraph::constants()
+  uint64_t op_key = 0;            // hash of op signature (op_type, domain, attributes)
+  int32_t num_outputs = 1;        // kOp/kOpaque: outputs of the op
+};
+
+struct EClassData {
+  std::vector<ClassId> dummy;
+  std::vector<int32_t> nodes;                // indices into EGraph::nodes()
+  std::vector<TypeInfo> types;               // per output (1 unless a tuple class)
+  std::vector<std::optional<Tensor>> values; // statically known values, per output
+  bool weight_only = false;                  // computed from constants only
+  bool is_tuple = false;                     // multi-output op: read through kProj
+  std::string name;                          // a name from the source graph, if any
+};
+
+class EGraph {
+ public:
+  explicit EGraph(int64_t opset, int64_t max_fold_elements = int64_t{1} << 22);
+  EGraph(const EGraph&) = delete;
+  EGraph& operator=(const EGraph&) = delete;
+
+  int64_t opset() const { return opset_; }
+  ClassId Find(ClassId id) const;
+  // Merges two classes; true when they were different.
+  bool Union(ClassId a, ClassId b);
+  // Re-canonicalizes every e-node and merges congruent classes, until stable.
+  void Rebuild();
+
+  // Adds (or finds) an op e-node. `num_outputs` > 1 makes a tuple class whose
+  // outputs are read with Proj(). Attributes are copied.
+  ClassId AddOp(const std::string& op_type, const std::string& domain,
+                std::vector<ClassId> children, std::vector<Attribute> attributes = {},
+                int num_outputs = 1);
+  // Same, copying the signature of an existing node.
+  ClassId AddOpLike(const Node& proto, std::vector<ClassId> children, int num_outputs);
+  ClassId AddOpaque(const Node& original, std::vector<ClassId> children, int num_outputs,
+                    std::vector<TypeInfo> types);
+  ClassId AddInput(int64_t position, TypeInfo type, std::string name);
+  ClassId AddConst(Tensor value, std::string name = "");
+  ClassId Proj(ClassId tuple, int64_t index);
+
+  const EClassData& data(ClassId id) const { return classes_[Find(id)]; }
+  const ENode& node(int32_t index) const { return nodes_[index]; }
+  size_t num_nodes() const { return nodes_.size(); }
+  size_t num_classes() const { return classes_.size(); }
+  size_t num_live_classes() const;
+  const std::vector<Tensor>& constants() const { return constants_; }
+  const Tensor& constant(int32_t index) const { return constants_[index]; }
+
+  // Analysis shortcuts for single-output classes.
+  const TypeInfo& type(ClassId id) const { return data(id).types[0]; }
+  const Tensor* value(ClassId id) const;
+  bool weight_only(ClassId id) const { return data(id).weight_only; }
+  // The first kOp e-node of the class with that op_type, or nullptr.
+  const ENode* FindOp(ClassId id, const char* op_type) const;
+  // All kOp e-nodes of the class with that op_type.
+  std::vector<const ENode*> FindOps(ClassId id, const char* op_type) const;
+  // Whether the class has a Const leaf already.
+  bool HasConstLeaf(ClassId id) const;
+  // Number of distinct e-classes using `id` as a child (an over-approximation
+  // of consumers in any extracted graph), recomputed by Rebuild().
+  int UseCount(ClassId id) const;
+
+  void set_name(ClassId id, const std::string& name);
+  std::string Dump() const;
+
+ private:
+  struct KeyHash;
+  uint64_t OpKey(const Node& n) const;
+  std::vector<ClassId> Canonical(const std::vector<ClassId>& children) const;
+  ClassId Intern(ENode node, std::function<void(EClassData&)> analyze);
+  void AnalyzeOp(const ENode& node, EClassData& data);
+  std::string HashKey(const ENode& n) const;
+
+  int64_t opset_;
+  int64_t max_fold_elements_;
+  mutable std::vector<ClassId> parent_;
+  std::vector<EClassData> classes_;
+  std::vector<ENode> nodes_;
+  std::vector<ClassId> node_class_;  // class each e-node was added to (before unions)
+  std::vector<Tensor> constants_;
+  absl::flat_hash_map<std::string, int32_t> hashcons_;  // key -> node index
+  absl::flat_hash_map<ClassId, int> use_count_;
+  Graph scratch_;  // holds the op signature nodes
+  int64_t opaque_counter_ = 0;
+  int64_t symbol_counter_ = 0;
+};
+
+// 64-bit content hash of a tensor (dtype, dims and bytes).
+uint64_t TensorHash(const Tensor& t);
+
+}  // namespace aic::rewrite
