@@ -31,7 +31,7 @@ build: deps
 	cmake --build build -j $(JOBS)
 
 build-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DAIC_SANITIZE=ON >/dev/null
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIC_SANITIZE=ON >/dev/null
 	cmake --build build-asan -j $(JOBS)
 
 demo: setup build

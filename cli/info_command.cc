@@ -4,9 +4,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "graph/printer.h"
-#include "graph/verify.h"
-#include "onnx_io/load.h"
-#include "ops/infer_shapes.h"
+#include "cli/model_loading.h"
 
 namespace aic::cli {
 
@@ -32,11 +30,8 @@ int InfoCommand(const std::vector<std::string>& argv) {
   }
   if (args->positional().size() != 1) return UsageError("info takes one model file (see --help)");
   const std::string& path = args->positional()[0];
-  auto model = LoadModel(path);
+  auto model = LoadVerifiedModel(path);  // shapes best effort: unknown ones print as '?'
   if (!model.ok()) return UsageError(std::string(model.status().message()));
-  absl::Status verified = Verify(*(*model)->graph);
-  if (!verified.ok()) return UsageError(path + ": " + std::string(verified.message()));
-  InferShapes(**model).IgnoreError();  // best effort: unknown shapes print as '?'
   std::fputs(PrintModelSummary(**model, path).c_str(), stdout);
   return 0;
 }

@@ -14,7 +14,12 @@ usage: aic-onnx COMMAND [options]
 
 commands:
   info   IN.onnx          inputs/outputs with shapes, op histogram, node list
-  run    IN.onnx ...      run the model on the CPU (reference executor)
+  run    IN.onnx ...      run the model on the CPU (--device reference|cpu)
+  bench  IN.onnx ...      time the model on the fast CPU executor
+  opt    IN.onnx OUT.onnx optimize (e-graph rewriter), write standard ONNX, verify
+  verify A.onnx B.onnx    compare two models' outputs on the same inputs
+  report IN.onnx ...      the seed's analysis: per-node semantics and cost, collapse
+                          points, weight spectra, activation ratios (--calib)
 
 Run 'aic-onnx COMMAND --help' for a command's options.
 Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input.
@@ -32,5 +37,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(argv + 2, argv + argc);
   if (command == "info") return aic::cli::InfoCommand(rest);
   if (command == "run") return aic::cli::RunCommand(rest);
+  if (command == "bench") return aic::cli::BenchCommand(rest);
+  if (command == "opt") return aic::cli::OptCommand(rest);
+  if (command == "verify") return aic::cli::VerifyCommand(rest);
+  if (command == "report") return aic::cli::ReportCommand(rest);
   return aic::cli::UsageError("unknown command '" + command + "' (see aic-onnx --help)");
 }

@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
 #include "graph/verify.h"
 #include "onnx_io/load.h"
@@ -20,7 +21,7 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx run IN.onnx [--input NAME=FILE.npy|FILE.pb]... [--random]
                     [--shape NAME=D,D,..] [--seed N] [--out DIR]
-                    [--dump-intermediates DIR] [--device reference|cpu]
+                    [--dump-intermediates DIR] [--device reference|cpu] [--threads N]
 
 Runs the model and writes each output to DIR/<output name>.npy (default DIR:
 ./out), characters other than A-Za-z0-9._- in names replaced by '_'.
@@ -29,7 +30,9 @@ Runs the model and writes each output to DIR/<output name>.npy (default DIR:
                       for floats, small integers otherwise); symbolic dims
                       are 1 unless --shape fixes them
   --dump-intermediates DIR   also write every node output there
-  --device            reference (default): the reference interpreter
+  --device            reference (default): the reference interpreter;
+                      cpu: the fast executor (oneDNN kernels, planned memory)
+  --threads N         threads for --device cpu (default: the core count)
 )";
 
 absl::Status WriteOutputs(const std::vector<std::string>& names,
@@ -64,9 +67,11 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (args->positional().size() != 1) return UsageError("run takes one model file (see --help)");
   const std::string& path = args->positional()[0];
   std::string device = args->GetOr("--device", "reference");
-  if (device != "reference") {
-    return UsageError("--device " + device + " is not available in this build (use reference)");
+  if (device != "reference" && device != "cpu") {
+    return UsageError("--device " + device + " is not available in this build (use reference or cpu)");
   }
+  auto threads = args->GetInt("--threads", 0);
+  if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
   auto model = LoadModel(path);
   if (!model.ok()) return UsageError(std::string(model.status().message()));
   if (absl::Status s = Verify(*(*model)->graph); !s.ok()) {
@@ -81,6 +86,23 @@ int RunCommand(const std::vector<std::string>& argv) {
   input_options.shapes = args->GetAll("--shape");
   auto feeds = BuildFeeds(**model, input_options);
   if (!feeds.ok()) return UsageError(path + ": " + std::string(feeds.status().message()));
+
+  std::vector<std::string> names;
+  for (const Value* v : (*model)->graph->outputs()) names.push_back(v->name());
+  std::string out_dir = args->GetOr("--out", "out");
+  if (device == "cpu") {
+    if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
+    cpu::CpuOptions cpu_options;
+    cpu_options.threads = static_cast<int>(*threads);
+    cpu::CpuExecutor cpu_executor(**model, cpu_options);
+    auto outputs = cpu_executor.Run(*feeds);
+    if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
+    std::printf("outputs:\n");
+    if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) {
+      return UsageError(std::string(s.message()));
+    }
+    return 0;
+  }
 
   ReferenceExecutor executor(**model);
   ReferenceRunOptions run_options;
@@ -102,9 +124,6 @@ int RunCommand(const std::vector<std::string>& argv) {
   auto outputs = executor.Run(*feeds, run_options);
   if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
   if (!dump_status.ok()) return UsageError(std::string(dump_status.message()));
-  std::vector<std::string> names;
-  for (const Value* v : (*model)->graph->outputs()) names.push_back(v->name());
-  std::string out_dir = args->GetOr("--out", "out");
   std::printf("outputs:\n");
   if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) {
     return UsageError(std::string(s.message()));

@@ -104,9 +104,8 @@ absl::StatusOr<SubgraphRunner*> RunnerOf(const KernelContext& ctx) {
   return ctx.subgraph_runner();
 }
 
-Traits ControlFlowTraits(const OpContext& ctx, const std::string& semantic_name,
-                         const std::string& meaning, const std::string& removable_when) {
-  (void)ctx;
+Traits ControlFlowTraits(const std::string& semantic_name, const std::string& meaning,
+                         const std::string& removable_when) {
   Traits t;
   t.semantic_name = semantic_name;
   t.meaning = meaning;

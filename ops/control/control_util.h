@@ -44,8 +44,8 @@ absl::StatusOr<SubgraphRunner*> RunnerOf(const KernelContext& ctx);
 
 // Traits of an op that runs a body: semantics come from the body, so linearity
 // and invertibility are unknown; the meaning names the body sizes.
-Traits ControlFlowTraits(const OpContext& ctx, const std::string& semantic_name,
-                         const std::string& meaning, const std::string& removable_when);
+Traits ControlFlowTraits(const std::string& semantic_name, const std::string& meaning,
+                         const std::string& removable_when);
 
 // The op's own inputs and outputs only: what its bodies do is counted by the
 // analyzer, body by body. known=false when `iterations_known` is false.

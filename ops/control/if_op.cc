@@ -78,7 +78,7 @@ Traits IfTraits(const OpContext& ctx) {
     meaning = absl::StrCat("y = cond ? then_branch (", then_g->TotalNodeCount(),
                            " nodes) : else_branch (", else_g->TotalNodeCount(), " nodes)");
   }
-  return ControlFlowTraits(ctx, "If", meaning, "cond is a constant (inline the taken branch)");
+  return ControlFlowTraits("If", meaning, "cond is a constant (inline the taken branch)");
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ Traits LoopTraits(const OpContext& ctx) {
   }
   std::string meaning = absl::StrCat("(v, scans) = repeat body ", bound);
   if (body != nullptr) absl::StrAppend(&meaning, " (", body->TotalNodeCount(), " nodes)");
-  return ControlFlowTraits(ctx, "Loop", meaning,
+  return ControlFlowTraits("Loop", meaning,
                            "M is a constant 0 or cond a constant false (outputs = initial values)");
 }
 

@@ -274,7 +274,7 @@ Traits ScanTraits(const OpContext& ctx) {
   const Graph* body = GraphAttr(ctx.node(), "body");
   std::string meaning = "(state, scans) = fold body over the scan inputs' steps";
   if (body != nullptr) absl::StrAppend(&meaning, " (", body->TotalNodeCount(), " nodes)");
-  return ControlFlowTraits(ctx, "Scan", meaning, "the scan inputs have 0 steps");
+  return ControlFlowTraits("Scan", meaning, "the scan inputs have 0 steps");
 }
 
 }  // namespace

@@ -154,13 +154,14 @@ Cost ArithCost(const OpContext& ctx) {
 
 template <typename F>
 void RegisterArith(OpRegistry& r, const char* op_type, Arith op, F f) {
-  r.Register(MakeOpDef(op_type, 1, BroadcastInfer(kN),
+  r.Register(MakeOpDef(op_type, 1, BinaryInfer(kN),
                        [op](const OpContext& ctx) { return ArithTraits(ctx, op); }, ArithCost,
                        BinaryKernel<kN>(f)));
 }
 
 // Pow: the exponent's dtype may differ from the base's; output = base dtype.
 absl::Status PowKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
   const Tensor& x0 = ctx.input(0);
   Tensor x = WidenToFloat(x0);
   Tensor y = WidenToFloat(ctx.input(1));
@@ -182,6 +183,7 @@ absl::Status PowKernel(KernelContext& ctx) {
 }
 
 absl::Status InferPow(OpContext& ctx) {
+  if (ctx.num_inputs() != 2) return ctx.Error("takes 2 inputs, got ", ctx.num_inputs());
   for (size_t i = 0; i < 2; ++i) {
     DType t = ctx.input_dtype(i);
     if (t != DType::kUndefined && !InTypeSet(kN, t)) {
@@ -220,7 +222,7 @@ void RegisterElementwiseBinaryOps(OpRegistry& r) {
   r.Register(MakeOpDef("Pow", 1, InferPow, PowTraits, ElementwiseCostFn(kFlopsTranscendental),
                        PowKernel));
   r.Register(MakeOpDef(
-      "Mod", 10, BroadcastInfer(kN),
+      "Mod", 10, BinaryInfer(kN),
       PointwiseTraitsFn(PointwiseInfo("Mod", "y = a mod b")
                           .Irreversible()
                           .Collapses(CollapseKind::kQuantizes, "a and a + k·b map together")),

@@ -88,6 +88,7 @@ Tensor CastToBFloat16(const Tensor& x) {
 }
 
 absl::Status CastTo(KernelContext& ctx, DType to) {
+  AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 1));
   const Tensor& x = ctx.input(0);
   if (!Castable(x.dtype()) || !Castable(to)) {
     return ctx.Unimplemented("cast from ", DTypeName(x.dtype()), " to ", DTypeName(to));
@@ -154,7 +155,7 @@ void RegisterCastOps(OpRegistry& r) {
       [](const OpContext& ctx) { return CastTraits(ctx, ctx.input_dtype(1)); },
       ElementwiseCostFn(0),
       [](KernelContext& ctx) -> absl::Status {
-        if (!ctx.has_input(1)) return ctx.Error("missing input 1 (target_type)");
+        AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
         return CastTo(ctx, ctx.input(1).dtype());
       }));
 }

@@ -1,3 +1,5 @@
+// Inference, traits and kernel-argument helpers shared by the elementwise and
+// activation families (see elementwise_common.h).
 #include "ops/math/elementwise_common.h"
 
 #include <utility>
@@ -29,6 +31,15 @@ std::vector<int64_t> LegacyAlignDims(const Node& node, int64_t opset, size_t ran
   int64_t trailing = static_cast<int64_t>(rank_a) - axis - static_cast<int64_t>(dims_b.size());
   for (int64_t k = 0; k < trailing; ++k) dims_b.push_back(1);
   return dims_b;
+}
+
+absl::Status RequireTensorInputs(const KernelContext& ctx, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) {
+      return ctx.Error("input ", i, " is missing or not a tensor");
+    }
+  }
+  return absl::OkStatus();
 }
 
 namespace {
@@ -96,6 +107,14 @@ InferFn PredicateInfer(TypeSet s) {
 }
 InferFn BroadcastInfer(TypeSet s, std::optional<DType> out) {
   return [s, out](OpContext& ctx) { return InferBroadcast(ctx, s, out); };
+}
+InferFn BinaryInfer(TypeSet s, std::optional<DType> out) {
+  return [s, out](OpContext& ctx) {
+    if (ctx.num_inputs() != 2 || !ctx.has_input(0) || !ctx.has_input(1)) {
+      return ctx.Error("takes 2 inputs, got ", ctx.num_inputs());
+    }
+    return InferBroadcast(ctx, s, out);
+  };
 }
 CostFn ElementwiseCostFn(int64_t flops_per_element) {
   return [flops_per_element](const OpContext& ctx) {

@@ -38,6 +38,8 @@ absl::Status InferBroadcast(OpContext& ctx, TypeSet s, std::optional<DType> out 
 InferFn SameAsInputInfer(TypeSet s);
 InferFn PredicateInfer(TypeSet s);
 InferFn BroadcastInfer(TypeSet s, std::optional<DType> out = std::nullopt);
+// BroadcastInfer for ops that take exactly two inputs.
+InferFn BinaryInfer(TypeSet s, std::optional<DType> out = std::nullopt);
 CostFn ElementwiseCostFn(int64_t flops_per_element);
 
 // The seed's metadata for a pointwise op, built fluently:
@@ -85,9 +87,6 @@ void RegisterLogicOps(OpRegistry& r);
 void RegisterVariadicOps(OpRegistry& r);
 void RegisterParametricActivationOps(OpRegistry& r);  // ops/nn/activation_parametric.cc
 
-}  // namespace aic
-
-namespace aic {
 
 // An OpDef in the default domain from its hooks.
 OpDef MakeOpDef(const char* op_type, int since_version, InferFn infer, TraitsFn traits,
@@ -102,10 +101,6 @@ void RegisterUnary(OpRegistry& r, const char* op_type, int since_version, int64_
                        PointwiseTraitsFn(std::move(info)), ElementwiseCostFn(flops),
                        UnaryKernel<S>(f)));
 }
-
-}  // namespace aic
-
-namespace aic {
 
 // Same, for ops whose functor reads attributes (make(node) returns it) and
 // whose traits depend on the node.

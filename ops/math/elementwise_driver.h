@@ -90,12 +90,17 @@ absl::StatusOr<Tensor> MapBinary(const Tensor& a, const Tensor& b, DType out, F&
   return z;
 }
 
+// Error unless inputs [0, n) are present tensors: kernels call this before
+// ctx.input(), which treats a missing input as our own bug.
+absl::Status RequireTensorInputs(const KernelContext& ctx, size_t n);
+
 // The usual unary kernel: output dtype = input dtype; fp16/bf16 computed in
 // float. `make(node)` returns the scalar functor (so attributes such as
 // LeakyRelu's alpha are read once per run, not per element).
 template <TypeSet S, typename Make>
 KernelFn UnaryKernelWith(Make make) {
   return [make](KernelContext& ctx) -> absl::Status {
+    AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 1));
     const Tensor& x0 = ctx.input(0);
     Tensor x = WidenToFloat(x0);
     auto f = make(ctx.node());
@@ -119,6 +124,7 @@ KernelFn UnaryKernel(F f) {
 template <TypeSet S, typename Make>
 KernelFn PredicateKernelWith(Make make) {
   return [make](KernelContext& ctx) -> absl::Status {
+    AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 1));
     Tensor x = WidenToFloat(ctx.input(0));
     auto f = make(ctx.node());
     Tensor y;
@@ -139,10 +145,11 @@ std::vector<int64_t> LegacyAlignDims(const Node& node, int64_t opset, size_t ran
                                      std::vector<int64_t> dims_b);
 
 // Same-dtype binary kernel with broadcasting: out dtype = input dtype, or bool
-// when `bool_out` (comparisons). fp16/bf16 computed in float.
+// when kBoolOut (comparisons). fp16/bf16 computed in float.
 template <TypeSet S, bool kBoolOut, typename Make>
 KernelFn BinaryKernelWith(Make make) {
   return [make](KernelContext& ctx) -> absl::Status {
+    AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
     const Tensor& a0 = ctx.input(0);
     Tensor a = WidenToFloat(a0);
     Tensor b = WidenToFloat(ctx.input(1));

@@ -25,14 +25,14 @@ PointwiseInfo Comparison(const char* name, const char* meaning) {
 
 template <typename F>
 void RegisterComparison(OpRegistry& r, const char* op_type, int since, const char* meaning, F f) {
-  r.Register(MakeOpDef(op_type, since, BroadcastInfer(kNB, DType::kBool),
+  r.Register(MakeOpDef(op_type, since, BinaryInfer(kNB, DType::kBool),
                        PointwiseTraitsFn(Comparison(op_type, meaning)),
                        ElementwiseCostFn(kFlopsBasic), BinaryKernel<kNB, true>(f)));
 }
 
 template <TypeSet S, typename F>
 void RegisterLogic(OpRegistry& r, const char* op_type, int since, const char* meaning, F f) {
-  r.Register(MakeOpDef(op_type, since, BroadcastInfer(S),
+  r.Register(MakeOpDef(op_type, since, BinaryInfer(S),
                        PointwiseTraitsFn(PointwiseInfo(op_type, meaning)
                                              .Irreversible()
                                              .Collapses(CollapseKind::kProjects,
@@ -48,6 +48,7 @@ T ShiftScalar(T x, T n, bool left) {
 }
 
 absl::Status WhereKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 3));
   const Tensor& c = ctx.input(0);
   const Tensor& x = ctx.input(1);
   const Tensor& y = ctx.input(2);
@@ -129,7 +130,7 @@ void RegisterLogicOps(OpRegistry& r) {
   RegisterLogic<kInt>(r, "BitwiseXor", 18, "y = a ^ b", [](auto a, auto b) { return a ^ b; });
   RegisterNot(r, "BitwiseNot", 18, kInt);
 
-  r.Register(MakeOpDef("BitShift", 11, BroadcastInfer(kInt),
+  r.Register(MakeOpDef("BitShift", 11, BinaryInfer(kInt),
                        PointwiseTraitsFn(PointwiseInfo("BitShift", "y = x << s or x >> s")
                                              .Irreversible()
                                              .Collapses(CollapseKind::kQuantizes,

@@ -29,11 +29,12 @@ T MaxScalar(T a, T b) {
 template <TypeSet S, typename F>
 KernelFn FoldKernel(F f, bool mean) {
   return [f, mean](KernelContext& ctx) -> absl::Status {
-    if (ctx.num_inputs() == 0 || !ctx.has_input(0)) return ctx.Error("needs at least one input");
+    AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 1));
     const DType dtype = ctx.input(0).dtype();
     Tensor acc = WidenToFloat(ctx.input(0));
     for (size_t i = 1; i < ctx.num_inputs(); ++i) {
       if (!ctx.has_input(i)) continue;
+      AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, i + 1));
       if (ctx.input(i).dtype() != dtype) {
         return ctx.Error("input dtypes differ: ", DTypeName(dtype), " and ",
                          DTypeName(ctx.input(i).dtype()));

@@ -65,11 +65,11 @@ absl::StatusOr<std::vector<Acc>> BatchedMatMul(const std::vector<Acc>& a, std::v
     const Acc* pa = a.data() + it.offset(0) * m * k;
     const Acc* pb = b.data() + it.offset(1) * k * n;
     Acc* pc = c.data() + bi * m * n;
+    // i-q-j order walks B by rows; each c[i][j] still sums over q in order.
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        Acc s = 0;
-        for (int64_t q = 0; q < k; ++q) s += pa[i * k + q] * pb[q * n + j];
-        pc[i * n + j] = s;
+      for (int64_t q = 0; q < k; ++q) {
+        Acc aiq = pa[i * k + q];
+        for (int64_t j = 0; j < n; ++j) pc[i * n + j] += aiq * pb[q * n + j];
       }
     }
   }
@@ -192,8 +192,14 @@ absl::Status InferGemm(OpContext& ctx) {
   if (ctx.has_input(2) && ctx.input_shape(2).has_rank()) {
     const Shape& c = ctx.input_shape(2);
     if (c.rank() > 2) return ctx.Error("Gemm C has rank ", c.rank());
-    auto bs = BroadcastShapes({out, c}, [&] { return ctx.FreshDim(); });
-    if (!bs.ok()) return ctx.Error("C ", c.ToString(), " does not broadcast to ", out.ToString());
+    // Unidirectional: each dim of C is 1 or the output's.
+    for (size_t k = 0; k < c.dims().size(); ++k) {
+      const Dim& cd = c[k];
+      const Dim& od = out[2 - c.dims().size() + k];
+      if (cd.is_value() && cd.value() != 1 && od.is_value() && cd.value() != od.value()) {
+        return ctx.Error("C ", c.ToString(), " does not broadcast to ", out.ToString());
+      }
+    }
   }
   ctx.set_output(0, dt, std::move(out));
   return absl::OkStatus();

@@ -230,8 +230,6 @@ absl::Status RunReduce(KernelContext& ctx, const ReduceOpInfo& info) {
   return absl::OkStatus();
 }
 
-std::string DimsText(const Shape& s) { return s.ToString(); }
-
 Traits ReduceTraits(const OpContext& ctx, const ReduceOpInfo& info) {
   Traits t;
   t.semantic_name = info.semantic;
@@ -273,7 +271,7 @@ Traits ReduceTraits(const OpContext& ctx, const ReduceOpInfo& info) {
       n *= d.value();
     }
     if (n >= 0) count = n;
-    t.effect_detail = absl::StrCat(DimsText(in), " → ", DimsText(ReducedShape(in, *axes)));
+    t.effect_detail = absl::StrCat(in.ToString(), " → ", ReducedShape(in, *axes).ToString());
   }
   t.collapse_how = count.has_value()
                        ? absl::StrCat(*count, " values → 1 (", info.formula, ")")

@@ -38,6 +38,7 @@ double Iou(const Box& p, const Box& q) {
 }
 
 absl::Status NmsKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2, 3, 4}));
   const Tensor& boxes_t = ctx.input(0);
   const Tensor& scores_t = ctx.input(1);
   if (boxes_t.rank() != 3 || boxes_t.dim(2) != 4) return ctx.Error("boxes must be [B, N, 4]");

@@ -102,6 +102,7 @@ absl::StatusOr<Sampler> ParseSampler(const Node& node) {
 }
 
 absl::Status GridSampleKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}));
   AIC_ASSIGN_OR_RETURN(Sampler s, ParseSampler(ctx.node()));
   const Tensor& x = ctx.input(0);
   const Tensor& grid = ctx.input(1);

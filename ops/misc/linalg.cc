@@ -35,6 +35,7 @@ double Determinant(std::vector<double> a, int64_t m) {
 }
 
 absl::Status DetKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype())) return ctx.Unimplemented("Det of ", DTypeName(x.dtype()));
   if (x.rank() < 2 || x.dim(x.rank() - 1) != x.dim(x.rank() - 2)) {

@@ -94,6 +94,7 @@ absl::StatusOr<std::vector<double>> Nll(const KernelContext& ctx, const std::vec
 
 // Shared kernel; `softmax` first turns scores into log-probabilities.
 absl::Status LossKernel(KernelContext& ctx, bool softmax) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2}));
   absl::StatusOr<Reduction> red = ParseReduction(ctx.node());
   if (!red.ok()) return red.status();
   const Tensor& x = ctx.input(0);
@@ -165,7 +166,7 @@ Traits LossTraits(const OpContext& ctx, bool softmax) {
 }
 
 Cost LossCost(const OpContext& ctx, bool softmax) {
-  Cost c = BytesOnlyCost(ctx, {2});
+  Cost c = BytesOnlyCost(ctx);  // class weights are not learned parameters
   const int64_t in = StaticElements(ctx.input_type(0));
   const int64_t tgt = StaticElements(ctx.input_type(1));
   if (in < 0 || tgt < 0) return c;

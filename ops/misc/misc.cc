@@ -15,6 +15,8 @@ void RegisterMiscOps(OpRegistry& r) {
   RegisterTrainingOps(r);
   RegisterTextOps(r);
   RegisterRandomOps(r);
+  RegisterCol2ImOps(r);
+  RegisterGradientOps(r);
 }
 
 }  // namespace aic

@@ -16,5 +16,7 @@ void RegisterGridSampleOps(OpRegistry& r);
 void RegisterTrainingOps(OpRegistry& r);
 void RegisterTextOps(OpRegistry& r);
 void RegisterRandomOps(OpRegistry& r);
+void RegisterCol2ImOps(OpRegistry& r);
+void RegisterGradientOps(OpRegistry& r);
 
 }  // namespace aic

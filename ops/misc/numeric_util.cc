@@ -1,3 +1,4 @@
+// Double-precision conversions for the misc and rnn reference kernels.
 #include "ops/misc/numeric_util.h"
 
 #include "ops/util/float_convert.h"
@@ -21,6 +22,31 @@ Tensor FromDoubles(const std::vector<double>& values, std::vector<int64_t> dims,
   return ConvertTensor(d, dtype);
 }
 
+namespace {
+
+absl::Status CheckNumeric(const KernelContext& ctx, size_t i) {
+  if (!ctx.input_value(i).is_tensor()) return ctx.Error("input ", i, " must be a tensor");
+  const DType t = ctx.input(i).dtype();
+  if (!IsFloatingPoint(t) && !IsInteger(t) && t != DType::kBool) {
+    return ctx.Error("input ", i, " has unsupported dtype ", DTypeName(t));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RequireNumericInputs(const KernelContext& ctx, std::initializer_list<size_t> required,
+                                  std::initializer_list<size_t> optional) {
+  for (size_t i : required) {
+    if (!ctx.has_input(i)) return ctx.Error("input ", i, " is required");
+    AIC_RETURN_IF_ERROR(CheckNumeric(ctx, i));
+  }
+  for (size_t i : optional) {
+    if (ctx.has_input(i)) AIC_RETURN_IF_ERROR(CheckNumeric(ctx, i));
+  }
+  return absl::OkStatus();
+}
+
 bool IsRealFloat(DType t) {
   return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 ||
          t == DType::kBFloat16;
@@ -33,7 +59,5 @@ absl::Status ExpectFloatInput(const OpContext& ctx, size_t i, const char* what) 
   }
   return absl::OkStatus();
 }
-
-std::string ShapeText(const Shape& s) { return s.ToString(); }
 
 }  // namespace aic

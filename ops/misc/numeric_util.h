@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <initializer_list>
 #include <vector>
 
 #include "graph/tensor.h"
+#include "ops/kernel_context.h"
 #include "ops/op_context.h"
 
 namespace aic {
@@ -20,14 +21,17 @@ std::vector<int64_t> ToInt64s(const Tensor& t);
 // A tensor of `dtype` (any numeric type) holding `values`.
 Tensor FromDoubles(const std::vector<double>& values, std::vector<int64_t> dims, DType dtype);
 
+// OK when every `required` input is present, and every present `optional`
+// one too, as a numeric (or bool) tensor: the readers above then never meet a
+// missing, string or sequence input.
+absl::Status RequireNumericInputs(const KernelContext& ctx, std::initializer_list<size_t> required,
+                                  std::initializer_list<size_t> optional = {});
+
 // True for float, double, float16 and bfloat16.
 bool IsRealFloat(DType t);
 
-// Returns OK when input i of ctx is either absent/untyped or a tensor with a
-// dtype that passes `ok`; else an error naming the input.
+// OK when input i is absent, untyped, or a real-float tensor; otherwise an
+// InvalidArgument naming the node and `what`.
 absl::Status ExpectFloatInput(const OpContext& ctx, size_t i, const char* what);
-
-// "[2, 3, 4]" for static shapes and symbols alike.
-std::string ShapeText(const Shape& s);
 
 }  // namespace aic

@@ -61,6 +61,7 @@ absl::StatusOr<QuantParams> ReadQuantParams(const KernelContext& ctx) {
 }
 
 absl::Status QuantizeKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2}));
   const Tensor& x = ctx.input(0);
   AIC_ASSIGN_OR_RETURN(QuantParams q, ReadQuantParams(ctx));
   const DType out_type = ctx.has_input(2) ? ctx.input(2).dtype() : DType::kUint8;
@@ -78,6 +79,7 @@ absl::Status QuantizeKernel(KernelContext& ctx) {
 }
 
 absl::Status DequantizeKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2}));
   const Tensor& x = ctx.input(0);
   AIC_ASSIGN_OR_RETURN(QuantParams q, ReadQuantParams(ctx));
   std::vector<double> y(static_cast<size_t>(x.num_elements()));
@@ -92,6 +94,7 @@ absl::Status DequantizeKernel(KernelContext& ctx) {
 
 // Scale and zero point chosen so that [min(x, 0), max(x, 0)] covers uint8.
 absl::Status DynamicQuantizeKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype())) return ctx.Unimplemented("x dtype ", DTypeName(x.dtype()));
   std::vector<double> xs = ToDoubles(x);

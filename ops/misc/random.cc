@@ -51,6 +51,7 @@ absl::Status RandomKernel(KernelContext& ctx, Dist dist, bool like) {
   std::vector<int64_t> dims;
   DType dt = DType::kFloat;
   if (like) {
+    AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
     dims = ctx.input(0).dims();
     dt = AttrDType(ctx.node(), ctx.input(0).dtype());
   } else {
@@ -86,6 +87,7 @@ absl::Status InferRandom(OpContext& ctx, bool like) {
 // ---- Bernoulli ----
 
 absl::Status BernoulliKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const Tensor& p = ctx.input(0);
   if (!IsRealFloat(p.dtype())) return ctx.Error("input must be probabilities (float)");
   const DType dt = AttrDType(ctx.node(), p.dtype());
@@ -107,6 +109,7 @@ absl::Status InferBernoulli(OpContext& ctx) {
 
 // Input [batch, classes] of unnormalized log-probabilities.
 absl::Status MultinomialKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype()) || x.rank() != 2) return ctx.Error("input must be float [batch, classes]");
   const DType dt = AttrDType(ctx.node(), DType::kInt32);

@@ -53,6 +53,7 @@ std::optional<int64_t> ConstScalar(const OpContext& ctx, size_t i) {
 // ---- DFT ----
 
 absl::Status DftKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}, {1}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype())) return ctx.Unimplemented("DFT of ", DTypeName(x.dtype()));
   if (x.rank() < 2 || (x.dim(x.rank() - 1) != 1 && x.dim(x.rank() - 1) != 2)) {
@@ -120,6 +121,7 @@ absl::Status InferDft(OpContext& ctx) {
 // ---- STFT ----
 
 absl::Status StftKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2, 3}));
   const Tensor& sig = ctx.input(0);
   if (!IsRealFloat(sig.dtype())) return ctx.Unimplemented("STFT of ", DTypeName(sig.dtype()));
   if (sig.rank() != 3 || (sig.dim(2) != 1 && sig.dim(2) != 2)) {
@@ -232,6 +234,7 @@ DType OutputDatatype(const Node& node) {
 }
 
 absl::Status WindowKernel(KernelContext& ctx, Window w) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const std::optional<int64_t> size = ScalarInput(ctx, 0);
   if (!size || *size < 0) return ctx.Error("size must be a non-negative scalar");
   // Periodic windows are one period of an N-periodic signal; symmetric ones
@@ -274,6 +277,7 @@ Traits GeneratorTraits(const char* name, const char* meaning) {
 // Triangular filters between mel-spaced bin edges, exactly as the ONNX
 // reference computes them (edges floored to DFT bins).
 absl::Status MelKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1, 2, 3, 4}));
   for (size_t i = 0; i < 5; ++i) {
     if (!ctx.has_input(i) || ctx.input(i).num_elements() != 1) return ctx.Error("input ", i, " must be a scalar");
   }

@@ -28,6 +28,7 @@ std::string MapCase(std::string s, bool upper) {
 // ---- StringNormalizer ----
 
 absl::Status StringNormalizerKernel(KernelContext& ctx) {
+  if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor()) return ctx.Error("input is required");
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::kString) return ctx.Error("input must be a string tensor");
   if (x.rank() > 2 || (x.rank() == 2 && x.dim(0) != 1)) return ctx.Error("input must be [C] or [1, C]");
@@ -106,6 +107,7 @@ absl::StatusOr<NgramPool> BuildPool(const Node& n) {
 absl::Status TfIdfKernel(KernelContext& ctx) {
   const Node& n = ctx.node();
   AIC_ASSIGN_OR_RETURN(NgramPool pool, BuildPool(n));
+  if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor()) return ctx.Error("input is required");
   const Tensor& x = ctx.input(0);
   if (x.rank() < 1 || x.rank() > 2) return ctx.Error("input must be [C] or [B, C]");
   std::vector<std::string> tokens;

@@ -91,6 +91,10 @@ double Update(Optimizer o, const Attrs& a, double r, int64_t t, double x, double
 absl::Status OptimizerKernel(KernelContext& ctx, Optimizer o) {
   const int64_t n = TensorCount(ctx.num_inputs(), o);
   if (n < 1) return ctx.Error("input count ", ctx.num_inputs(), " does not form ", InputGroups(o), " groups");
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {i}));
+  if (ctx.input(0).num_elements() != 1 || ctx.input(1).num_elements() != 1) {
+    return ctx.Error("R and T must be scalars");
+  }
   const double r = ctx.input(0).ElementAsDouble(0);
   const int64_t t = ToInt64s(ctx.input(1))[0];
   const Attrs a = ReadAttrs(ctx.node(), o);

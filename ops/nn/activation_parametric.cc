@@ -75,6 +75,7 @@ absl::Status InferClip(OpContext& ctx) {
 }
 
 absl::Status ClipKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 1));
   const Tensor& x0 = ctx.input(0);
   Tensor x = WidenToFloat(x0);
   // Bounds in the input's (widened) dtype; absent means unbounded on that side.
@@ -117,6 +118,7 @@ std::vector<int64_t> PReluSlopeDims(int64_t opset, const std::vector<int64_t>& x
 }
 
 absl::Status PReluKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
   const Tensor& x0 = ctx.input(0);
   Tensor x = WidenToFloat(x0);
   Tensor a = WidenToFloat(ctx.input(1));

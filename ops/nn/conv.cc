@@ -126,7 +126,7 @@ absl::Status InferConvLike(OpContext& ctx, size_t x_i, size_t w_i, DType out_dty
   return absl::OkStatus();
 }
 
-Traits ConvTraits(const OpContext& ctx, size_t x_i, size_t w_i, size_t b_i, bool transpose) {
+Traits ConvTraits(const OpContext& ctx, size_t w_i, size_t b_i, bool transpose) {
   const Tensor* w = ctx.input_constant(w_i);
   int64_t group = ctx.node().GetInt("group", 1);
   const char* meaning = transpose ? "y = Wᵀ ⋆ x" : "y = W ⋆ x";
@@ -147,7 +147,6 @@ Traits ConvTraits(const OpContext& ctx, size_t x_i, size_t w_i, size_t b_i, bool
   bool pointwise = group == 1 && w->num_elements() == w->dim(0) * w->dim(1);
   for (int64_t s : ctx.node().GetInts("strides", {})) pointwise &= s == 1;
   if (!pointwise) t.invertibility = Invertibility::kUnknown;
-  (void)x_i;
   return t;
 }
 
@@ -272,14 +271,14 @@ void RegisterConvOps(OpRegistry& r) {
                    .op_type = "Conv",
                    .since_version = 1,
                    .infer = [](OpContext& ctx) { return InferConvLike(ctx, 0, 1, ctx.input_dtype(0)); },
-                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 0, 1, 2, false); },
+                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 1, 2, false); },
                    .cost = [](const OpContext& ctx) { return ConvCost(ctx, 0, 1, 2, false, {1, 2}); },
                    .kernel = ConvKernel});
   r.Register(OpDef{.domain = "",
                    .op_type = "ConvInteger",
                    .since_version = 10,
                    .infer = [](OpContext& ctx) { return InferConvLike(ctx, 0, 1, DType::kInt32); },
-                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 0, 1, 99, false); },
+                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 1, 99, false); },
                    .cost = [](const OpContext& ctx) { return ConvCost(ctx, 0, 1, 99, false, {1}); },
                    .kernel = ConvIntegerKernel});
   r.Register(OpDef{.domain = "",
@@ -290,7 +289,7 @@ void RegisterConvOps(OpRegistry& r) {
                          DType out = ctx.has_input(7) ? ctx.input_dtype(7) : DType::kUint8;
                          return InferConvLike(ctx, 0, 3, out);
                        },
-                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 0, 3, 8, false); },
+                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 3, 8, false); },
                    .cost = [](const OpContext& ctx) { return ConvCost(ctx, 0, 3, 8, false, {3, 8}); },
                    .kernel = QLinearConvKernel});
   RegisterConvTransposeOp(r);

@@ -30,7 +30,7 @@ absl::StatusOr<Window> ConvWindowFor(const Node& node, const std::vector<int64_t
 absl::Status InferConvLike(OpContext& ctx, size_t x_i, size_t w_i, DType out_dtype);
 
 // "Conv" traits: an affine layer by channel count when the weight is constant.
-Traits ConvTraits(const OpContext& ctx, size_t x_i, size_t w_i, size_t b_i, bool transpose);
+Traits ConvTraits(const OpContext& ctx, size_t w_i, size_t b_i, bool transpose);
 
 // MACs of a convolution from static shapes (out elements × C/group × kernel
 // volume; for ConvTranspose: input elements × M/group × kernel volume).

@@ -154,7 +154,7 @@ void RegisterConvTransposeOp(OpRegistry& r) {
                    .op_type = "ConvTranspose",
                    .since_version = 1,
                    .infer = InferConvTranspose,
-                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 0, 1, 2, true); },
+                   .traits = [](const OpContext& ctx) { return ConvTraits(ctx, 1, 2, true); },
                    .cost = [](const OpContext& ctx) { return ConvCost(ctx, 0, 1, 2, true, {1, 2}); },
                    .kernel = ConvTransposeKernel});
 }

@@ -98,11 +98,12 @@ Traits DropoutTraits(const OpContext& ctx) {
   t.elementwise = true;
   t.removable_when = "inference mode (training_mode false) or ratio 0";
   // Training mode is known only when its input is a constant.
+  // (Left unknown in inference: the identity is invertible, but the op's
+  // nature, reported through its collapse kind, is to drop paths.)
   bool training_known = ctx.opset() < 12 || !ctx.has_input(2) || ctx.input_constant(2) != nullptr;
   if (training_known) {
     DropoutMode m = ReadMode(ctx.node(), ctx.opset(), ctx.input_constant(1), ctx.input_constant(2));
-    t.invertibility = m.training && m.ratio > 0 ? Invertibility::kIrreversible
-                                                : Invertibility::kInvertible;
+    if (m.training && m.ratio > 0) t.invertibility = Invertibility::kIrreversible;
   }
   return t;
 }

@@ -1,3 +1,5 @@
+// The recurrence time loop and the three cell updates (RNN, GRU, LSTM), in
+// double, one batch row and direction at a time; see recurrence.h.
 #include "ops/rnn/recurrence.h"
 
 #include <algorithm>
@@ -166,6 +168,7 @@ void Step(const CellConfig& cfg, const DirParams& dp, const double* x, std::vect
 }  // namespace
 
 absl::Status RecurrenceKernel(KernelContext& ctx, RnnCell cell) {
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1, 2}, {3, 4, 5, 6, 7}));
   const Node& node = ctx.node();
   const int dirs = RnnNumDirections(node);
   if (dirs < 0) return ctx.Error("direction must be forward, reverse or bidirectional");

@@ -1,3 +1,4 @@
+// Parses RNN activation names and alpha/beta lists; evaluates them in double.
 #include "ops/rnn/rnn_activation.h"
 
 #include <algorithm>

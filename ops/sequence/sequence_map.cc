@@ -71,7 +71,7 @@ Traits MapTraits(const OpContext& ctx) {
   const Graph* body = GraphAttr(ctx.node(), "body");
   std::string meaning = "y[i] = body(seq[i], ...) for each i";
   if (body != nullptr) absl::StrAppend(&meaning, " (", body->TotalNodeCount(), " nodes)");
-  return ControlFlowTraits(ctx, "SequenceMap", meaning, "the body is an identity");
+  return ControlFlowTraits("SequenceMap", meaning, "the body is an identity");
 }
 
 }  // namespace

@@ -257,7 +257,8 @@ absl::Status TriluKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() < 2) return ctx.Error("input must have rank ≥ 2");
   if (!IsCopyableDType(x.dtype())) return ctx.Unimplemented("dtype ", DTypeName(x.dtype()));
-  int64_t k = ctx.has_input(1) ? TensorToInt64s(ctx.input(1)).at(0) : 0;
+  if (ctx.has_input(1) && ctx.input(1).num_elements() != 1) return ctx.Error("k must hold one value");
+  int64_t k = ctx.has_input(1) ? TensorToInt64s(ctx.input(1))[0] : 0;
   bool upper = ctx.node().GetInt("upper", 1) != 0;
   int64_t r = x.rank();
   int64_t flat = 0;

@@ -18,11 +18,6 @@ namespace aic {
 
 namespace {
 
-absl::Status CheckCopyable(const KernelContext& ctx, DType t) {
-  if (!IsCopyableDType(t)) return ctx.Unimplemented("dtype ", DTypeName(t), " not supported");
-  return absl::OkStatus();
-}
-
 // ---- Slice ----
 
 struct SliceParams {

@@ -89,7 +89,8 @@ absl::Status TopKKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   absl::StatusOr<int64_t> axis = NormalizeAxis(ctx.node().GetInt("axis", -1), x.rank());
   if (!axis.ok()) return ctx.Error(axis.status().message());
-  int64_t k = ctx.opset() < 10 ? ctx.node().GetInt("k", -1) : TensorToInt64s(ctx.input(1)).at(0);
+  if (ctx.opset() >= 10 && ctx.input(1).num_elements() != 1) return ctx.Error("k must hold one value");
+  int64_t k = ctx.opset() < 10 ? ctx.node().GetInt("k", -1) : TensorToInt64s(ctx.input(1))[0];
   bool largest = ctx.node().GetInt("largest", 1) != 0;
   Lanes l = LanesOf(x.dims(), *axis);
   if (k < 0 || k > l.dim) return ctx.Error("k = ", k, " out of range for axis of ", l.dim);

@@ -101,10 +101,6 @@ absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>
   return Shape(out);
 }
 
-std::function<Dim()> Fresh(const OpContext& ctx) {
-  return [&ctx] { return ctx.FreshDim(); };
-}
-
 // Reshape's target: the `shape` attribute before opset 5, input 1 after.
 std::optional<std::vector<int64_t>> ReshapeTarget(const OpContext& ctx) {
   if (ctx.opset() < 5) return ctx.node().GetInts("shape");
@@ -115,6 +111,17 @@ absl::Status InferReshape(OpContext& ctx) {
   DType dt = ctx.input_dtype(0);
   bool allowzero = ctx.opset() >= 14 && ctx.node().GetInt("allowzero", 0) != 0;
   std::optional<std::vector<int64_t>> target = ReshapeTarget(ctx);
+  if (!target && ctx.opset() >= 5) {
+    // Reshape(x, Shape(y)): the target is y's (possibly symbolic) shape.
+    if (std::optional<std::vector<Dim>> dims = ShapeValueOf(ctx, 1)) {
+      bool plain = std::none_of(dims->begin(), dims->end(),
+                                [](const Dim& d) { return d.is_value() && d.value() == 0; });
+      if (plain) {
+        ctx.set_output(0, dt, Shape(*dims));
+        return absl::OkStatus();
+      }
+    }
+  }
   if (!target) {
     const Shape& ts = ctx.input_shape(1);
     if (ts.has_rank() && ts.rank() == 1 && ts[0].is_value()) {
@@ -126,7 +133,7 @@ absl::Status InferReshape(OpContext& ctx) {
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<Shape> s = ResolveReshape(ctx.input_shape(0), *target, allowzero, Fresh(ctx));
+  absl::StatusOr<Shape> s = ResolveReshape(ctx.input_shape(0), *target, allowzero, FreshFn(ctx));
   if (!s.ok()) return ctx.Error(s.status().message());
   ctx.set_output(0, dt, *s);
   return absl::OkStatus();
@@ -167,7 +174,7 @@ absl::Status InferFlatten(OpContext& ctx) {
   if (!axis.ok()) return ctx.Error(axis.status().message());
   std::vector<Dim> outer(in.dims().begin(), in.dims().begin() + *axis);
   std::vector<Dim> inner(in.dims().begin() + *axis, in.dims().end());
-  ctx.set_output(0, dt, Shape({DimProduct(outer, Fresh(ctx)), DimProduct(inner, Fresh(ctx))}));
+  ctx.set_output(0, dt, Shape({DimProduct(outer, FreshFn(ctx)), DimProduct(inner, FreshFn(ctx))}));
   return absl::OkStatus();
 }
 

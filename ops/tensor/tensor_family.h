@@ -7,6 +7,7 @@
 
 namespace aic {
 
+void RegisterRearrangeOps(OpRegistry& r);  // rearrange.cc: DepthToSpace, SpaceToDepth, ReverseSequence
 void RegisterPadOps(OpRegistry& r);        // pad.cc: Pad, CenterCropPad
 void RegisterGeneratorOps(OpRegistry& r);  // generators.cc: Constant*, Range, EyeLike, OneHot, Trilu, CumSum
 void RegisterResizeOps(OpRegistry& r);     // resize.cc: Resize, Upsample

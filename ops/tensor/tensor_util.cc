@@ -55,6 +55,15 @@ void CopyElements(const Tensor& src, int64_t si, Tensor& dst, int64_t di, int64_
               static_cast<const uint8_t*>(src.raw_data()) + si * es, es * n);
 }
 
+absl::Status CheckCopyable(const KernelContext& ctx, DType t) {
+  if (!IsCopyableDType(t)) return ctx.Unimplemented("dtype ", DTypeName(t), " not supported");
+  return absl::OkStatus();
+}
+
+std::function<Dim()> FreshFn(const OpContext& ctx) {
+  return [&ctx] { return ctx.FreshDim(); };
+}
+
 int64_t OffsetOf(const std::vector<int64_t>& idx, const std::vector<int64_t>& strides) {
   int64_t o = 0;
   for (size_t k = 0; k < idx.size(); ++k) o += idx[k] * strides[k];

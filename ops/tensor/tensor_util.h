@@ -38,6 +38,11 @@ bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dims);
 // True for dtypes these data-movement kernels can copy element by element.
 bool IsCopyableDType(DType t);
 
+// Unimplemented naming the node when element copies cannot handle dtype t.
+absl::Status CheckCopyable(const KernelContext& ctx, DType t);
+// ctx.FreshDim as a callable, for helpers that take a `fresh` function.
+std::function<Dim()> FreshFn(const OpContext& ctx);
+
 // Flat offset of a multi-index under row-major strides.
 int64_t OffsetOf(const std::vector<int64_t>& idx, const std::vector<int64_t>& strides);
 // OpDef with the default domain, written out so every registration stays one call.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,12 +43,11 @@ struct ENode {
   std::vector<ClassId> children;  // kNoClass for an omitted optional input
   int64_t index = 0;              // kInput: input position; kProj: output; kOpaque: unique id
   int32_t const_index = -1;       // kConst: into EGraph::constants()
-  uint64_t op_key = 0;            // hash of op signature (op_type, domain, attributes)
+  int64_t op_key = 0;             // interned op signature (op_type, domain, attributes)
   int32_t num_outputs = 1;        // kOp/kOpaque: outputs of the op
 };
 
 struct EClassData {
-  std::vector<ClassId> dummy;
   std::vector<int32_t> nodes;                // indices into EGraph::nodes()
   std::vector<TypeInfo> types;               // per output (1 unless a tuple class)
   std::vector<std::optional<Tensor>> values; // statically known values, per output
@@ -108,22 +108,24 @@ class EGraph {
   std::string Dump() const;
 
  private:
-  struct KeyHash;
-  uint64_t OpKey(const Node& n) const;
+  int64_t OpKey(const Node& n);
   std::vector<ClassId> Canonical(const std::vector<ClassId>& children) const;
   ClassId Intern(ENode node, std::function<void(EClassData&)> analyze);
   void AnalyzeOp(const ENode& node, EClassData& data);
+  void PropagateAnalyses();
   std::string HashKey(const ENode& n) const;
 
   int64_t opset_;
   int64_t max_fold_elements_;
   mutable std::vector<ClassId> parent_;
-  std::vector<EClassData> classes_;
-  std::vector<ENode> nodes_;
+  // Deques: rules hold references to e-nodes while adding new ones.
+  std::deque<EClassData> classes_;
+  std::deque<ENode> nodes_;
   std::vector<ClassId> node_class_;  // class each e-node was added to (before unions)
   std::vector<Tensor> constants_;
   absl::flat_hash_map<std::string, int32_t> hashcons_;  // key -> node index
   absl::flat_hash_map<ClassId, int> use_count_;
+  absl::flat_hash_map<std::string, int64_t> signatures_;
   Graph scratch_;  // holds the op signature nodes
   int64_t opaque_counter_ = 0;
   int64_t symbol_counter_ = 0;

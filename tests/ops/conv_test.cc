@@ -32,7 +32,7 @@ TEST(ConvTest, PaddedThreeByThreeOnes) {
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 5, 5}));
   EXPECT_EQ(y.data<float>()[0], 12);   // 0+1+5+6
   EXPECT_EQ(y.data<float>()[6], 54);   // 9 values around 6: 0+1+2+5+6+7+10+11+12
-  EXPECT_EQ(y.data<float>()[24], 72);  // 18+19+23+24
+  EXPECT_EQ(y.data<float>()[24], 84);  // 18+19+23+24
 }
 
 TEST(ConvTest, StridesDilationsGroupsAndBias) {

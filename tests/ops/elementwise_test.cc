@@ -253,6 +253,24 @@ TEST(ElementwiseBinaryTest, Errors) {
                          {FloatT({3}), TypeInfo::Tensor(DType::kInt32, Shape({3}))});
   EXPECT_FALSE(mixed.ok());
   EXPECT_FALSE(RunNode(Op("Add"), {F({1, 2, 3}), F({1, 2})}).ok());
+  // A missing operand is an error, not a crash.
+  EXPECT_FALSE(InferNode(Op("Sub"), {FloatT({3})}).ok());
+  EXPECT_FALSE(RunNode(Op("Sub"), {F({1})}).ok());
+  EXPECT_FALSE(RunNode(Op("Pow"), {F({1})}).ok());
+}
+
+TEST(ElementwiseBinaryTest, EmptyAndScalarTensors) {
+  Tensor empty(DType::kFloat, {0, 3});
+  auto out = RunNode(Op("Add"), {empty, F({1, 2, 3})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{0, 3}));
+  auto s = RunNode(Op("Mul"), {Tensor::Scalar<float>(3), Tensor::Scalar<float>(4)});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)[0].rank(), 0);
+  EXPECT_EQ(Values((*s)[0]), (std::vector<double>{12}));
+  auto e = RunNode(Op("Exp"), {empty});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ((*e)[0].num_elements(), 0);
 }
 
 TEST(ElementwiseBinaryTest, LegacyAxisBroadcast) {
@@ -420,6 +438,10 @@ TEST(ElementwiseCastTest, HalfTypes) {
   SingleNode to_bf16 = Op("Cast", {Attribute::Int("to", 16)});
   EXPECT_EQ(Run1(to_bf16, {F({1.0f + 1.0f / 256 + 1.0f / 512})}, DType::kBFloat16),
             (std::vector<double>{1.0}));
+  Tensor bf(DType::kBFloat16, {1});
+  bf.mutable_data<uint16_t>()[0] = 0x3ef5;  // 0.478515625
+  EXPECT_EQ(Run1(Op("Cast", {Attribute::Int("to", 1)}), {bf}, DType::kFloat),
+            (std::vector<double>{0.478515625}));
   SingleNode like = Op("CastLike", {}, 15);
   EXPECT_EQ(Run1(like, {F({2.5f}), Tensor::FromVector<double>({0}, {1})}, DType::kDouble),
             (std::vector<double>{2.5}));

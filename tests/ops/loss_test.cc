@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/registry.h"
+#include "ops/util/float_convert.h"
 #include "tests/testing/op_test_util.h"
 
 namespace aic {
@@ -119,6 +120,16 @@ TEST(LossTest, Traits) {
   const OpDef* nll = OpRegistry::Global().Find("", "NegativeLogLikelihoodLoss", 13);
   ASSERT_NE(nll, nullptr);
   EXPECT_EQ(nll->traits(ctx).linearity, Linearity::kLinear);
+}
+
+TEST(LossTest, Float16ScoresGiveFloat16Loss) {
+  Tensor x = ConvertTensor(Scores(), DType::kFloat16);
+  Tensor target = Tensor::FromVector<int64_t>({2, 0}, {2});
+  auto out = RunNode(Spec("SoftmaxCrossEntropyLoss"), {x, target});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::kFloat16);
+  const double lse0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  EXPECT_NEAR((*out)[0].ElementAsDouble(0), ((lse0 - 3) + std::log(3.0)) / 2, 1e-3);
 }
 
 }  // namespace

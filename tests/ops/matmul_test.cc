@@ -82,6 +82,7 @@ TEST(GemmTest, InferAndErrors) {
   EXPECT_EQ((*t)[0].shape.ToString(), "[n, 20]");
   EXPECT_FALSE(InferNode(Op("Gemm"), {F32({2, 3}), F32({4, 5})}).ok());
   EXPECT_FALSE(InferNode(Op("Gemm"), {F32({2, 3, 1}), F32({3, 5})}).ok());
+  EXPECT_FALSE(InferNode(Op("Gemm"), {F32({2, 3}), F32({3, 4}), F32({3, 4})}).ok());  // C too big
 }
 
 TEST(GemmTest, LinearLayerTraits) {

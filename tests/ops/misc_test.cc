@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "exec/reference/executor.h"
 #include "ops/registry.h"
 #include "tests/testing/op_test_util.h"
 
@@ -263,6 +264,72 @@ TEST(RandomTest, InferAndError) {
   const OpDef* def = OpRegistry::Global().Find("", "RandomNormal", 17);
   ASSERT_NE(def, nullptr);
   EXPECT_TRUE(def->nondeterministic);
+}
+
+// ---- Col2Im ----
+
+TEST(Col2ImTest, OverlapsAddUp) {
+  // Image 1×3, block 1×2, stride 1: two positions; the middle pixel is covered twice.
+  SingleNode spec = Spec("Col2Im");
+  spec.opset = 18;
+  auto out = RunNode(spec, {F({1, 2, 3, 4}, {1, 2, 2}), Tensor::FromVector<int64_t>({1, 3}, {2}),
+                            Tensor::FromVector<int64_t>({1, 2}, {2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].dims(), (std::vector<int64_t>{1, 1, 1, 3}));
+  EXPECT_EQ((*out)[0].span<float>()[0], 1);
+  EXPECT_EQ((*out)[0].span<float>()[1], 5);
+  EXPECT_EQ((*out)[0].span<float>()[2], 4);
+  // L must equal the number of block positions.
+  EXPECT_FALSE(RunNode(spec, {F({1, 2, 3, 4, 5, 6}, {1, 2, 3}), Tensor::FromVector<int64_t>({1, 3}, {2}),
+                              Tensor::FromVector<int64_t>({1, 2}, {2})})
+                   .ok());
+  Tensor image = Tensor::FromVector<int64_t>({4, 5}, {2});
+  Tensor block = Tensor::FromVector<int64_t>({2, 2}, {2});
+  auto types = InferNode(spec, {T(DType::kFloat, Shape({Dim::Symbol("N"), 12, 12})),
+                                T(DType::kInt64, Shape({2})), T(DType::kInt64, Shape({2}))},
+                         {nullptr, &image, &block});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].shape.ToString(), "[N, 3, 4, 5]");
+}
+
+// ---- Gradient ----
+
+// d = (a + b)·a with b broadcast; Gradient(xs = [a, b], y = d).
+absl::StatusOr<std::vector<RuntimeValue>> RunGradient(const std::string& inner_op) {
+  GraphBuilder b;
+  Value* a = b.Input("a", DType::kFloat, {2});
+  Value* bb = b.Input("b", DType::kFloat, {});
+  Value* c = b.Op(inner_op, {a, bb});
+  Value* d = b.Op("Mul", {c, a});
+  std::vector<Value*> g = b.OpN("Gradient", {a, bb}, 2,
+                                {Attribute::Strings("xs", {"a", "b"}), Attribute::String("y", d->name())},
+                                kTraining);
+  b.Output(d);
+  b.Output(g[0]);
+  b.Output(g[1]);
+  std::unique_ptr<Model> model = b.Build(13);
+  model->opset_imports.push_back({kTraining, 1});
+  ReferenceExecutor exec(*model);
+  return exec.Run({{"a", RuntimeValue(F({1, 2}, {2}))}, {"b", RuntimeValue(Tensor::Scalar<float>(3))}});
+}
+
+TEST(GradientTest, ReverseModeThroughAddAndMul) {
+  auto out = RunGradient("Add");
+  ASSERT_TRUE(out.ok()) << out.status();
+  // ∂d/∂a = 2a + b = [5, 7]; ∂d/∂b = Σ a = 3 (b was broadcast).
+  EXPECT_NEAR((*out)[1].tensor.span<float>()[0], 5, 1e-6);
+  EXPECT_NEAR((*out)[1].tensor.span<float>()[1], 7, 1e-6);
+  ASSERT_EQ((*out)[2].tensor.rank(), 0);
+  EXPECT_NEAR((*out)[2].tensor.span<float>()[0], 3, 1e-6);
+}
+
+TEST(GradientTest, UnsupportedOpOnPathFails) {
+  EXPECT_FALSE(RunGradient("Pow").ok());
+  auto types = InferNode(Spec("Gradient", {Attribute::Strings("xs", {"in0"}), Attribute::String("y", "out0")},
+                              1, kTraining),
+                         {T(DType::kFloat, Shape({Dim::Symbol("N")}))});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ((*types)[0].shape.ToString(), "[N]");
 }
 
 }  // namespace

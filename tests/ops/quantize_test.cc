@@ -106,5 +106,12 @@ TEST(QuantizeTest, Traits) {
   EXPECT_EQ(dq->traits(ctx).linearity, Linearity::kAffine);
 }
 
+TEST(QuantizeTest, StringOrMissingInputIsAnErrorNotACrash) {
+  auto out = RunNode(Spec("QuantizeLinear"), {Tensor::FromStrings({"1"}, {1}), Tensor::Scalar<float>(1)});
+  EXPECT_FALSE(out.ok());
+  auto missing = RunNode(Spec("DequantizeLinear"), {Tensor::FromVector<uint8_t>({1}, {1}), Tensor()});
+  EXPECT_FALSE(missing.ok());
+}
+
 }  // namespace
 }  // namespace aic

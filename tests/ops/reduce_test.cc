@@ -23,11 +23,19 @@ std::vector<float> Values(const Tensor& t) {
   return v;
 }
 
+SingleNode Spec(const std::string& op, int64_t opset, std::vector<Attribute> attrs = {}) {
+  SingleNode n;
+  n.op_type = op;
+  n.opset = opset;
+  n.attributes = std::move(attrs);
+  return n;
+}
+
+// A node with attribute axes (before opset 13/18).
 SingleNode Reduce(const std::string& op, std::vector<int64_t> axes, int64_t keepdims,
                   int64_t opset = 11) {
-  SingleNode n{.op_type = op, .opset = opset};
+  SingleNode n = Spec(op, opset, {Attribute::Int("keepdims", keepdims)});
   if (!axes.empty()) n.attributes.push_back(Attribute::Ints("axes", axes));
-  n.attributes.push_back(Attribute::Int("keepdims", keepdims));
   return n;
 }
 
@@ -51,15 +59,14 @@ StaticResult StaticHooks(const SingleNode& spec, const std::vector<TypeInfo>& ty
 
 TEST(ReduceTest, SumOverAxisKeepsDims) {
   Tensor axes = Tensor::FromVector<int64_t>({1}, {1});
-  auto out = RunNode({.op_type = "ReduceSum", .opset = 13}, {X23(), axes});
+  auto out = RunNode(Spec("ReduceSum", 13), {X23(), axes});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{2, 3}));
 }
 
 TEST(ReduceTest, SumWithoutAxesReducesAll) {
-  auto out = RunNode({.op_type = "ReduceSum", .attributes = {Attribute::Int("keepdims", 0)},
-                      .opset = 13},
+  auto out = RunNode(Spec("ReduceSum", 13, {Attribute::Int("keepdims", 0)}),
                      {X23()});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].rank(), 0);
@@ -68,16 +75,14 @@ TEST(ReduceTest, SumWithoutAxesReducesAll) {
 
 TEST(ReduceTest, SumEmptyAxesInputWithNoopIsIdentity) {
   Tensor axes = Tensor::FromVector<int64_t>({}, {0});
-  auto out = RunNode({.op_type = "ReduceSum",
-                      .attributes = {Attribute::Int("noop_with_empty_axes", 1)}, .opset = 13},
+  auto out = RunNode(Spec("ReduceSum", 13, {Attribute::Int("noop_with_empty_axes", 1)}),
                      {X23(), axes});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE((*out)[0].BitwiseEquals(X23()));
 }
 
 TEST(ReduceTest, L1NoopAtOpset18AppliesElementTransform) {
-  auto out = RunNode({.op_type = "ReduceL1",
-                      .attributes = {Attribute::Int("noop_with_empty_axes", 1)}, .opset = 18},
+  auto out = RunNode(Spec("ReduceL1", 18, {Attribute::Int("noop_with_empty_axes", 1)}),
                      {X23()});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -92,8 +97,7 @@ TEST(ReduceTest, MeanAttributeAxesDropDims) {
 
 TEST(ReduceTest, AxesAsInputAtOpset18) {
   Tensor axes = Tensor::FromVector<int64_t>({-1}, {1});
-  auto out = RunNode({.op_type = "ReduceMax", .attributes = {Attribute::Int("keepdims", 0)},
-                      .opset = 18},
+  auto out = RunNode(Spec("ReduceMax", 18, {Attribute::Int("keepdims", 0)}),
                      {X23(), axes});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{3, 5}));
@@ -220,16 +224,16 @@ TEST(ReduceTest, InferWithConstantAndRuntimeAxes) {
   TypeInfo in = TypeInfo::Tensor(DType::kFloat, Shape({Dim::Symbol("batch"), Dim(1), Dim(4)}));
   TypeInfo axes_type = TypeInfo::Tensor(DType::kInt64, Shape({Dim(1)}));
   Tensor axes = Tensor::FromVector<int64_t>({0}, {1});
-  auto known = InferNode({.op_type = "ReduceSum", .opset = 13}, {in, axes_type}, {nullptr, &axes});
+  auto known = InferNode(Spec("ReduceSum", 13), {in, axes_type}, {nullptr, &axes});
   ASSERT_TRUE(known.ok()) << known.status();
   EXPECT_EQ((*known)[0].shape.ToString(), "[1, 1, 4]");
-  auto runtime = InferNode({.op_type = "ReduceSum", .opset = 13}, {in, axes_type});
+  auto runtime = InferNode(Spec("ReduceSum", 13), {in, axes_type});
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   ASSERT_EQ((*runtime)[0].shape.rank(), 3);
   EXPECT_EQ((*runtime)[0].shape[1], Dim(1));
   EXPECT_TRUE((*runtime)[0].shape[2].is_symbol());
   auto dropped = InferNode(
-      {.op_type = "ReduceSum", .attributes = {Attribute::Int("keepdims", 0)}, .opset = 13},
+      Spec("ReduceSum", 13, {Attribute::Int("keepdims", 0)}),
       {in, axes_type});
   ASSERT_TRUE(dropped.ok());
   EXPECT_FALSE((*dropped)[0].shape.has_rank());

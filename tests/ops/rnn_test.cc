@@ -145,5 +145,10 @@ TEST(RnnTest, TraitsAndCost) {
   EXPECT_EQ(c.macs, 5 * (2 * 16 * 7 + 2 * 3 * 4));
 }
 
+TEST(RnnTest, MissingRequiredInputIsAnError) {
+  auto out = RunNode(Spec("GRU"), {F({1}, {1, 1, 1}), F({0, 0, 0}, {1, 3, 1}), Tensor()});
+  EXPECT_FALSE(out.ok());
+}
+
 }  // namespace
 }  // namespace aic

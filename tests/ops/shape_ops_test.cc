@@ -176,6 +176,24 @@ TEST(ShapeOpsTest, ShapeGatherReshapeResolvesStaticDims) {
   EXPECT_EQ(out->shape(), Shape({4, 6}));
 }
 
+TEST(ShapeOpsTest, ReshapeAndExpandToAShapeOutputKeepSymbols) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {S("batch"), 6});
+  Value* y = b.Input("y", DType::kFloat, {S("batch"), 2, 3});
+  Value* z = b.Input("z", DType::kFloat, {1, 3});
+  Value* shape = b.Op("Shape", {y});
+  Value* r = b.Op("Reshape", {x, shape});
+  Value* e = b.Op("Expand", {z, shape});
+  b.Output(r);
+  b.Output(e);
+  auto model = b.Build(17);
+  InferOptions o;
+  o.best_effort = false;
+  ASSERT_TRUE(InferShapes(*model, o).ok());
+  EXPECT_EQ(r->shape(), Shape({S("batch"), 2, 3}));
+  EXPECT_EQ(e->shape(), Shape({S("batch"), 2, 3}));
+}
+
 TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
   auto out = RunNode(Op("Size"), {F(std::vector<float>(6, 0.f), {2, 3})});
   ASSERT_TRUE(out.ok());
@@ -198,7 +216,7 @@ TEST(TensorTraitsTest, ViewOpsAreLinearInvertibleReindexing) {
   EXPECT_EQ(t.removable_when, "output shape equals input shape");
   EXPECT_EQ(t.fuses_with, std::vector<std::string>{"Reshape"});
   EXPECT_EQ(t.PropertyWords(), (std::vector<std::string>{"linear", "invertible"}));
-  for (const char* op : Op("Flatten")) {
+  for (const char* op : std::vector<const char*>{"Flatten", "Identity"}) {
     Traits v = TraitsOf(Op(op), {FT({2, 3})});
     EXPECT_EQ(v.semantic_name, op);
     EXPECT_EQ(v.invertibility, Invertibility::kInvertible);

@@ -1,0 +1,36 @@
+// The values a report can know before running anything: initializers (unless
+// a graph input may override them) and the outputs of nodes whose inputs are
+// all known (Constant nodes, a weight's Transpose or Cast), folded once with
+// the reference kernels. Folded nodes are weight plumbing, not compute: the
+// report does not list them, and a MatMul fed by one sees a constant weight.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "graph/model.h"
+#include "ops/op_def.h"
+
+namespace aic::analysis {
+
+class ConstantValues {
+ public:
+  // Folds the main graph in topological order. A node with inputs folds only
+  // when they hold at most `max_input_elements` in total (the reference
+  // kernels are simple, not fast); nodes without inputs (Constant) always do.
+  static ConstantValues Fold(const Model& model, int64_t max_input_elements = int64_t{1} << 22);
+
+  // The value of `v` when it is known statically, else nullptr.
+  const Tensor* Find(const Value* v) const;
+  // Whether every output of `n` is known statically (the node is not listed).
+  bool IsFolded(const Node* n) const { return folded_.contains(n); }
+
+ private:
+  bool TryInferConstant(const Node& node, const OpDef& def, int64_t opset);
+
+  absl::flat_hash_map<const Value*, Tensor> values_;
+  absl::flat_hash_set<const Node*> folded_;
+};
+
+}  // namespace aic::analysis

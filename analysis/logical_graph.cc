@@ -1,0 +1,289 @@
+#include "analysis/logical_graph.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "graph/topo.h"
+#include "ops/registry.h"
+#include "ops/util/cost_util.h"
+
+namespace aic::analysis {
+
+namespace {
+
+struct Facts {
+  Traits traits;
+  Cost cost;
+};
+
+// Asks the node's OpDef for its traits and cost; an op without an OpDef (or
+// without those hooks) gets the neutral defaults: its op type as name, bytes only.
+Facts NodeFacts(const Model& model, const Node& node, const ConstantValues& constants) {
+  int64_t opset = model.OpsetFor(node.domain);
+  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);
+  std::vector<TypeInfo> types;
+  std::vector<const Tensor*> consts;
+  for (const Value* v : node.inputs()) {
+    types.push_back(v ? v->type() : TypeInfo());
+    consts.push_back(constants.Find(v));
+  }
+  OpContext ctx(node, opset, std::move(types), consts, nullptr);
+  for (size_t i = 0; i < node.num_outputs(); ++i) {
+    if (node.output(i) != nullptr) ctx.set_output_type(i, node.output(i)->type());
+  }
+  Facts f;
+  if (def != nullptr && def->traits) f.traits = def->traits(ctx);
+  if (f.traits.semantic_name.empty()) f.traits.semantic_name = node.op_type;
+  f.cost = def != nullptr && def->cost ? def->cost(ctx) : BytesOnlyCost(ctx);
+  return f;
+}
+
+// Where a layer's weight is and what matrix it is: Linear (Gemm/MatMul with a
+// constant 2-D weight) maps K -> N; Conv maps Cin -> Cout with the weight seen
+// as [Cout, Cin/group·kh·kw]. This reads ONNX's weight layouts, so it names
+// the three op types whose layout it knows.
+struct Geometry {
+  bool ok = false;
+  std::string kind;
+  const Value* weight_value = nullptr;
+  const Tensor* weight = nullptr;
+  int64_t in = 0, out = 0, group = 1;
+  bool pointwise = false;
+};
+
+Geometry LayerGeometry(const Node& node, const Traits& traits, const ConstantValues& constants) {
+  Geometry g;
+  auto constant = [&](size_t i) -> const Tensor* {
+    const Tensor* t = constants.Find(node.input(i));
+    return t != nullptr && IsFloatingPoint(t->dtype()) ? t : nullptr;
+  };
+  if (traits.semantic_name == "Linear" && (node.op_type == "Gemm" || node.op_type == "MatMul")) {
+    bool gemm = node.op_type == "Gemm";
+    bool trans_a = gemm && node.GetInt("transA", 0) != 0;
+    bool trans_b = gemm && node.GetInt("transB", 0) != 0;
+    if (const Tensor* b = constant(1); b != nullptr && b->rank() == 2) {
+      g.weight_value = node.input(1);
+      g.weight = b;
+      g.in = b->dim(trans_b ? 1 : 0);
+      g.out = b->dim(trans_b ? 0 : 1);
+    } else if (const Tensor* a = constant(0); a != nullptr && a->rank() == 2) {
+      g.weight_value = node.input(0);
+      g.weight = a;
+      g.in = a->dim(trans_a ? 0 : 1);
+      g.out = a->dim(trans_a ? 1 : 0);
+    } else {
+      return g;
+    }
+    g.kind = "Linear";
+    g.ok = g.in > 0 && g.out > 0;
+    return g;
+  }
+  if (traits.semantic_name == "Conv" && node.op_type == "Conv") {
+    const Tensor* w = constant(1);
+    if (w == nullptr || w->rank() < 3) return g;
+    g.kind = "Conv";
+    g.weight_value = node.input(1);
+    g.weight = w;
+    g.group = std::max<int64_t>(1, node.GetInt("group", 1));
+    g.out = w->dim(0);
+    g.in = w->dim(1) * g.group;
+    int64_t kernel = 1;
+    for (int64_t d = 2; d < w->rank(); ++d) kernel *= w->dim(d);
+    bool unit_strides = true, no_pads = true;
+    for (int64_t s : node.GetInts("strides")) unit_strides &= s == 1;
+    for (int64_t p : node.GetInts("pads")) no_pads &= p == 0;
+    std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+    g.pointwise = kernel == 1 && unit_strides && no_pads &&
+                  (auto_pad == "NOTSET" || auto_pad == "VALID");
+    g.ok = g.in > 0 && g.out > 0;
+  }
+  return g;
+}
+
+// A bias that adds one value per output feature of a Linear (shape [N] or [1, N]).
+bool IsFeatureBias(const Node& add, const Traits& traits, const Value* from,
+                   const ConstantValues& constants, int64_t out_features) {
+  if (traits.semantic_name != "Bias" || add.num_inputs() != 2) return false;
+  const Value* other = add.input(0) == from ? add.input(1) : add.input(0);
+  const Tensor* b = constants.Find(other);
+  if (b == nullptr || b->rank() < 1 || b->dim(b->rank() - 1) != out_features) return false;
+  for (int64_t d = 0; d + 1 < b->rank(); ++d) {
+    if (b->dim(d) != 1) return false;
+  }
+  return true;
+}
+
+int64_t StaticBytes(const Value* v) {
+  if (v == nullptr || !v->type().is_tensor()) return 0;
+  auto n = v->shape().NumElements();
+  return n ? static_cast<int64_t>(ByteSizeOf(v->dtype(), *n)) : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model,
+                                               const ConstantValues& constants) {
+  const Graph& graph = *model.graph;
+  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
+  absl::flat_hash_map<const Value*, std::vector<const Node*>> readers;
+  for (const Node* n : order) {
+    if (constants.IsFolded(n)) continue;
+    for (const Value* v : n->inputs()) {
+      if (v != nullptr) readers[v].push_back(n);
+    }
+    for (const Value* v : n->ImplicitInputs()) readers[v].push_back(n);
+  }
+  absl::flat_hash_set<const Value*> graph_outputs(graph.outputs().begin(), graph.outputs().end());
+  absl::flat_hash_map<const Node*, Facts> facts;
+  auto facts_of = [&](const Node* n) -> const Facts& {
+    auto it = facts.find(n);
+    if (it == facts.end()) it = facts.emplace(n, NodeFacts(model, *n, constants)).first;
+    return it->second;
+  };
+
+  LogicalGraph lg;
+  absl::flat_hash_set<const Node*> absorbed;
+  absl::flat_hash_set<const Value*> counted_params;
+  int64_t anonymous_params = 0;
+  for (const Node* node : order) {
+    if (constants.IsFolded(node) || absorbed.contains(node)) continue;
+    const Facts f = facts_of(node);  // a copy: facts_of() may rehash the map
+    Geometry geo = LayerGeometry(*node, f.traits, constants);
+    std::vector<const Node*> members = {node};
+    // MatMul + per-feature bias Add, the way PyTorch exports nn.Linear: one Linear.
+    if (geo.ok && geo.kind == "Linear" && node->op_type == "MatMul") {
+      const Value* mm_out = node->output(0);
+      auto it = readers.find(mm_out);
+      if (mm_out != nullptr && !graph_outputs.contains(mm_out) && it != readers.end() &&
+          it->second.size() == 1) {
+        const Node* add = it->second[0];
+        if (IsFeatureBias(*add, facts_of(add).traits, mm_out, constants, geo.out)) {
+          members.push_back(add);
+          absorbed.insert(add);
+        }
+      }
+    }
+
+    ReportNode rn;
+    rn.index = static_cast<int>(lg.nodes.size());
+    rn.traits = f.traits;
+    if (members.size() > 1) {
+      rn.traits.linearity = Linearity::kAffine;
+      rn.traits.meaning = "y = x·W + b";
+    }
+    rn.name = rn.traits.semantic_name;
+    rn.properties = rn.traits.PropertyWords();
+    absl::flat_hash_set<const Value*> internal;
+    for (const Node* m : members) {
+      for (const Value* v : m->outputs()) {
+        if (v != nullptr) internal.insert(v);
+      }
+    }
+    std::vector<const Value*> data_inputs, outputs;
+    int64_t internal_bytes = 0;
+    rn.cost_known = true;
+    for (const Node* m : members) {
+      rn.sources.push_back({m->op_type, m->name});
+      Facts mf = facts_of(m);
+      // Parameters are learned weights: a fixed constant operand (GELU's 0.5,
+      // attention's 1/√d) is counted by the op's cost but is not trainable.
+      if (!mf.traits.trainable) mf.cost.params = 0;
+      rn.cost_known &= mf.cost.known;
+      rn.params += mf.cost.params;
+      rn.macs += mf.cost.macs;
+      rn.flops += mf.cost.flops;
+      rn.bytes_read += mf.cost.bytes_read;
+      rn.bytes_written += mf.cost.bytes_written;
+      // Parameters: the constant inputs the op counted, by value, so a weight
+      // shared by two nodes counts once in the total.
+      if (mf.cost.params > 0) {
+        int64_t sum = 0;
+        std::vector<const Value*> params;
+        for (const Value* v : m->inputs()) {
+          const Tensor* t = constants.Find(v);
+          if (t == nullptr || std::find(params.begin(), params.end(), v) != params.end()) continue;
+          params.push_back(v);
+          sum += t->num_elements();
+        }
+        if (sum == mf.cost.params) {
+          for (const Value* v : params) {
+            if (counted_params.insert(v).second) lg.total_params += constants.Find(v)->num_elements();
+          }
+        } else {
+          anonymous_params += mf.cost.params;
+        }
+      }
+      for (const Value* v : m->inputs()) {
+        if (v == nullptr || constants.Find(v) != nullptr) continue;
+        if (internal.contains(v)) {
+          internal_bytes += StaticBytes(v);
+          continue;
+        }
+        if (std::find(data_inputs.begin(), data_inputs.end(), v) == data_inputs.end()) {
+          data_inputs.push_back(v);
+        }
+      }
+    }
+    for (const Node* m : members) {
+      for (const Value* v : m->outputs()) {
+        if (v == nullptr) continue;
+        auto it = readers.find(v);
+        bool outside = graph_outputs.contains(v) || members.size() == 1;
+        if (it != readers.end()) {
+          for (const Node* r : it->second) {
+            outside |= std::find(members.begin(), members.end(), r) == members.end();
+          }
+        }
+        if (outside) outputs.push_back(v);
+      }
+    }
+    // A value passed inside the group is neither read from nor written to memory.
+    rn.bytes_read -= internal_bytes;
+    rn.bytes_written -= internal_bytes;
+    for (const Value* v : data_inputs) {
+      rn.input_shapes.push_back(v->shape());
+      rn.floating |= IsFloatingPoint(v->dtype());
+    }
+    for (const Value* v : outputs) rn.output_shapes.push_back(v->shape());
+    if (geo.ok) {
+      rn.is_layer = true;
+      rn.layer_kind = geo.kind;
+      rn.weight_name = geo.weight_value->name();
+      rn.weight_dims = geo.weight->dims();
+      rn.in_features = geo.in;
+      rn.out_features = geo.out;
+      rn.group = geo.group;
+      rn.pointwise = geo.pointwise;
+    }
+    for (const Node* m : members) lg.index_of[m] = rn.index;
+    lg.nodes.push_back(std::move(rn));
+    lg.members.push_back(std::move(members));
+    lg.data_inputs.push_back(std::move(data_inputs));
+    lg.outputs.push_back(std::move(outputs));
+    lg.weights.push_back(geo.ok ? geo.weight : nullptr);
+  }
+  lg.total_params += anonymous_params;
+
+  // Data edges between logical nodes.
+  size_t n = lg.nodes.size();
+  lg.producers.assign(n, {});
+  lg.consumers.assign(n, {});
+  lg.feeds_graph_output.assign(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    for (const Value* v : lg.outputs[i]) lg.feeds_graph_output[i] = lg.feeds_graph_output[i] || graph_outputs.contains(v);
+    for (const Value* v : lg.data_inputs[i]) {
+      if (v->producer() == nullptr) continue;
+      auto it = lg.index_of.find(v->producer());
+      if (it == lg.index_of.end()) continue;
+      int p = it->second;
+      auto& prods = lg.producers[i];
+      if (std::find(prods.begin(), prods.end(), p) == prods.end()) {
+        prods.push_back(p);
+        lg.consumers[p].push_back(static_cast<int>(i));
+      }
+    }
+  }
+  return lg;
+}
+
+}  // namespace aic::analysis

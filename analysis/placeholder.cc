@@ -1,1 +1,0 @@
-// The analysis library; see analysis/report.h once it lands.

@@ -1,0 +1,353 @@
+// The JSON report: one object per node plus a summary, in the schema
+// "aic-onnx.report/1" documented in docs/report-schema.md. Keys are written
+// in a fixed order and floats with 6 significant digits, so the output is
+// stable enough to diff.
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/format.h"
+#include "analysis/render.h"
+
+namespace aic::analysis {
+
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);  // UTF-8 passes through
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// A pretty-printing writer: objects and arrays of scalars on one line when
+// they are short, nested structure indented by two spaces.
+class Json {
+ public:
+  std::string str() const { return out_; }
+
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  void Key(const std::string& k) {
+    Comma();
+    Newline();
+    out_ += Quote(k) + ": ";
+    after_key_ = true;
+  }
+  void Raw(const std::string& v) {
+    if (!after_key_) {
+      Comma();
+      Newline();
+    }
+    out_ += v;
+    after_key_ = false;
+    first_ = false;
+  }
+  void String(const std::string& v) { Raw(Quote(v)); }
+  void Int(int64_t v) { Raw(std::to_string(v)); }
+  void Double(double v) { Raw(Number(v)); }
+  void Bool(bool v) { Raw(v ? "true" : "false"); }
+  void Null() { Raw("null"); }
+
+  // One-line arrays for long numeric lists (singular values, shapes).
+  void InlineDoubles(const std::vector<double>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", Number(v[i]));
+    Raw(s + "]");
+  }
+  void InlineInts(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", v[i]);
+    Raw(s + "]");
+  }
+  void InlineStrings(const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", Quote(v[i]));
+    Raw(s + "]");
+  }
+
+ private:
+  void Open(char c) {
+    if (!after_key_) {
+      Comma();
+      Newline();
+    }
+    out_ += c;
+    after_key_ = false;
+    ++depth_;
+    first_ = true;
+  }
+  void Close(char c) {
+    --depth_;
+    if (!first_) Newline();
+    out_ += c;
+    first_ = false;
+  }
+  void Comma() {
+    if (!first_) out_ += ",";
+  }
+  void Newline() {
+    if (out_.empty()) return;
+    out_ += "\n" + std::string(static_cast<size_t>(depth_) * 2, ' ');
+  }
+  std::string out_;
+  int depth_ = 0;
+  bool first_ = true;
+  bool after_key_ = false;
+};
+
+// A shape as an array: ints for known dims, strings for symbols, null for
+// unknown dims; null for an unknown rank.
+std::string ShapeJson(const Shape& s) {
+  if (!s.has_rank()) return "null";
+  std::string out = "[";
+  for (size_t i = 0; i < s.dims().size(); ++i) {
+    const Dim& d = s.dims()[i];
+    absl::StrAppend(&out, i ? ", " : "",
+                    d.is_value() ? std::to_string(d.value()) : d.is_symbol() ? Quote(d.symbol()) : "null");
+  }
+  return out + "]";
+}
+
+std::string ShapesJson(const std::vector<Shape>& shapes) {
+  std::string out = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) absl::StrAppend(&out, i ? ", " : "", ShapeJson(shapes[i]));
+  return out + "]";
+}
+
+const char* LinearityName(Linearity l) {
+  switch (l) {
+    case Linearity::kLinear: return "linear";
+    case Linearity::kAffine: return "affine";
+    case Linearity::kNonlinear: return "nonlinear";
+    default: return "unknown";
+  }
+}
+
+const char* InvertibilityName(Invertibility i) {
+  switch (i) {
+    case Invertibility::kInvertible: return "invertible";
+    case Invertibility::kInvertibleIfFullRank: return "invertible-if-full-rank";
+    case Invertibility::kIrreversible: return "irreversible";
+    default: return "unknown";
+  }
+}
+
+void NodeJson(Json& j, const ReportNode& n) {
+  j.BeginObject();
+  j.Key("index"); j.Int(n.index);
+  j.Key("name"); j.String(n.name);
+  j.Key("onnx_nodes");
+  j.BeginArray();
+  for (const SourceNode& s : n.sources) {
+    j.Raw(absl::StrCat("{\"op_type\": ", Quote(s.op_type), ", \"name\": ", Quote(s.name), "}"));
+  }
+  j.EndArray();
+  j.Key("input_shapes"); j.Raw(ShapesJson(n.input_shapes));
+  j.Key("output_shapes"); j.Raw(ShapesJson(n.output_shapes));
+  j.Key("parameters"); j.Int(n.params);
+  j.Key("cost_known"); j.Bool(n.cost_known);
+  j.Key("macs"); n.cost_known ? j.Int(n.macs) : j.Null();
+  j.Key("flops"); n.cost_known ? j.Int(n.flops) : j.Null();
+  j.Key("bytes_read"); n.cost_known ? j.Int(n.bytes_read) : j.Null();
+  j.Key("bytes_written"); n.cost_known ? j.Int(n.bytes_written) : j.Null();
+  j.Key("properties"); j.InlineStrings(n.properties);
+  j.Key("meaning"); j.String(n.traits.meaning);
+  j.Key("linearity"); j.String(LinearityName(n.traits.linearity));
+  j.Key("invertibility"); j.String(InvertibilityName(n.traits.invertibility));
+  j.Key("collapse"); j.String(CollapseKindName(n.traits.collapse));
+  j.Key("collapse_how"); j.String(n.traits.collapse_how);
+  j.Key("representation"); j.String(RepresentationEffectName(n.traits.effect));
+  j.Key("layer");
+  if (n.is_layer) {
+    j.BeginObject();
+    j.Key("kind"); j.String(n.layer_kind);
+    j.Key("weight"); j.String(n.weight_name);
+    j.Key("weight_shape"); j.InlineInts(n.weight_dims);
+    j.Key("in_features"); j.Int(n.in_features);
+    j.Key("out_features"); j.Int(n.out_features);
+    j.Key("group"); j.Int(n.group);
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("spectrum");
+  if (n.spectrum) {
+    const Spectrum& s = *n.spectrum;
+    j.BeginObject();
+    j.Key("rows"); j.Int(s.rows);
+    j.Key("cols"); j.Int(s.cols);
+    j.Key("skipped"); s.skipped.empty() ? j.Null() : j.String(s.skipped);
+    if (s.skipped.empty()) {
+      j.Key("method"); j.String(s.method);
+      j.Key("effective_rank"); j.Double(s.effective_rank);
+      j.Key("stable_rank"); j.Double(s.stable_rank);
+      j.Key("numerical_rank"); j.Int(s.numerical_rank);
+      j.Key("tolerance"); j.Double(s.tolerance);
+      j.Key("singular_values"); j.InlineDoubles(s.singular_values);
+    }
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("low_rank");
+  if (n.low_rank) {
+    const LowRank& l = *n.low_rank;
+    j.BeginObject();
+    j.Key("rank"); j.Int(l.rank);
+    j.Key("energy_kept"); j.Double(l.energy_kept);
+    j.Key("relative_frobenius_error"); j.Double(l.relative_frobenius_error);
+    j.Key("spectral_error"); j.Double(l.spectral_error);
+    j.Key("break_even_rank"); j.Double(l.break_even_rank);
+    j.Key("pays"); j.Bool(l.pays);
+    j.Key("params_before"); j.Int(l.params_before);
+    j.Key("params_after"); j.Int(l.params_after);
+    j.Key("macs_before"); l.macs_before >= 0 ? j.Int(l.macs_before) : j.Null();
+    j.Key("macs_after"); l.macs_before >= 0 ? j.Int(l.macs_after) : j.Null();
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.Key("activation");
+  if (n.activation) {
+    const Activation& a = *n.activation;
+    j.BeginObject();
+    j.Key("samples"); j.Int(a.samples);
+    j.Key("active_ratio"); j.Double(a.active_ratio);
+    j.Key("unit_axis"); j.Int(a.unit_axis);
+    j.Key("units"); j.Int(a.units);
+    j.Key("dead_units"); j.Int(a.dead_units);
+    j.Key("rare_units"); j.Int(a.rare_units);
+    j.Key("rare_threshold"); j.Double(a.rare_threshold);
+    j.Key("remaining_width"); j.Int(a.remaining_width);
+    j.Key("unit_active_ratio"); j.InlineDoubles(a.unit_active_ratio);
+    j.EndObject();
+  } else {
+    j.Null();
+  }
+  j.EndObject();
+}
+
+void SummaryJson(Json& j, const Report& r) {
+  j.BeginObject();
+  j.Key("total_parameters"); j.Int(r.total_params);
+  j.Key("total_macs"); j.Int(r.total_macs);
+  j.Key("total_flops"); j.Int(r.total_flops);
+  j.Key("uncounted_nodes"); j.Int(r.uncounted_nodes);
+  j.Key("peak_activation_bytes");
+  r.peak_activation_bytes ? j.Int(*r.peak_activation_bytes) : j.Null();
+  j.Key("peak_at_node"); r.peak_at_node >= 0 ? j.Int(r.peak_at_node) : j.Null();
+  j.Key("collapse_points");
+  j.BeginArray();
+  for (int c : r.collapse_points) {
+    j.Raw(absl::StrCat("{\"node\": ", c, ", \"name\": ", Quote(r.nodes[c].name), ", \"how\": ",
+                       Quote(r.nodes[c].traits.collapse_how), "}"));
+  }
+  j.EndArray();
+  j.Key("chains");
+  j.BeginArray();
+  for (const Chain& c : r.chains) {
+    std::vector<int64_t> nodes(c.nodes.begin(), c.nodes.end());
+    j.BeginObject();
+    j.Key("kind"); j.String(c.kind);
+    j.Key("direction"); j.String(c.expansion ? "expansion" : "contraction");
+    j.Key("dims"); j.InlineInts(c.dims);
+    j.Key("nodes"); j.InlineInts(nodes);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("expand_then_collapse");
+  j.BeginArray();
+  for (const ExpandCollapse& p : r.expand_collapse) {
+    j.Raw(absl::StrCat("{\"wide\": ", p.wide, ", \"collapse\": ", p.collapse, ", \"narrow\": ",
+                       p.narrow, "}"));
+  }
+  j.EndArray();
+  j.Key("merge_candidates");
+  j.BeginArray();
+  for (const MergeCandidate& m : r.merges) {
+    j.BeginObject();
+    j.Key("first"); j.Int(m.first);
+    j.Key("second"); j.Int(m.second);
+    j.Key("n"); j.Int(m.n);
+    j.Key("h"); j.Int(m.h);
+    j.Key("m"); j.Int(m.m);
+    j.Key("break_even"); j.Double(m.break_even);
+    j.Key("pays"); j.Bool(m.pays);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("hidden_dimension_reduction");
+  j.BeginArray();
+  for (const HiddenReduction& h : r.hidden_reductions) {
+    j.Raw(absl::StrCat("{\"collapse\": ", h.collapse, ", \"producer\": ",
+                       h.producer >= 0 ? std::to_string(h.producer) : "null", ", \"width\": ",
+                       h.width, ", \"dead\": ", h.dead, ", \"rare\": ", h.rare,
+                       ", \"remaining\": ", h.remaining, "}"));
+  }
+  j.EndArray();
+  j.Key("calibration");
+  j.BeginObject();
+  j.Key("requested"); j.Bool(r.calibration.requested);
+  j.Key("ran"); j.Bool(r.calibration.ran);
+  j.Key("source"); r.calibration.requested ? j.String(r.calibration.source) : j.Null();
+  j.Key("random"); j.Bool(r.calibration.random);
+  j.Key("samples"); j.Int(r.calibration.samples);
+  j.Key("note"); r.calibration.note.empty() ? j.Null() : j.String(r.calibration.note);
+  j.EndObject();
+  j.Key("energy"); j.Double(r.energy);
+  j.Key("candidates"); j.BeginArray();
+  for (const std::string& c : r.candidates) j.String(c);
+  j.EndArray();
+  j.Key("notes"); j.BeginArray();
+  for (const std::string& n : r.notes) j.String(n);
+  j.EndArray();
+  j.EndObject();
+}
+
+}  // namespace
+
+std::string RenderJson(const Report& r) {
+  Json j;
+  j.BeginObject();
+  j.Key("schema"); j.String("aic-onnx.report/1");
+  j.Key("model");
+  j.BeginObject();
+  j.Key("path"); j.String(r.model_path);
+  j.Key("producer"); j.String(r.producer);
+  j.Key("opset"); j.Int(r.opset);
+  j.Key("inputs");
+  j.BeginArray();
+  for (const auto& [name, shape] : r.graph_inputs) {
+    j.Raw(absl::StrCat("{\"name\": ", Quote(name), ", \"shape\": ", ShapeJson(shape), "}"));
+  }
+  j.EndArray();
+  j.EndObject();
+  j.Key("nodes");
+  j.BeginArray();
+  for (const ReportNode& n : r.nodes) NodeJson(j, n);
+  j.EndArray();
+  j.Key("summary");
+  SummaryJson(j, r);
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+}  // namespace aic::analysis

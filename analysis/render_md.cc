@@ -1,0 +1,117 @@
+// The Markdown report: a node table, a layer table with the measured
+// spectra, then the graph-level analysis and candidates as lists, for pasting
+// into a pull request or a wiki page.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analysis/format.h"
+#include "analysis/render.h"
+
+namespace aic::analysis {
+
+namespace {
+
+std::string Cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c != '\n') out += c;
+  }
+  return out;
+}
+
+std::string OnnxNames(const ReportNode& n) {
+  std::vector<std::string> parts;
+  for (const SourceNode& s : n.sources) {
+    parts.push_back(s.name.empty() ? s.op_type : absl::StrCat(s.op_type, " `", s.name, "`"));
+  }
+  return absl::StrJoin(parts, " + ");
+}
+
+}  // namespace
+
+std::string RenderMarkdown(const Report& r) {
+  std::string out = absl::StrCat("# aic-onnx report: `", r.model_path, "`\n\n");
+  out += "## Nodes\n\n";
+  out += "| # | node | ONNX | input shape | output shape | parameters | MACs | FLOPs | properties |\n";
+  out += "|---|---|---|---|---|---:|---:|---:|---|\n";
+  for (const ReportNode& n : r.nodes) {
+    absl::StrAppend(&out, "| ", n.index, " | ", Cell(n.name), " | ", Cell(OnnxNames(n)), " | ",
+                    Cell(ShapeList(n.input_shapes)), " | ", Cell(ShapeList(n.output_shapes)), " | ",
+                    n.params, " | ", n.cost_known ? std::to_string(n.macs) : "?", " | ",
+                    n.cost_known ? std::to_string(n.flops) : "?", " | ",
+                    Cell(absl::StrJoin(n.properties, ", ")), " |\n");
+  }
+  bool any_spectrum = false;
+  for (const ReportNode& n : r.nodes) any_spectrum |= n.spectrum.has_value();
+  if (any_spectrum) {
+    out += "\n## Weight spectra\n\n";
+    absl::StrAppend(&out, "| # | layer | matrix | effective rank | stable rank | numerical rank | rank at ",
+                    Fixed(100 * r.energy, 1), "% energy | pays |\n");
+    out += "|---|---|---|---:|---:|---:|---:|---|\n";
+    for (const ReportNode& n : r.nodes) {
+      if (!n.spectrum) continue;
+      const Spectrum& s = *n.spectrum;
+      absl::StrAppend(&out, "| ", n.index, " | ", n.layer_kind, " ", n.in_features, " → ",
+                      n.out_features, " | ", s.rows, " × ", s.cols, " | ");
+      if (!s.skipped.empty()) {
+        absl::StrAppend(&out, Cell(s.skipped), " | | | | |\n");
+        continue;
+      }
+      absl::StrAppend(&out, Fixed(s.effective_rank, 2), " | ", Fixed(s.stable_rank, 2), " | ",
+                      s.numerical_rank, " | ", n.low_rank ? std::to_string(n.low_rank->rank) : "",
+                      " | ", n.low_rank ? (n.low_rank->pays ? "yes" : "no") : "", " |\n");
+    }
+  }
+  bool any_activation = false;
+  for (const ReportNode& n : r.nodes) any_activation |= n.activation.has_value();
+  if (any_activation) {
+    out += "\n## Activations\n\n| # | node | active ratio | units | dead | rarely active |\n";
+    out += "|---|---|---:|---:|---:|---:|\n";
+    for (const ReportNode& n : r.nodes) {
+      if (!n.activation) continue;
+      const Activation& a = *n.activation;
+      absl::StrAppend(&out, "| ", n.index, " | ", n.name, " | ", Fixed(a.active_ratio, 3), " | ",
+                      a.units, " | ", a.dead_units, " | ", a.rare_units, " |\n");
+    }
+  }
+  out += "\n## Summary\n\n";
+  absl::StrAppend(&out, "- Total parameters: ", r.total_params, "\n");
+  absl::StrAppend(&out, "- Total MACs: ", r.total_macs, "\n- Total FLOPs: ", r.total_flops, "\n");
+  if (r.uncounted_nodes > 0) {
+    absl::StrAppend(&out, "- Nodes with non-static shapes (not counted): ", r.uncounted_nodes, "\n");
+  }
+  absl::StrAppend(&out, "- Peak activation memory: ",
+                  r.peak_activation_bytes ? Bytes(*r.peak_activation_bytes) : "unknown", "\n");
+  for (int c : r.collapse_points) {
+    absl::StrAppend(&out, "- Potential collapse point: ", r.nodes[c].name, " (Node ", c, ")\n");
+  }
+  for (const Chain& ch : r.chains) {
+    absl::StrAppend(&out, "- ", ch.kind, ch.expansion ? " expansion: " : " contraction: ",
+                    absl::StrJoin(ch.dims, " → "), " (Node", ch.nodes.size() > 1 ? "s " : " ",
+                    absl::StrJoin(ch.nodes, ", "), ")\n");
+  }
+  for (const ExpandCollapse& p : r.expand_collapse) {
+    absl::StrAppend(&out, "- Expand-then-collapse: Node ", p.wide, " → Node ", p.collapse,
+                    " → Node ", p.narrow, "\n");
+  }
+  for (const MergeCandidate& m : r.merges) {
+    absl::StrAppend(&out, "- Consecutive linear layers: Node ", m.first, " → Node ", m.second, " (",
+                    m.n, " → ", m.h, " → ", m.m, "), merging ", m.pays ? "pays" : "does not pay",
+                    "\n");
+  }
+  if (!r.candidates.empty()) {
+    out += "\n## Optimization candidates\n\n";
+    for (const std::string& c : r.candidates) absl::StrAppend(&out, "- ", c, "\n");
+  }
+  if (r.calibration.requested || !r.notes.empty()) out += "\n## Notes\n\n";
+  if (r.calibration.requested) {
+    absl::StrAppend(&out, "- Calibration: ", CalibrationSummary(r.calibration), "\n");
+  }
+  if (!r.calibration.note.empty()) absl::StrAppend(&out, "- ", r.calibration.note, "\n");
+  for (const std::string& n : r.notes) absl::StrAppend(&out, "- ", n, "\n");
+  return out;
+}
+
+}  // namespace aic::analysis

@@ -1,0 +1,160 @@
+// `aic-onnx bench`: times a model on the fast CPU executor (or the reference
+// one) with random or given inputs: warmup runs, then per-run latencies
+// summarized as median/p10/p90, throughput and the process's peak memory.
+// --json prints one object for scripts (bench/run_bench.py reads it).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "exec/cpu/plan.h"
+#include "exec/reference/executor.h"
+#include "graph/verify.h"
+#include "onnx_io/load.h"
+
+namespace aic::cli {
+
+namespace {
+
+constexpr char kHelp[] = R"(usage: aic-onnx bench IN.onnx [--shape NAME=D,D,..] [--input NAME=FILE]...
+                      [--iters N] [--warmup N] [--threads N] [--device cpu|reference]
+                      [--seed N] [--json] [--plan]
+
+Times the model: --warmup runs (default 5), then --iters timed runs (default
+50), each on the same inputs (random unless --input gives them; symbolic dims
+are 1 unless --shape fixes them). Prints median, p10, p90 latency, throughput
+and the process's peak resident memory.
+  --threads N   executor threads (default: the core count)
+  --json        one JSON object: median_ms, p10_ms, p90_ms, mean_ms,
+                throughput_per_s, peak_memory_bytes, baseline_memory_bytes,
+                arena_bytes, threads, iters, warmup, compile_ms, steps,
+                fallback_steps
+  --plan        print the compiled plan (one line per step) to stderr
+)";
+
+// A field of /proc/self/status in bytes ("VmHWM", "VmRSS"), or 0.
+size_t ProcStatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      return static_cast<size_t>(std::stoull(line.substr(field.size() + 1))) * 1024;
+    }
+  }
+  return 0;
+}
+
+double Percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0;
+  double idx = p * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(idx);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (idx - static_cast<double>(lo));
+}
+
+}  // namespace
+
+int BenchCommand(const std::vector<std::string>& argv) {
+  size_t baseline = ProcStatusBytes("VmRSS");
+  auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--iters", "--warmup", "--threads",
+                                          "--device"},
+                                         {"--help", "--json", "--plan"}});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (args->Has("--help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (args->positional().size() != 1) return UsageError("bench takes one model file (see --help)");
+  const std::string& path = args->positional()[0];
+  auto iters = args->GetInt("--iters", 50);
+  auto warmup = args->GetInt("--warmup", 5);
+  auto threads = args->GetInt("--threads", 0);
+  auto seed = args->GetInt("--seed", 0);
+  if (!iters.ok() || !warmup.ok() || !threads.ok() || !seed.ok() || *iters < 1 || *warmup < 0 || *threads < 0) {
+    return UsageError("--iters, --warmup, --threads and --seed take non-negative integers (--iters >= 1)");
+  }
+  std::string device = args->GetOr("--device", "cpu");
+  if (device != "cpu" && device != "reference") return UsageError("--device must be cpu or reference");
+  bool json = args->Has("--json");
+  bool progress = !json && isatty(STDERR_FILENO);
+
+  auto model = LoadModel(path);
+  if (!model.ok()) return UsageError(std::string(model.status().message()));
+  if (absl::Status s = Verify(*(*model)->graph); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
+  InputOptions input_options;
+  input_options.random = true;
+  input_options.seed = static_cast<uint64_t>(*seed);
+  input_options.files = args->GetAll("--input");
+  input_options.shapes = args->GetAll("--shape");
+  auto feeds = BuildFeeds(**model, input_options);
+  if (!feeds.ok()) return UsageError(path + ": " + std::string(feeds.status().message()));
+
+  cpu::CpuOptions options;
+  options.threads = static_cast<int>(*threads);
+  cpu::CpuExecutor executor(**model, options);
+  ReferenceExecutor reference(**model);
+  int used_threads = device == "cpu" ? cpu::SetCpuThreads(options.threads) : 1;
+  auto t0 = std::chrono::steady_clock::now();
+  cpu::Plan* plan = nullptr;
+  if (device == "cpu") {
+    auto p = executor.PlanFor(*feeds);
+    if (!p.ok()) return UsageError(path + ": " + std::string(p.status().message()));
+    plan = *p;
+    if (args->Has("--plan")) std::fputs(cpu::DescribePlan(*plan).c_str(), stderr);
+  }
+  double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto run_once = [&]() -> absl::Status {
+    if (plan != nullptr) return cpu::Run(*plan, *feeds).status();
+    return reference.Run(*feeds).status();
+  };
+  for (int64_t i = 0; i < *warmup; ++i) {
+    if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
+  }
+  std::vector<double> ms;
+  for (int64_t i = 0; i < *iters; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    if (progress) std::fprintf(stderr, "\r  run %lld/%lld", static_cast<long long>(i + 1), static_cast<long long>(*iters));
+  }
+  if (progress) std::fputs("\n", stderr);
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double median = Percentile(sorted, 0.5), p10 = Percentile(sorted, 0.1), p90 = Percentile(sorted, 0.9);
+  double mean = 0;
+  for (double v : ms) mean += v / static_cast<double>(ms.size());
+  size_t peak = ProcStatusBytes("VmHWM");
+  size_t arena = plan != nullptr ? cpu::StatsOf(*plan).arena_bytes : 0;
+  int steps = plan != nullptr ? cpu::StatsOf(*plan).steps : 0;
+  int fallback = plan != nullptr ? cpu::StatsOf(*plan).fallback_steps : 0;
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
+        "\"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, \"peak_memory_bytes\": %zu, "
+        "\"baseline_memory_bytes\": %zu, \"arena_bytes\": %zu, \"threads\": %d, \"iters\": %lld, "
+        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d}\n",
+        path.c_str(), device.c_str(), median, p10, p90, mean, sorted.front(), 1000.0 / median, peak, baseline,
+        arena, used_threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms, steps,
+        fallback);
+    return 0;
+  }
+  std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), used_threads,
+              static_cast<long long>(*iters), static_cast<long long>(*warmup));
+  std::printf("  latency  median %.3f ms   p10 %.3f ms   p90 %.3f ms   (min %.3f)\n", median, p10, p90,
+              sorted.front());
+  std::printf("  throughput %.1f runs/s\n", 1000.0 / median);
+  std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms, %d steps (%d reference)\n",
+              static_cast<double>(peak) / (1 << 20), static_cast<double>(arena) / (1 << 20), compile_ms, steps,
+              fallback);
+  return 0;
+}
+
+}  // namespace aic::cli

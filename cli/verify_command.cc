@@ -1,0 +1,108 @@
+// `aic-onnx verify A.onnx B.onnx`: runs both models through the reference
+// executor on the same inputs and reports the largest absolute and relative
+// error per output (exit 1 on a mismatch).
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "graph/verify.h"
+#include "onnx_io/load.h"
+#include "onnx_io/npy.h"
+#include "rewrite/verify.h"
+
+namespace aic::cli {
+
+namespace {
+
+constexpr char kHelp[] = R"(usage: aic-onnx verify A.onnx B.onnx [--inputs DIR|random:N] [--rtol R] [--atol A]
+                       [--shape NAME=D,D,..]
+
+Runs A and B on the same inputs and compares every output:
+|a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
+  --inputs DIR       input_<i>.pb (graph input order) or <name>.npy files
+  --inputs random:N  N sets of random inputs (default random:2)
+Exit: 0 equal, 1 mismatch, 2 bad usage or input (or A cannot run).
+)";
+
+absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir) {
+  std::map<std::string, RuntimeValue> feeds;
+  int index = 0;
+  for (const Value* v : m.graph->inputs()) {
+    std::string pb = absl::StrCat(dir, "/input_", index++, ".pb");
+    std::string npy = absl::StrCat(dir, "/", SanitizeFileName(v->name()), ".npy");
+    if (std::filesystem::exists(npy)) {
+      AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(npy));
+      feeds[v->name()] = RuntimeValue(std::move(t));
+    } else if (std::filesystem::exists(pb)) {
+      AIC_ASSIGN_OR_RETURN(RuntimeValue rv, LoadValueProtoFile(pb, v->type()));
+      feeds[v->name()] = std::move(rv);
+    } else if (v->initializer() == nullptr) {
+      return absl::NotFoundError(absl::StrCat(dir, ": no ", SanitizeFileName(v->name()), ".npy or input_",
+                                              index - 1, ".pb for input '", v->name(), "'"));
+    }
+  }
+  return feeds;
+}
+
+}  // namespace
+
+int VerifyCommand(const std::vector<std::string>& argv) {
+  auto args = Args::Parse(argv, FlagSpec{{"--inputs", "--rtol", "--atol", "--shape"}, {"--help"}});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (args->Has("--help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (args->positional().size() != 2) return UsageError("verify takes A.onnx and B.onnx (see --help)");
+  double rtol = 1e-3, atol = 1e-4;
+  try {
+    rtol = std::stod(args->GetOr("--rtol", "1e-3"));
+    atol = std::stod(args->GetOr("--atol", "1e-4"));
+  } catch (...) {
+    return UsageError("--rtol/--atol need numbers");
+  }
+  std::vector<std::unique_ptr<Model>> models;
+  for (const std::string& path : args->positional()) {
+    auto m = LoadModel(path);
+    if (!m.ok()) return UsageError(std::string(m.status().message()));
+    if (absl::Status s = Verify(*(*m)->graph); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
+    models.push_back(std::move(*m));
+  }
+  std::string inputs = args->GetOr("--inputs", "random:2");
+  std::vector<std::map<std::string, RuntimeValue>> feeds;
+  if (inputs.rfind("random:", 0) == 0) {
+    int64_t n = 0;
+    try {
+      n = std::stoll(inputs.substr(7));
+    } catch (...) {
+      return UsageError("--inputs random:N needs a number");
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      InputOptions io;
+      io.random = true;
+      io.seed = static_cast<uint64_t>(1000 + k * 7919);
+      io.shapes = args->GetAll("--shape");
+      auto f = BuildFeeds(*models[0], io);
+      if (!f.ok()) return UsageError(args->positional()[0] + ": " + std::string(f.status().message()));
+      feeds.push_back(std::move(*f));
+    }
+  } else {
+    auto f = FeedsFromDir(*models[0], inputs);
+    if (!f.ok()) return UsageError(std::string(f.status().message()));
+    feeds.push_back(std::move(*f));
+  }
+  auto report = rewrite::CompareModels(*models[0], *models[1], feeds, rtol, atol);
+  if (!report.ok()) return UsageError(args->positional()[0] + ": " + std::string(report.status().message()));
+  std::printf("%d input set(s), rtol %g atol %g: %s\n", report->runs, rtol, atol,
+              report->ok() ? "equal" : "MISMATCH");
+  for (const auto& o : report->outputs) {
+    std::printf("  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
+                o.ok ? "" : "  MISMATCH ", o.problem.c_str());
+  }
+  return report->ok() ? 0 : 1;
+}
+
+}  // namespace aic::cli

@@ -1,0 +1,86 @@
+// Places the plan's intermediates in one arena: lifetimes from the step
+// order, in-place sharing where a step may overwrite an input that dies
+// there, offsets from the memory planner, then pointers and memory objects.
+#include <algorithm>
+
+#include "exec/cpu/internal.h"
+#include "exec/cpu/memory_planner.h"
+
+namespace aic::cpu {
+
+namespace {
+
+void ComputeLifetimes(Plan& plan) {
+  for (ArenaBuffer& b : plan.buffers) b.first = b.last = -1;
+  auto touch = [&](int slot, int step) {
+    int b = plan.slots[slot].buffer;
+    if (plan.slots[slot].storage != Slot::Storage::kArena || b < 0) return;
+    ArenaBuffer& buf = plan.buffers[b];
+    buf.first = buf.first < 0 ? step : std::min(buf.first, step);
+    buf.last = std::max(buf.last, step);
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (int s : plan.steps[i]->reads) touch(s, static_cast<int>(i));
+    for (int s : plan.steps[i]->writes) touch(s, static_cast<int>(i));
+  }
+  // Graph outputs are copied out after the last step.
+  for (int s : plan.outputs) {
+    if (s >= 0) touch(s, static_cast<int>(plan.steps.size()));
+  }
+}
+
+// Lets a step's output take its first input's bytes when that input dies at
+// the step and the sizes agree (eltwise and binary primitives allow it).
+void ShareInPlace(Plan& plan) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = *plan.steps[i];
+    if (!st.inplace_ok || st.reads.empty() || st.writes.empty()) continue;
+    Slot& in = plan.slots[st.reads[0]];
+    Slot& out = plan.slots[st.writes[0]];
+    if (in.storage != Slot::Storage::kArena || out.storage != Slot::Storage::kArena) continue;
+    if (in.buffer == out.buffer || in.bytes() != out.bytes() || in.md != out.md) continue;
+    ArenaBuffer& ib = plan.buffers[in.buffer];
+    ArenaBuffer& ob = plan.buffers[out.buffer];
+    if (ib.last != static_cast<int>(i) || ob.first != static_cast<int>(i)) continue;
+    int from = out.buffer;
+    ib.last = std::max(ib.last, ob.last);
+    ob.size = 0;
+    ob.first = ob.last = -1;
+    for (Slot& s : plan.slots) {
+      if (s.buffer == from) s.buffer = in.buffer;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status PlaceArena(Plan& plan) {
+  ComputeLifetimes(plan);
+  ShareInPlace(plan);
+  std::vector<BufferRequest> requests;
+  std::vector<int> ids;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const ArenaBuffer& buf = plan.buffers[b];
+    if (buf.first < 0) continue;  // merged away or never touched
+    requests.push_back({buf.size, buf.first, buf.last});
+    ids.push_back(static_cast<int>(b));
+  }
+  MemoryPlan mp = PlanMemory(requests);
+  for (size_t i = 0; i < ids.size(); ++i) plan.buffers[ids[i]].offset = mp.offsets[i];
+  plan.arena = Buffer::Allocate(std::max<size_t>(mp.arena_bytes, kArenaAlignment));
+  plan.stats.arena_bytes = mp.arena_bytes;
+  uint8_t* base = plan.arena->mutable_data();
+  std::shared_ptr<Buffer> arena = plan.arena;
+  for (Slot& s : plan.slots) {
+    if (s.storage != Slot::Storage::kArena || s.buffer < 0) continue;
+    size_t offset = plan.buffers[s.buffer].offset;
+    s.ptr = base + offset;
+    if (s.plain && s.dtype != DType::kUndefined) {
+      s.tensor = Tensor(s.dtype, s.dims, arena, offset);
+    }
+  }
+  for (auto& st : plan.steps) st->Bind(plan);
+  return absl::OkStatus();
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,145 @@
+// The lowering pass of Compile(): walks the shape-specialized graph in
+// topological order and emits, per node, either oneDNN steps (with the
+// node's single-consumer successors folded in as post-ops), a zero-copy
+// view, or a reference-kernel fallback. Values get slots as they are
+// produced; a consumer that needs another layout gets a reorder, made once
+// per (value, layout) and shared.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "exec/cpu/internal.h"
+
+namespace aic::cpu {
+
+struct ValueState {
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> dims;
+  bool is_static = false;
+  const Tensor* constant = nullptr;
+  int slot = -1;                                       // as produced
+  std::vector<std::pair<memory::desc, int>> layouts;   // reordered copies
+  std::vector<const Node*> consumers;                  // one entry per use
+  bool graph_output = false;
+};
+
+// One oneDNN post-op standing for (part of) one or more graph nodes.
+struct PostOp {
+  bool binary = false;
+  dnnl::algorithm alg = dnnl::algorithm::undef;
+  float alpha = 0, beta = 0;   // eltwise
+  int src1_slot = -1;          // binary
+  memory::desc src1_md;
+  std::vector<const Node*> nodes;  // graph nodes this post-op completes
+  const Value* out = nullptr;      // value computed after it; null mid-node
+  std::string name;
+};
+
+struct Elt {
+  dnnl::algorithm alg;
+  float alpha = 0, beta = 0;
+  const char* name;
+};
+
+class Lowerer {
+ public:
+  Lowerer(Plan& plan, const CpuOptions& options) : plan_(plan), options_(options) {}
+  absl::Status LowerAll();
+
+  // --- used by the op lowerings (ops_*.cc) ---
+  Plan& plan() { return plan_; }
+  const CpuOptions& options() const { return options_; }
+  ValueState& V(const Value* v) { return values_[v]; }
+  int64_t OpsetOf(const Node& n) const;
+  // f32 with static dims, known (not folded away).
+  bool IsF32(const Value* v);
+  const Tensor* Const(const Value* v);
+  std::optional<float> ScalarConst(const Value* v);
+
+  int NewArenaSlot(const Value* v, const memory::desc& md, bool plain);
+  int ConstSlot(const Tensor& t, const memory::desc& md);
+  // Packs constant `t` (whose bytes have layout `from`) into layout `to`.
+  int PackedConstSlot(const Tensor& t, const memory::desc& from, const memory::desc& to);
+  int PlainSlot(const Value* v);
+  int SlotIn(const Value* v, const memory::desc& md);
+  // The producer's layout if it is blocked, else format_tag::any (or plain
+  // when blocked layouts are off): lets oneDNN keep or pick blocked layouts.
+  memory::desc SrcMdOrAny(const Value* v);
+  DnnlStep* AddDnnlStep(dnnl::primitive p, const char* kind, const Node& n);
+  // n was computed as part of another step (folded into weights, say).
+  void MarkDone(const Node* n) {
+    done_.insert(n);
+    ++plan_.stats.fused_nodes;
+  }
+
+  // Successors of `v` that can run as post-ops of v's producer.
+  std::vector<PostOp> CollectPostOps(const Value* v);
+  // Tries make(attr) with the longest acceptable prefix of `chain`; returns
+  // the primitive desc and the prefix length. Throws when even none works.
+  template <typename Make>
+  auto WithPostOps(const std::vector<PostOp>& chain, Make make) -> std::pair<decltype(make(dnnl::primitive_attr())), size_t>;
+  // Marks the first k post-ops' nodes as done, binds their args on `step`,
+  // gives the final value a slot of layout `dst_md`; returns that slot.
+  // `arg_md`, when given, is how the primitive sees the destination's bytes.
+  int FinishPostOps(DnnlStep* step, const Value* v, const std::vector<PostOp>& chain, size_t k,
+                    const memory::desc& dst_md, bool dst_plain, const memory::desc* arg_md = nullptr);
+  static dnnl::primitive_attr MakeAttr(const std::vector<PostOp>& chain, size_t k);
+
+  // The eltwise ops computing node n from its activation input x, if any.
+  std::vector<Elt> UnaryAsEltwise(const Node& n, const Value* x);
+  // Inference BatchNormalization with constant params as y = x*scale + shift per channel.
+  bool FoldBatchNorm(const Node& bn, Tensor* scale, Tensor* shift);
+
+ private:
+  absl::Status LowerNode(const Node& n);
+  bool FoldConstant(const Node& n);
+  absl::Status Fallback(const Node& n);
+  bool MatchHardSwish(const Value* v, PostOp* op);
+
+  Plan& plan_;
+  const CpuOptions& options_;
+  absl::flat_hash_map<const Value*, ValueState> values_;
+  absl::flat_hash_set<const Node*> done_;  // fused into an earlier step
+};
+
+template <typename Make>
+auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
+    -> std::pair<decltype(make(dnnl::primitive_attr())), size_t> {
+  for (size_t k = chain.size() + 1; k-- > 0;) {
+    if (k > 0 && chain[k - 1].out == nullptr) continue;  // would stop mid-node
+    try {
+      return {make(MakeAttr(chain, k)), k};
+    } catch (const dnnl::error&) {
+      if (k == 0) throw;
+    }
+  }
+  throw dnnl::error(dnnl_unimplemented, "no post-op prefix");
+}
+
+// `c` dims padded on the left to out's rank, when each is 1 or equals out's.
+std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
+                                                   const std::vector<int64_t>& out);
+memory::desc AnyMd(const std::vector<int64_t>& dims);
+
+// Op lowerings: each returns true when it emitted steps for n, false to let
+// the caller fall back to the reference kernel (nothing emitted then).
+bool LowerView(Lowerer& L, const Node& n);
+bool LowerUnary(Lowerer& L, const Node& n);
+bool LowerBinary(Lowerer& L, const Node& n);
+bool LowerConv(Lowerer& L, const Node& n);
+bool LowerConvTranspose(Lowerer& L, const Node& n);
+bool LowerPool(Lowerer& L, const Node& n);
+bool LowerMatMul(Lowerer& L, const Node& n);
+bool LowerGemm(Lowerer& L, const Node& n);
+bool LowerBatchNorm(Lowerer& L, const Node& n);
+bool LowerSoftmax(Lowerer& L, const Node& n);
+bool LowerConcat(Lowerer& L, const Node& n);
+bool LowerReduce(Lowerer& L, const Node& n);
+bool LowerTranspose(Lowerer& L, const Node& n);
+bool LowerSlice(Lowerer& L, const Node& n);
+
+}  // namespace aic::cpu

@@ -1,0 +1,259 @@
+// Lowerings of Conv, ConvTranspose and pooling to oneDNN. The input keeps the
+// blocked layout its producer chose (or oneDNN picks one for a plain input),
+// the destination layout is left to oneDNN, weights are packed once into the
+// primitive's layout, an inference BatchNormalization right after a conv is
+// folded into its weights, and the successors become post-ops.
+#include <cmath>
+
+#include "exec/cpu/lowering.h"
+
+namespace aic::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+struct Window {
+  memory::dims kernel, strides, dilations, pad_l, pad_r;  // dilations as oneDNN counts them (d-1)
+};
+
+// Kernel geometry of a conv/pool node over `in` spatial dims producing `out`;
+// false when the padding cannot be expressed.
+bool ComputeWindow(const Node& n, const std::vector<int64_t>& kernel, const std::vector<int64_t>& in,
+                   const std::vector<int64_t>& out, bool transposed, Window* w) {
+  size_t sp = kernel.size();
+  std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> dil = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
+  std::string auto_pad = n.GetString("auto_pad", "NOTSET");
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return false;
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t ext = (kernel[i] - 1) * dil[i] + 1;
+    int64_t pl = pads[i], pr = pads[i + sp];
+    if (transposed) {
+      if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+      if (auto_pad == "VALID") pl = 0;
+      pr = (in[i] - 1) * strides[i] + ext - out[i] - pl;  // output_padding folds in here
+    } else if (auto_pad == "VALID") {
+      pl = 0;
+      pr = (out[i] - 1) * strides[i] + ext - in[i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (out[i] - 1) * strides[i] + ext - in[i]);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pr = total - pl;
+    } else if (n.GetInt("ceil_mode", 0) != 0) {
+      pr = std::max<int64_t>(pr, (out[i] - 1) * strides[i] + ext - in[i] - pl);
+    }
+    if (pl < 0 || pr < 0) return false;
+    w->kernel.push_back(kernel[i]);
+    w->strides.push_back(strides[i]);
+    w->dilations.push_back(dil[i] - 1);
+    w->pad_l.push_back(pl);
+    w->pad_r.push_back(pr);
+  }
+  return true;
+}
+
+std::vector<int64_t> Spatial(const std::vector<int64_t>& dims) {
+  return std::vector<int64_t>(dims.begin() + 2, dims.end());
+}
+
+memory::desc StridedMd(const memory::dims& dims, const memory::dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::dims PlainStrides(const memory::dims& d) {
+  memory::dims s(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+}  // namespace
+
+bool LowerConv(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const Tensor* w = L.Const(n.input(1));
+  const Tensor* b = n.has_input(2) ? L.Const(n.input(2)) : nullptr;
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || w == nullptr || w->dtype() != DType::kFloat) return false;
+  if (n.has_input(2) && (b == nullptr || b->dtype() != DType::kFloat)) return false;
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;
+  int64_t groups = n.GetInt("group", 1);
+  int64_t oc = w->dim(0);
+  if (groups < 1 || oc % groups != 0) return false;
+  Window win;
+  if (!ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), false, &win)) return false;
+
+  // An inference BatchNormalization consuming only this conv folds into it.
+  const Value* conv_out = out;
+  const Node* bn = nullptr;
+  Tensor scale, shift;
+  const ValueState& os = L.V(out);
+  if (L.options().fuse_post_ops && !os.graph_output && os.consumers.size() == 1 &&
+      os.consumers[0]->op_type == "BatchNormalization" && os.consumers[0]->domain.empty() &&
+      os.consumers[0]->input(0) == out && L.FoldBatchNorm(*os.consumers[0], &scale, &shift) &&
+      scale.num_elements() == oc) {
+    bn = os.consumers[0];
+    conv_out = bn->output(0);
+  }
+  Tensor weights = *w;
+  Tensor bias;
+  if (b != nullptr) bias = *b;
+  if (bn != nullptr) {
+    weights = w->Clone();
+    float* wp = weights.mutable_data<float>();
+    int64_t per = w->num_elements() / oc;
+    Tensor nb(DType::kFloat, {oc});
+    for (int64_t o = 0; o < oc; ++o) {
+      float k = scale.data<float>()[o];
+      for (int64_t j = 0; j < per; ++j) wp[o * per + j] *= k;
+      nb.mutable_data<float>()[o] = (b != nullptr ? b->data<float>()[o] : 0.0f) * k + shift.data<float>()[o];
+    }
+    bias = nb;
+  }
+  memory::dims wdims = ToDnnlDims(w->dims());
+  if (groups > 1) {
+    wdims.insert(wdims.begin(), groups);
+    wdims[1] = oc / groups;
+  }
+  memory::desc w_plain = StridedMd(wdims, PlainStrides(wdims));
+  memory::desc w_any = L.options().blocked_layouts ? memory::desc(wdims, memory::data_type::f32, memory::format_tag::any)
+                                                   : w_plain;
+  memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
+  memory::desc src_md = L.SrcMdOrAny(x);
+  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
+  Plan& plan = L.plan();
+  std::vector<PostOp> chain = L.CollectPostOps(conv_out);
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_any,
+                                        b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
+        attr, plan.engine);
+  });
+  if (bn != nullptr) {
+    plan.constants.push_back(weights);
+    weights = plan.constants.back();
+    L.MarkDone(bn);
+  }
+  int ws = L.PackedConstSlot(weights, w_plain, pd.weights_desc());
+  int bs = -1;
+  if (bias.defined()) {
+    plan.constants.push_back(bias);
+    bs = L.ConstSlot(plan.constants.back(), b_md);
+  }
+  int src = L.SlotIn(x, pd.src_desc());
+  DnnlStep* step = L.AddDnnlStep(dnnl::convolution_forward(pd), "conv", n);
+  step->AddArg(DNNL_ARG_SRC, src, pd.src_desc(), false);
+  step->AddArg(DNNL_ARG_WEIGHTS, ws, pd.weights_desc(), false);
+  if (bs >= 0) step->AddArg(DNNL_ARG_BIAS, bs, b_md, false);
+  if (bn != nullptr) step->label += " + [bn folded]";
+  L.FinishPostOps(step, conv_out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(L.V(conv_out).dims));
+  return true;
+}
+
+bool LowerConvTranspose(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const Tensor* w = L.Const(n.input(1));
+  const Tensor* b = n.has_input(2) ? L.Const(n.input(2)) : nullptr;
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || w == nullptr || w->dtype() != DType::kFloat) return false;
+  if (n.has_input(2) && (b == nullptr || b->dtype() != DType::kFloat)) return false;
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;
+  int64_t groups = n.GetInt("group", 1);
+  int64_t ic = w->dim(0), ocg = w->dim(1), oc = ocg * groups;
+  if (groups < 1 || ic % groups != 0 || od[1] != oc) return false;
+  Window win;
+  if (!ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), true, &win)) return false;
+  // ONNX keeps deconv weights as [IC, OC/G, k...]: describe them as oneDNN's
+  // (g,) o, i, k... dims with strides over that storage.
+  int64_t kvol = 1;
+  for (int64_t d : Spatial(w->dims())) kvol *= d;
+  int64_t icg = ic / groups;
+  memory::dims wdims = {oc / groups, icg};
+  memory::dims wstr = {kvol, ocg * kvol};
+  memory::dims ks = PlainStrides(ToDnnlDims(Spatial(w->dims())));
+  for (size_t i = 2; i < static_cast<size_t>(w->rank()); ++i) {
+    wdims.push_back(w->dim(static_cast<int64_t>(i)));
+    wstr.push_back(ks[i - 2]);
+  }
+  if (groups > 1) {
+    wdims.insert(wdims.begin(), groups);
+    wstr.insert(wstr.begin(), icg * ocg * kvol);
+  }
+  memory::desc w_from = StridedMd(wdims, wstr);
+  memory::desc w_any = memory::desc(wdims, memory::data_type::f32, memory::format_tag::any);
+  memory::desc b_md = b != nullptr ? PlainMd({oc}) : memory::desc();
+  memory::desc src_md = L.SrcMdOrAny(x);
+  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
+  Plan& plan = L.plan();
+  std::vector<PostOp> chain = L.CollectPostOps(out);
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::deconvolution_forward::primitive_desc(
+        dnnl::deconvolution_forward::desc(prop_kind::forward_inference, algorithm::deconvolution_direct, src_md,
+                                          w_any, b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
+        attr, plan.engine);
+  });
+  int ws = L.PackedConstSlot(*w, w_from, pd.weights_desc());
+  int bs = b != nullptr ? L.ConstSlot(*b, b_md) : -1;
+  int src = L.SlotIn(x, pd.src_desc());
+  DnnlStep* step = L.AddDnnlStep(dnnl::deconvolution_forward(pd), "deconv", n);
+  step->AddArg(DNNL_ARG_SRC, src, pd.src_desc(), false);
+  step->AddArg(DNNL_ARG_WEIGHTS, ws, pd.weights_desc(), false);
+  if (bs >= 0) step->AddArg(DNNL_ARG_BIAS, bs, b_md, false);
+  L.FinishPostOps(step, out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(od));
+  return true;
+}
+
+bool LowerPool(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  for (size_t i = 1; i < n.num_outputs(); ++i) {
+    if (n.output(i) != nullptr) return false;  // MaxPool indices
+  }
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() < 3 || xd.size() > 5) return false;
+  bool global = n.op_type.rfind("Global", 0) == 0;
+  bool is_max = n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool";
+  Window win;
+  if (global) {
+    for (int64_t d : Spatial(xd)) {
+      win.kernel.push_back(d);
+      win.strides.push_back(1);
+      win.pad_l.push_back(0);
+      win.pad_r.push_back(0);
+    }
+  } else {
+    if (!ComputeWindow(n, n.GetInts("kernel_shape"), Spatial(xd), Spatial(od), false, &win)) return false;
+    for (int64_t d : win.dilations) {
+      if (d != 0) return false;
+    }
+    if (n.GetInt("storage_order", 0) != 0) return false;
+  }
+  algorithm alg = is_max ? algorithm::pooling_max
+                  : n.GetInt("count_include_pad", 0) != 0 ? algorithm::pooling_avg_include_padding
+                                                          : algorithm::pooling_avg_exclude_padding;
+  Plan& plan = L.plan();
+  int s = L.V(x).slot;
+  memory::desc src_md = plan.slots[s].md;
+  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
+  std::vector<PostOp> chain = L.CollectPostOps(out);
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::pooling_forward::primitive_desc(
+        dnnl::pooling_forward::desc(prop_kind::forward_inference, alg, src_md, dst_md, win.strides, win.kernel,
+                                    win.pad_l, win.pad_r),
+        attr, plan.engine);
+  });
+  DnnlStep* step = L.AddDnnlStep(dnnl::pooling_forward(pd), "pool", n);
+  step->AddArg(DNNL_ARG_SRC, s, src_md, false);
+  L.FinishPostOps(step, out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(od));
+  return true;
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,409 @@
+// Lowerings of the memory-bound ops: zero-copy views, unary activations and
+// scalar affine maps (eltwise), broadcasting binaries, BatchNormalization
+// outside a conv, concat, softmax, reductions, transpose and slice. Eltwise
+// and binary steps keep whatever layout their input has (blocked included)
+// and may run in place.
+#include <algorithm>
+#include <numeric>
+
+#include "exec/cpu/fallback_step.h"
+#include "exec/cpu/lowering.h"
+
+namespace aic::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+bool IsCommutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
+
+std::optional<algorithm> BinaryAlgOf(const std::string& op) {
+  if (op == "Add") return algorithm::binary_add;
+  if (op == "Sub") return algorithm::binary_sub;
+  if (op == "Mul") return algorithm::binary_mul;
+  if (op == "Div") return algorithm::binary_div;
+  if (op == "Max") return algorithm::binary_max;
+  if (op == "Min") return algorithm::binary_min;
+  return std::nullopt;
+}
+
+// x -> elts[0] -> ... -> elts[n-1] (+ the successors' post-ops on the last).
+bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<Elt>& elts) {
+  Plan& plan = L.plan();
+  int src = L.V(x).slot;
+  if (src < 0 || elts.empty()) return false;
+  const Value* out = n.output(0);
+  memory::desc md = plan.slots[src].md;
+  bool plain = plan.slots[src].plain;
+  auto desc = [&](const Elt& e) {
+    return dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, md, e.alpha, e.beta);
+  };
+  std::vector<dnnl::eltwise_forward::primitive_desc> pre;
+  for (size_t i = 0; i + 1 < elts.size(); ++i) {
+    pre.emplace_back(desc(elts[i]), plan.engine);
+  }
+  std::vector<PostOp> chain = L.CollectPostOps(out);
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::eltwise_forward::primitive_desc(desc(elts.back()), attr, plan.engine);
+  });
+  for (auto& p : pre) {
+    DnnlStep* step = L.AddDnnlStep(dnnl::eltwise_forward(p), "eltwise", n);
+    step->AddArg(DNNL_ARG_SRC, src, md, false);
+    src = L.NewArenaSlot(nullptr, md, plain);
+    step->AddArg(DNNL_ARG_DST, src, md, true);
+    step->inplace_ok = true;
+  }
+  DnnlStep* step = L.AddDnnlStep(dnnl::eltwise_forward(pd), "eltwise", n);
+  step->AddArg(DNNL_ARG_SRC, src, md, false);
+  L.FinishPostOps(step, out, chain, k, md, plain);
+  step->inplace_ok = true;
+  return true;
+}
+
+}  // namespace
+
+bool LowerView(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (x == nullptr || out == nullptr) return false;
+  for (size_t i = 1; i < n.num_outputs(); ++i) {
+    if (n.output(i) != nullptr) return false;  // Dropout's mask
+  }
+  if (n.op_type == "Dropout" && n.num_inputs() > 2 && n.input(2) != nullptr) {
+    const Tensor* training = L.Const(n.input(2));
+    if (training == nullptr || training->ElementAsDouble(0) != 0) return false;
+  }
+  ValueState& xs = L.V(x);
+  ValueState& os = L.V(out);
+  if (xs.slot < 0 || !os.is_static || !xs.is_static || os.dtype != xs.dtype ||
+      NumElements(os.dims) != NumElements(xs.dims)) {
+    return false;
+  }
+  Plan& plan = L.plan();
+  int src = L.PlainSlot(x);
+  Slot s;
+  s.name = out->name();
+  s.dtype = os.dtype;
+  s.dims = os.dims;
+  if (os.dtype == DType::kFloat) s.md = PlainMd(os.dims);
+  if (plan.slots[src].storage == Slot::Storage::kArena) {
+    s.storage = Slot::Storage::kArena;
+    s.buffer = plan.slots[src].buffer;
+    s.alias_of = src;
+    plan.slots.push_back(std::move(s));
+    os.slot = static_cast<int>(plan.slots.size()) - 1;
+    return true;
+  }
+  s.storage = Slot::Storage::kDynamic;
+  plan.slots.push_back(std::move(s));
+  os.slot = static_cast<int>(plan.slots.size()) - 1;
+  auto step = std::make_unique<ViewStep>(src, os.slot);
+  step->label = n.Describe();
+  plan.steps.push_back(std::move(step));
+  return true;
+}
+
+bool LowerUnary(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  return EmitEltwise(L, n, x, L.UnaryAsEltwise(n, x));
+}
+
+bool LowerBinary(Lowerer& L, const Node& n) {
+  if (n.num_inputs() != 2 || n.output(0) == nullptr) return false;
+  const Value* a = n.input(0);
+  const Value* b = n.input(1);
+  const Value* out = n.output(0);
+  // By a scalar constant: an affine eltwise.
+  for (const Value* x : {a, b}) {
+    if (L.Const(x) == nullptr && L.V(x).slot >= 0) {
+      std::vector<Elt> elts = L.UnaryAsEltwise(n, x);
+      if (!elts.empty()) return EmitEltwise(L, n, x, elts);
+    }
+  }
+  std::optional<algorithm> alg = BinaryAlgOf(n.op_type);
+  if (!alg || !L.IsF32(a) || !L.IsF32(b) || !L.IsF32(out)) return false;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (L.V(a).dims != od || L.Const(a) != nullptr) {
+    if (!IsCommutative(n.op_type) || L.V(b).dims != od || L.Const(b) != nullptr) return false;
+    std::swap(a, b);
+  }
+  auto bdims = BroadcastDims(L.V(b).dims, od);
+  if (!bdims) return false;
+  Plan& plan = L.plan();
+  int s0 = L.V(a).slot;
+  memory::desc md0 = plan.slots[s0].md;
+  bool plain0 = plan.slots[s0].plain;
+  const Tensor* bc = L.Const(b);
+  bool same = *bdims == od && bc == nullptr;
+  // src1: same dims -> src0's layout; broadcast activation -> its own layout
+  // when blocked (per-channel scales from an SE block), else plain.
+  memory::desc md1 = same ? md0 : PlainMd(*bdims);
+  bool b_blocked = !same && bc == nullptr && L.V(b).slot >= 0 && !plan.slots[L.V(b).slot].plain &&
+                   L.V(b).dims.size() == od.size();
+  std::vector<PostOp> chain = L.CollectPostOps(out);
+  auto make = [&](const memory::desc& m1) {
+    return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::binary::primitive_desc(dnnl::binary::desc(*alg, md0, m1, md0), attr, plan.engine);
+    });
+  };
+  std::pair<dnnl::binary::primitive_desc, size_t> built;
+  bool used_blocked = false;
+  if (b_blocked) {
+    try {
+      built = make(plan.slots[L.V(b).slot].md);
+      md1 = plan.slots[L.V(b).slot].md;
+      used_blocked = true;
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!used_blocked) built = make(md1);
+  int s1 = bc != nullptr ? L.ConstSlot(*bc, md1)
+           : same        ? L.SlotIn(b, md0)
+           : used_blocked ? L.V(b).slot
+                          : L.PlainSlot(b);
+  DnnlStep* step = L.AddDnnlStep(dnnl::binary(built.first), "binary", n);
+  step->AddArg(DNNL_ARG_SRC_0, s0, md0, false);
+  step->AddArg(DNNL_ARG_SRC_1, s1, md1, false);
+  L.FinishPostOps(step, out, chain, built.second, md0, plain0);
+  step->inplace_ok = true;
+  return true;
+}
+
+bool LowerBatchNorm(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || L.V(x).dims.size() < 2) return false;
+  Tensor scale, shift;
+  if (!L.FoldBatchNorm(n, &scale, &shift)) return false;
+  Plan& plan = L.plan();
+  plan.constants.push_back(scale);
+  const Tensor& sc = plan.constants.back();
+  plan.constants.push_back(shift);
+  const Tensor& sh = plan.constants.back();
+  std::vector<int64_t> cd(L.V(x).dims.size(), 1);
+  cd[1] = L.V(x).dims[1];
+  memory::desc cmd = PlainMd(cd);
+  int s0 = L.V(x).slot;
+  memory::desc md0 = plan.slots[s0].md;
+  PostOp add;
+  add.binary = true;
+  add.alg = algorithm::binary_add;
+  add.src1_md = cmd;
+  add.src1_slot = L.ConstSlot(sh, cmd);
+  add.nodes = {&n};
+  add.out = out;
+  add.name = "bn_shift";
+  std::vector<PostOp> chain = {add};
+  for (PostOp& p : L.CollectPostOps(out)) chain.push_back(p);
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm::binary_mul, md0, cmd, md0), attr,
+                                        plan.engine);
+  });
+  if (k == 0) return false;
+  DnnlStep* step = L.AddDnnlStep(dnnl::binary(pd), "batchnorm", n);
+  step->AddArg(DNNL_ARG_SRC_0, s0, md0, false);
+  step->AddArg(DNNL_ARG_SRC_1, L.ConstSlot(sc, cmd), cmd, false);
+  L.FinishPostOps(step, out, chain, k, md0, plan.slots[s0].plain);
+  --plan.stats.fused_nodes;  // the BatchNormalization itself is this step, not a fused node
+  step->inplace_ok = true;
+  return true;
+}
+
+bool LowerConcat(Lowerer& L, const Node& n) {
+  const Value* out = n.output(0);
+  if (!L.IsF32(out) || n.num_inputs() == 0) return false;
+  int rank = static_cast<int>(L.V(out).dims.size());
+  int64_t axis = n.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || rank == 0) return false;
+  Plan& plan = L.plan();
+  std::vector<memory::desc> mds;
+  for (const Value* v : n.inputs()) {
+    if (!L.IsF32(v) || NumElements(L.V(v).dims) == 0) return false;
+    int s = L.V(v).slot;
+    mds.push_back(L.Const(v) != nullptr || s < 0 ? PlainMd(L.V(v).dims) : plan.slots[s].md);
+  }
+  dnnl::concat::primitive_desc pd(static_cast<int>(axis), mds, plan.engine);
+  std::vector<int> slots;
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const Value* v = n.input(i);
+    slots.push_back(L.Const(v) != nullptr ? L.ConstSlot(*L.Const(v), mds[i]) : L.V(v).slot);
+  }
+  DnnlStep* step = L.AddDnnlStep(dnnl::concat(pd), "concat", n);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    step->AddArg(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), slots[i], mds[i], false);
+  }
+  memory::desc dst = pd.dst_desc();
+  L.FinishPostOps(step, out, {}, 0, dst, dst == PlainMd(L.V(out).dims));
+  return true;
+}
+
+bool LowerSoftmax(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  int rank = static_cast<int>(dims.size());
+  if (rank == 0) return false;
+  bool legacy = L.OpsetOf(n) < 13;
+  int64_t axis = n.GetInt("axis", legacy ? 1 : -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  memory::desc md = PlainMd(dims);
+  if (legacy) {  // softmax over the flattened trailing dims
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < rank; ++i) (i < axis ? outer : inner) *= dims[i];
+    md = PlainMd({outer, inner});
+    axis = 1;
+  }
+  Plan& plan = L.plan();
+  dnnl::primitive prim;
+  if (n.op_type == "LogSoftmax") {
+    dnnl::logsoftmax_forward::primitive_desc pd(
+        dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, md, static_cast<int>(axis)), plan.engine);
+    prim = dnnl::logsoftmax_forward(pd);
+  } else {
+    dnnl::softmax_forward::primitive_desc pd(
+        dnnl::softmax_forward::desc(prop_kind::forward_inference, md, static_cast<int>(axis)), plan.engine);
+    prim = dnnl::softmax_forward(pd);
+  }
+  int src = L.PlainSlot(x);
+  DnnlStep* step = L.AddDnnlStep(prim, "softmax", n);
+  step->AddArg(DNNL_ARG_SRC, src, md, false);
+  L.FinishPostOps(step, out, {}, 0, PlainMd(L.V(out).dims), true, &md);
+  return true;
+}
+
+bool LowerReduce(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  int rank = static_cast<int>(dims.size());
+  bool axes_input = L.OpsetOf(n) >= 18 || (n.op_type == "ReduceSum" && L.OpsetOf(n) >= 13);
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (n.num_inputs() > 1 && n.input(1) != nullptr) {
+      const Tensor* t = L.Const(n.input(1));
+      if (t == nullptr) return false;
+      for (int64_t i = 0; i < t->num_elements(); ++i) axes.push_back(static_cast<int64_t>(t->ElementAsDouble(i)));
+    }
+  } else {
+    axes = n.GetInts("axes");
+  }
+  if (axes.empty()) {
+    if (n.GetInt("noop_with_empty_axes", 0) != 0) return false;
+    axes.resize(rank);
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  std::vector<int64_t> kept = dims;
+  for (int64_t a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return false;
+    kept[a] = 1;
+  }
+  algorithm alg = n.op_type == "ReduceMean"  ? algorithm::reduction_mean
+                  : n.op_type == "ReduceSum" ? algorithm::reduction_sum
+                  : n.op_type == "ReduceMax" ? algorithm::reduction_max
+                                             : algorithm::reduction_min;
+  Plan& plan = L.plan();
+  memory::desc src_md = PlainMd(dims), dst_md = PlainMd(kept);
+  bool keepdims = L.V(out).dims == kept;
+  std::vector<PostOp> chain = keepdims ? L.CollectPostOps(out) : std::vector<PostOp>{};
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, src_md, dst_md, 0.f, 0.f), attr,
+                                           plan.engine);
+  });
+  int src = L.PlainSlot(x);
+  DnnlStep* step = L.AddDnnlStep(dnnl::reduction(pd), "reduce", n);
+  step->AddArg(DNNL_ARG_SRC, src, src_md, false);
+  L.FinishPostOps(step, out, chain, k, PlainMd(L.V(out).dims), true, &dst_md);
+  return true;
+}
+
+bool LowerTranspose(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  int rank = static_cast<int>(dims.size());
+  if (rank == 0) return false;
+  std::vector<int64_t> perm = n.GetInts("perm");
+  if (perm.empty()) {
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (static_cast<int>(perm.size()) != rank) return false;
+  std::vector<int64_t> strides(rank, 1);
+  for (int i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  memory::dims vd(rank), vs(rank);
+  for (int i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank) return false;
+    vd[i] = dims[perm[i]];
+    vs[i] = strides[perm[i]];
+  }
+  Plan& plan = L.plan();
+  memory::desc view(vd, memory::data_type::f32, vs);
+  memory::desc dst = PlainMd(L.V(out).dims);
+  dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
+  int src = L.PlainSlot(x);
+  DnnlStep* step = L.AddDnnlStep(dnnl::reorder(pd), "transpose", n);
+  step->AddArg(DNNL_ARG_SRC, src, view, false);
+  L.FinishPostOps(step, out, {}, 0, dst, true);
+  return true;
+}
+
+bool LowerSlice(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  int rank = static_cast<int>(dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto ints_of = [&](size_t i, std::vector<int64_t>* v) {
+    if (n.num_inputs() <= i || n.input(i) == nullptr) return true;
+    const Tensor* t = L.Const(n.input(i));
+    if (t == nullptr) return false;
+    for (int64_t j = 0; j < t->num_elements(); ++j) {
+      double d = t->ElementAsDouble(j);
+      v->push_back(d > 9e18 ? INT64_MAX : d < -9e18 ? INT64_MIN : static_cast<int64_t>(d));
+    }
+    return true;
+  };
+  if (L.OpsetOf(n) < 10) {
+    starts = n.GetInts("starts");
+    ends = n.GetInts("ends");
+    axes = n.GetInts("axes");
+  } else if (!ints_of(1, &starts) || !ints_of(2, &ends) || !ints_of(3, &axes) || !ints_of(4, &steps)) {
+    return false;
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (starts.size() != ends.size() || axes.size() != starts.size()) return false;
+  for (int64_t s : steps) {
+    if (s != 1) return false;
+  }
+  std::vector<int64_t> offsets(rank, 0), sub = dims;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return false;
+    int64_t d = dims[a];
+    auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? (v < -d ? 0 : v + d) : v, 0, d); };
+    int64_t s = clampi(starts[i]), e = clampi(ends[i]);
+    offsets[a] = s;
+    sub[a] = std::max<int64_t>(0, e - s);
+  }
+  if (sub != L.V(out).dims || NumElements(sub) == 0) return false;
+  Plan& plan = L.plan();
+  memory::desc view = PlainMd(dims).submemory_desc(ToDnnlDims(sub), ToDnnlDims(offsets));
+  memory::desc dst = PlainMd(sub);
+  dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
+  int src = L.PlainSlot(x);
+  DnnlStep* step = L.AddDnnlStep(dnnl::reorder(pd), "slice", n);
+  step->AddArg(DNNL_ARG_SRC, src, view, false);
+  L.FinishPostOps(step, out, {}, 0, dst, true);
+  return true;
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,150 @@
+// Compile(), Run() and the per-signature plan cache.
+#include "exec/cpu/plan.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "exec/cpu/internal.h"
+#include "exec/cpu/lowering.h"
+#include "graph/clone.h"
+#include "ops/infer_shapes.h"
+
+namespace aic::cpu {
+
+namespace {
+
+std::unique_ptr<Model> SpecializedClone(const Model& model,
+                                        const std::map<std::string, std::vector<int64_t>>& shapes) {
+  auto m = std::make_unique<Model>();
+  m->ir_version = model.ir_version;
+  m->opset_imports = model.opset_imports;
+  m->functions = model.functions;
+  m->graph = CloneGraph(*model.graph, nullptr);
+  for (Value* in : m->graph->inputs()) {
+    auto it = shapes.find(in->name());
+    if (it == shapes.end()) continue;
+    DType dtype = in->type().is_tensor() ? in->dtype() : DType::kFloat;
+    in->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(it->second)));
+  }
+  return m;
+}
+
+}  // namespace
+
+int SetCpuThreads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // oneDNN here runs on OpenMP; its runtime is loaded with libdnnl, so look
+  // the setter up rather than link OpenMP ourselves.
+  using SetFn = void (*)(int);
+  static SetFn set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set != nullptr) set(threads);
+  return threads;
+}
+
+absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
+                                              const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                              const CpuOptions& options) {
+  auto plan = std::make_unique<Plan>();
+  plan->threads = SetCpuThreads(options.threads);
+  plan->model = SpecializedClone(model, input_shapes);
+  InferOptions io;
+  io.best_effort = true;
+  AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
+  try {
+    Lowerer lowerer(*plan, options);
+    AIC_RETURN_IF_ERROR(lowerer.LowerAll());
+    AIC_RETURN_IF_ERROR(PlaceArena(*plan));
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
+  }
+  return plan;
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
+  SetCpuThreads(plan.threads);
+  if (feeds.size() != plan.feeds.size()) {
+    for (const auto& [name, v] : feeds) {
+      bool known = false;
+      for (const auto& f : plan.feeds) known |= f.first == name;
+      if (!known) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
+    }
+  }
+  for (const auto& [name, slot_id] : plan.feeds) {
+    auto it = feeds.find(name);
+    if (it == feeds.end()) return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' not fed"));
+    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
+    Slot& s = plan.slots[slot_id];
+    const Tensor& t = it->second.tensor;
+    if (t.dtype() != s.dtype || t.dims() != s.dims) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ", DTypeName(t.dtype()),
+                                                     DimsToString(t.dims()), ", the plan was compiled for ",
+                                                     DTypeName(s.dtype), DimsToString(s.dims)));
+    }
+    s.tensor = t;
+    s.ptr = const_cast<void*>(t.raw_data());
+  }
+  for (auto& step : plan.steps) AIC_RETURN_IF_ERROR(step->Execute(plan));
+  plan.stream.wait();
+  std::vector<RuntimeValue> outs;
+  outs.reserve(plan.outputs.size());
+  for (int id : plan.outputs) {
+    const Slot& s = plan.slots[id];
+    if (s.dtype == DType::kString || s.storage == Slot::Storage::kDynamic) {
+      outs.emplace_back(s.tensor.Clone());
+      continue;
+    }
+    Tensor t(s.dtype, s.dims);
+    if (t.byte_size() > 0) std::memcpy(t.mutable_raw_data(), s.ptr, t.byte_size());
+    outs.emplace_back(std::move(t));
+  }
+  return outs;
+}
+
+const PlanStats& StatsOf(const Plan& plan) { return plan.stats; }
+
+std::string DescribePlan(const Plan& plan) {
+  std::string out;
+  for (const auto& s : plan.steps) {
+    absl::StrAppend(&out, s->kind, "\t", s->label);
+    for (int w : s->writes) {
+      const Slot& slot = plan.slots[w];
+      absl::StrAppend(&out, " -> ", slot.name, DimsToString(slot.dims), slot.plain ? "" : " (blocked)");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  const PlanStats& st = plan.stats;
+  absl::StrAppend(&out, st.steps, " steps: ", st.dnnl_steps, " oneDNN, ", st.reorder_steps, " reorders, ",
+                  st.fallback_steps, " reference, ", st.view_steps, " views; ", st.fused_nodes, " nodes fused, ",
+                  st.folded_nodes, " folded; arena ", st.arena_bytes, " bytes, packed weights ", st.weight_bytes,
+                  " bytes\n");
+  return out;
+}
+
+CpuExecutor::CpuExecutor(const Model& model, CpuOptions options) : model_(model), options_(options) {}
+CpuExecutor::~CpuExecutor() = default;
+
+absl::StatusOr<Plan*> CpuExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
+  std::string key;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [name, v] : feeds) {
+    if (!v.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
+    absl::StrAppend(&key, name, DimsToString(v.tensor.dims()), ";");
+    shapes[name] = v.tensor.dims();
+  }
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second.get();
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));
+  Plan* raw = plan.get();
+  plans_[key] = std::move(plan);
+  return raw;
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> CpuExecutor::Run(const std::map<std::string, RuntimeValue>& feeds) {
+  AIC_ASSIGN_OR_RETURN(Plan* plan, PlanFor(feeds));
+  return cpu::Run(*plan, feeds);
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,74 @@
+// The fast CPU executor. Compile() turns a model plus concrete input shapes
+// into a Plan: shapes inferred with concrete dims, constants folded, one
+// kernel chosen per node (oneDNN primitives with fused post-ops where they
+// apply, the reference kernel otherwise), weights packed once into the
+// layout the primitive prefers, activations kept in oneDNN's blocked layouts
+// between oneDNN steps, and one arena holding every intermediate at offsets
+// chosen by the static memory planner. Run() walks a flat array of steps over
+// precomputed slots. CpuExecutor caches one Plan per input-shape signature.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/model.h"
+#include "graph/runtime_value.h"
+
+namespace aic::cpu {
+
+struct CpuOptions {
+  int threads = 0;             // 0: the machine's core count
+  bool fuse_post_ops = true;   // fold activations/scales/BN/residual adds into primitives
+  bool blocked_layouts = true; // let oneDNN pick activation layouts (format_tag::any)
+};
+
+struct PlanStats {
+  int steps = 0;
+  int dnnl_steps = 0;
+  int reorder_steps = 0;
+  int fallback_steps = 0;     // reference kernels
+  int view_steps = 0;
+  int fused_nodes = 0;        // nodes folded into another step's post-ops or weights
+  int folded_nodes = 0;       // nodes computed at compile time
+  size_t arena_bytes = 0;
+  size_t weight_bytes = 0;    // packed constants owned by the plan
+  std::vector<std::string> fallback_ops;  // "OpType" for each fallback step
+};
+
+class Plan;
+
+// input_shapes: graph input name -> dims (inputs not listed must have static shapes).
+absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
+                                              const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                              const CpuOptions& options = {});
+
+// Runs the plan; feeds must match the compiled shapes. Outputs are fresh tensors.
+absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds);
+
+const PlanStats& StatsOf(const Plan& plan);
+// One line per step ("conv  Conv 'x' [post: hardswish,linear]"), for --explain style dumps.
+std::string DescribePlan(const Plan& plan);
+
+// Compiles on first use of each input-shape signature and keeps the plans.
+class CpuExecutor {
+ public:
+  CpuExecutor(const Model& model, CpuOptions options = {});
+  ~CpuExecutor();
+  absl::StatusOr<std::vector<RuntimeValue>> Run(const std::map<std::string, RuntimeValue>& feeds);
+  // The plan for the signature of `feeds` (compiling it if needed).
+  absl::StatusOr<Plan*> PlanFor(const std::map<std::string, RuntimeValue>& feeds);
+
+ private:
+  const Model& model_;
+  CpuOptions options_;
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+};
+
+// Sets the thread count of oneDNN's OpenMP runtime (0: core count); returns it.
+int SetCpuThreads(int threads);
+
+}  // namespace aic::cpu

@@ -1,0 +1,48 @@
+// The step kinds every plan uses: a oneDNN primitive over slots (compute and
+// reorders alike) and its pointer binding.
+#include "absl/strings/str_cat.h"
+#include "exec/cpu/internal.h"
+
+namespace aic::cpu {
+
+memory::dims ToDnnlDims(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return {1};
+  return memory::dims(dims.begin(), dims.end());
+}
+
+memory::desc PlainMd(const std::vector<int64_t>& dims) {
+  memory::dims d = ToDnnlDims(dims);
+  memory::dims strides(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
+  return memory::desc(d, memory::data_type::f32, strides);
+}
+
+void DnnlStep::AddArg(int arg, int slot, const memory::desc& md, bool is_output) {
+  args.push_back({arg, slot, md});
+  (is_output ? writes : reads).push_back(slot);
+}
+
+void DnnlStep::Bind(Plan& plan) {
+  bound_.clear();
+  refresh_.clear();
+  for (const Arg& a : args) {
+    const Slot& s = plan.slots[a.slot];
+    memory m(a.md, plan.engine, s.ptr != nullptr ? s.ptr : DNNL_MEMORY_NONE);
+    bound_[a.arg] = m;
+    if (s.storage == Slot::Storage::kFeed || s.storage == Slot::Storage::kDynamic) {
+      refresh_.emplace_back(m, a.slot);
+    }
+  }
+}
+
+absl::Status DnnlStep::Execute(Plan& plan) {
+  for (auto& [m, slot] : refresh_) m.set_data_handle(plan.slots[slot].ptr);
+  try {
+    primitive.execute(plan.stream, bound_);
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN step '", label, "' failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,45 @@
+// Graph -> EGraph (import) and EGraph -> Graph (extraction + emission).
+//
+// Import walks the graph in topological order: graph inputs become kInput
+// leaves, initializers kConst leaves keyed by content (duplicates merge), ops
+// with an OpDef kOp e-nodes, everything else opaque. Extraction picks one
+// e-node per e-class with a greedy, DAG-aware cost (shared classes are paid
+// once): per-kernel overhead + MACs + bytes moved, and weight-only classes
+// cost (almost) nothing, so foldable subgraphs fold. Emitting only what the
+// graph outputs reach is the dead-code elimination.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "graph/model.h"
+#include "rewrite/egraph/egraph.h"
+
+namespace aic::rewrite {
+
+struct ImportResult {
+  std::vector<ClassId> outputs;  // one per graph output
+  absl::flat_hash_map<const Value*, ClassId> value_class;
+  int64_t opaque_nodes = 0;
+};
+
+// Why a node must stay opaque ("" when it may be rewritten).
+std::string OpaqueReason(const Node& node, int64_t opset);
+
+absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& egraph);
+
+struct EmitOptions {
+  // Keep only ops of the default domain (plus what the source graph had).
+  bool allow_aic_ops = false;
+};
+
+// Builds the extracted graph. `source` is the imported graph: its inputs,
+// outputs (names), initializer-backed inputs and opaque nodes are carried over.
+absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,
+                                                    const ImportResult& imported,
+                                                    const EmitOptions& options);
+
+}  // namespace aic::rewrite

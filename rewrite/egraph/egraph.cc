@@ -1,0 +1,494 @@
+// E-graph storage, hashconsing, union-find and the per-class analyses (types
+// via OpDef inference, values via the reference kernels). See egraph.h.
+#include "rewrite/egraph/egraph.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ops/registry.h"
+
+namespace aic::rewrite {
+
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+uint64_t HashBytes(const void* data, size_t size) {
+  // FNV-1a over 8-byte words, then the tail; fast enough for large weights.
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  uint64_t h = 1469598103934665603ull;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+void AppendAttr(std::string& out, const Attribute& a) {
+  absl::StrAppend(&out, a.name, ":", static_cast<int>(a.type), "=");
+  switch (a.type) {
+    case AttrType::kInt: absl::StrAppend(&out, a.i); break;
+    case AttrType::kFloat: {
+      uint32_t bits;
+      std::memcpy(&bits, &a.f, 4);
+      absl::StrAppend(&out, bits);
+      break;
+    }
+    case AttrType::kString: absl::StrAppend(&out, a.s.size(), "#", a.s); break;
+    case AttrType::kInts:
+      for (int64_t v : a.ints) absl::StrAppend(&out, v, ",");
+      break;
+    case AttrType::kFloats:
+      for (float f : a.floats) {
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        absl::StrAppend(&out, bits, ",");
+      }
+      break;
+    case AttrType::kStrings:
+      for (const std::string& s : a.strings) absl::StrAppend(&out, s.size(), "#", s, ",");
+      break;
+    case AttrType::kTensor: absl::StrAppend(&out, TensorHash(a.t)); break;
+    case AttrType::kTensors:
+      for (const Tensor& t : a.tensors) absl::StrAppend(&out, TensorHash(t), ",");
+      break;
+    default:
+      // Graph / sparse / type-proto attributes only occur on opaque nodes.
+      absl::StrAppend(&out, "?", reinterpret_cast<uintptr_t>(&a));
+      break;
+  }
+  out += ';';
+}
+
+}  // namespace
+
+uint64_t TensorHash(const Tensor& t) {
+  uint64_t h = static_cast<uint64_t>(t.dtype());
+  for (int64_t d : t.dims()) h = Mix(h, static_cast<uint64_t>(d));
+  if (t.dtype() == DType::kString) {
+    for (const std::string& s : t.strings()) h = Mix(h, HashBytes(s.data(), s.size()));
+  } else if (t.defined() && t.byte_size() > 0) {
+    h = Mix(h, HashBytes(t.raw_data(), t.byte_size()));
+  }
+  return h;
+}
+
+EGraph::EGraph(int64_t opset, int64_t max_fold_elements)
+    : opset_(opset), max_fold_elements_(max_fold_elements) {}
+
+ClassId EGraph::Find(ClassId id) const {
+  while (parent_[id] != id) {
+    parent_[id] = parent_[parent_[id]];  // path halving
+    id = parent_[id];
+  }
+  return id;
+}
+
+size_t EGraph::num_live_classes() const {
+  size_t n = 0;
+  for (size_t i = 0; i < parent_.size(); ++i) n += parent_[i] == static_cast<ClassId>(i);
+  return n;
+}
+
+std::vector<ClassId> EGraph::Canonical(const std::vector<ClassId>& children) const {
+  std::vector<ClassId> out(children.size());
+  for (size_t i = 0; i < children.size(); ++i) {
+    out[i] = children[i] == kNoClass ? kNoClass : Find(children[i]);
+  }
+  return out;
+}
+
+int64_t EGraph::OpKey(const Node& n) {
+  std::string sig = absl::StrCat(n.domain, "|", n.op_type, "|");
+  for (const Attribute& a : n.attributes) AppendAttr(sig, a);
+  auto [it, inserted] = signatures_.emplace(sig, static_cast<int64_t>(signatures_.size()));
+  return it->second;
+}
+
+std::string EGraph::HashKey(const ENode& n) const {
+  std::string key = absl::StrCat(static_cast<int>(n.kind), ":", n.op_key, ":", n.index, ":");
+  if (n.kind == ENodeKind::kConst) absl::StrAppend(&key, "c", n.const_index);
+  for (ClassId c : n.children) absl::StrAppend(&key, c == kNoClass ? -1 : Find(c), ",");
+  return key;
+}
+
+ClassId EGraph::Intern(ENode node, std::function<void(EClassData&)> analyze) {
+  node.children = Canonical(node.children);
+  std::string key = HashKey(node);
+  if (auto it = hashcons_.find(key); it != hashcons_.end()) {
+    return Find(node_class_[it->second]);
+  }
+  int32_t index = static_cast<int32_t>(nodes_.size());
+  ClassId id = static_cast<ClassId>(classes_.size());
+  nodes_.push_back(std::move(node));
+  node_class_.push_back(id);
+  parent_.push_back(id);
+  classes_.emplace_back();
+  EClassData data;
+  data.nodes.push_back(index);
+  analyze(data);
+  classes_[id] = std::move(data);
+  hashcons_.emplace(std::move(key), index);
+  for (ClassId c : nodes_[index].children) {
+    if (c != kNoClass) ++use_count_[Find(c)];
+  }
+  return id;
+}
+
+ClassId EGraph::AddOp(const std::string& op_type, const std::string& domain,
+                      std::vector<ClassId> children, std::vector<Attribute> attributes,
+                      int num_outputs) {
+  std::vector<Value*> ins;
+  for (ClassId c : children) ins.push_back(c == kNoClass ? nullptr : scratch_.AddValue(""));
+  std::vector<Value*> outs;
+  for (int i = 0; i < num_outputs; ++i) outs.push_back(scratch_.AddValue(""));
+  Node* n = scratch_.AddNode(op_type, std::move(ins), std::move(outs), "", domain);
+  n->attributes = std::move(attributes);
+  ENode e;
+  e.kind = ENodeKind::kOp;
+  e.op = n;
+  e.children = std::move(children);
+  e.op_key = OpKey(*n);
+  e.num_outputs = num_outputs;
+  ENode copy = e;
+  return Intern(std::move(e), [&](EClassData& d) { AnalyzeOp(copy, d); });
+}
+
+ClassId EGraph::AddOpLike(const Node& proto, std::vector<ClassId> children, int num_outputs) {
+  std::vector<Attribute> attrs = proto.attributes;
+  return AddOp(proto.op_type, proto.domain, std::move(children), std::move(attrs), num_outputs);
+}
+
+ClassId EGraph::AddOpaque(const Node& original, std::vector<ClassId> children, int num_outputs,
+                          std::vector<TypeInfo> types) {
+  ENode e;
+  e.kind = ENodeKind::kOpaque;
+  e.op = &original;
+  e.children = std::move(children);
+  e.index = opaque_counter_++;
+  e.num_outputs = num_outputs;
+  return Intern(std::move(e), [&](EClassData& d) {
+    d.types = std::move(types);
+    d.values.resize(d.types.size());
+    d.is_tuple = num_outputs > 1;
+  });
+}
+
+ClassId EGraph::AddInput(int64_t position, TypeInfo type, std::string name) {
+  ENode e;
+  e.kind = ENodeKind::kInput;
+  e.index = position;
+  return Intern(std::move(e), [&](EClassData& d) {
+    d.types = {std::move(type)};
+    d.values.resize(1);
+    d.name = std::move(name);
+  });
+}
+
+ClassId EGraph::AddConst(Tensor value, std::string name) {
+  // Constants are keyed by content: look for an equal one first.
+  uint64_t h = TensorHash(value);
+  std::string probe = absl::StrCat("h", h);
+  int32_t const_index = -1;
+  auto [it, inserted] = hashcons_.emplace(probe, -1);
+  if (!inserted) {
+    // A chain of content-hash slots, resolved by bitwise comparison.
+    for (int k = 0;; ++k) {
+      std::string slot = k == 0 ? probe : absl::StrCat(probe, "/", k);
+      auto found = hashcons_.find(slot);
+      if (found == hashcons_.end()) {
+        hashcons_.emplace(slot, static_cast<int32_t>(-2 - constants_.size()));
+        const_index = static_cast<int32_t>(constants_.size());
+        constants_.push_back(value);
+        break;
+      }
+      int32_t ci = -2 - found->second;
+      if (constants_[ci].BitwiseEquals(value)) {
+        const_index = ci;
+        break;
+      }
+    }
+  } else {
+    it->second = static_cast<int32_t>(-2 - constants_.size());
+    const_index = static_cast<int32_t>(constants_.size());
+    constants_.push_back(value);
+  }
+  ENode e;
+  e.kind = ENodeKind::kConst;
+  e.const_index = const_index;
+  const Tensor& t = constants_[const_index];
+  ClassId id = Intern(std::move(e), [&](EClassData& d) {
+    d.types = {TypeInfo::Tensor(t.dtype(), Shape::FromValues(t.dims()))};
+    d.values = {t};
+    d.weight_only = true;
+    d.name = name;
+  });
+  return id;
+}
+
+ClassId EGraph::Proj(ClassId tuple, int64_t index) {
+  ENode e;
+  e.kind = ENodeKind::kProj;
+  e.children = {tuple};
+  e.index = index;
+  return Intern(std::move(e), [&](EClassData& d) {
+    const EClassData& t = classes_[Find(tuple)];
+    d.types = {index < static_cast<int64_t>(t.types.size()) ? t.types[index] : TypeInfo()};
+    d.values = {index < static_cast<int64_t>(t.values.size()) ? t.values[index] : std::nullopt};
+    d.weight_only = t.weight_only;
+  });
+}
+
+void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
+  d.is_tuple = e.num_outputs > 1;
+  d.types.assign(e.num_outputs, TypeInfo());
+  d.values.assign(e.num_outputs, std::nullopt);
+  const Node& n = *e.op;
+  const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, opset_);
+  if (def == nullptr) return;
+  std::vector<TypeInfo> in_types;
+  std::vector<const Tensor*> in_consts;
+  bool all_const = true;
+  bool weight_only = true;
+  int64_t in_elements = 0;
+  for (ClassId c : e.children) {
+    if (c == kNoClass) {
+      in_types.emplace_back();
+      in_consts.push_back(nullptr);
+      continue;
+    }
+    const EClassData& cd = classes_[Find(c)];
+    in_types.push_back(cd.types.empty() ? TypeInfo() : cd.types[0]);
+    const Tensor* v = cd.values.empty() || !cd.values[0] ? nullptr : &*cd.values[0];
+    in_consts.push_back(v);
+    if (v == nullptr) all_const = false; else in_elements += v->num_elements();
+    weight_only = weight_only && cd.weight_only;
+  }
+  d.weight_only = weight_only && !def->nondeterministic;
+  if (def->infer) {
+    OpContext ctx(n, opset_, in_types, in_consts,
+                  [this] { return absl::StrCat("unk__rw", symbol_counter_++); });
+    if (def->infer(ctx).ok()) {
+      for (int i = 0; i < e.num_outputs && i < static_cast<int>(ctx.num_outputs()); ++i) {
+        d.types[i] = ctx.output_type(i);
+        if (ctx.output_constants()[i]) d.values[i] = *ctx.output_constants()[i];
+      }
+    }
+  }
+  if (!all_const || !def->kernel || def->nondeterministic || in_elements > max_fold_elements_) return;
+  bool have_all = true;
+  for (const auto& v : d.values) have_all = have_all && v.has_value();
+  if (have_all) return;
+  std::vector<RuntimeValue> inputs(e.children.size());
+  std::vector<const RuntimeValue*> ptrs(e.children.size(), nullptr);
+  for (size_t i = 0; i < e.children.size(); ++i) {
+    if (in_consts[i] == nullptr) continue;
+    inputs[i] = RuntimeValue(*in_consts[i]);
+    ptrs[i] = &inputs[i];
+  }
+  KernelContext kctx(n, opset_, ptrs);
+  if (!def->kernel(kctx).ok()) return;
+  for (int i = 0; i < e.num_outputs && i < static_cast<int>(kctx.outputs().size()); ++i) {
+    RuntimeValue& rv = kctx.outputs()[i];
+    if (!rv.is_tensor() || rv.tensor.num_elements() > max_fold_elements_) continue;
+    d.values[i] = rv.tensor;
+    if (!d.types[i].is_tensor() || !d.types[i].shape.IsStatic()) {
+      d.types[i] = TypeInfo::Tensor(rv.tensor.dtype(), Shape::FromValues(rv.tensor.dims()));
+    }
+  }
+}
+
+bool EGraph::Union(ClassId a, ClassId b) {
+  a = Find(a);
+  b = Find(b);
+  if (a == b) return false;
+  if (classes_[a].nodes.size() < classes_[b].nodes.size()) std::swap(a, b);
+  parent_[b] = a;
+  EClassData& da = classes_[a];
+  EClassData& db = classes_[b];
+  da.nodes.insert(da.nodes.end(), db.nodes.begin(), db.nodes.end());
+  db.nodes.clear();
+  for (size_t i = 0; i < da.types.size() && i < db.types.size(); ++i) {
+    const TypeInfo& ta = da.types[i];
+    const TypeInfo& tb = db.types[i];
+    bool a_static = ta.is_tensor() && ta.shape.IsStatic();
+    bool b_static = tb.is_tensor() && tb.shape.IsStatic();
+    if (!ta.known() || (!a_static && b_static) ||
+        (ta.is_tensor() && !ta.shape.has_rank() && tb.is_tensor() && tb.shape.has_rank())) {
+      da.types[i] = tb;
+    }
+  }
+  for (size_t i = 0; i < da.values.size() && i < db.values.size(); ++i) {
+    if (!da.values[i] && db.values[i]) da.values[i] = db.values[i];
+  }
+  da.weight_only = da.weight_only || db.weight_only;
+  if (da.name.empty()) da.name = db.name;
+  return true;
+}
+
+void EGraph::Rebuild() {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    hashcons_.clear();
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      ENode& n = nodes_[i];
+      n.children = Canonical(n.children);
+      std::string key = HashKey(n);
+      auto [it, inserted] = hashcons_.emplace(key, static_cast<int32_t>(i));
+      if (!inserted && Find(node_class_[it->second]) != Find(node_class_[i])) {
+        Union(node_class_[it->second], node_class_[i]);
+        changed = true;
+      }
+    }
+  }
+  // Re-key constants the way AddConst probes them, and drop duplicate e-nodes.
+  absl::flat_hash_map<std::string, int32_t> rebuilt;
+  for (auto& c : classes_) c.nodes.clear();
+  use_count_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const ENode& n = nodes_[i];
+    std::string key = HashKey(n);
+    if (!rebuilt.emplace(key, static_cast<int32_t>(i)).second) continue;
+    ClassId c = Find(node_class_[i]);
+    classes_[c].nodes.push_back(static_cast<int32_t>(i));
+    for (ClassId ch : n.children) {
+      if (ch != kNoClass && Find(ch) != c) ++use_count_[Find(ch)];
+    }
+  }
+  // The probe keys for constant contents (see AddConst).
+  for (size_t ci = 0; ci < constants_.size(); ++ci) {
+    std::string probe = absl::StrCat("h", TensorHash(constants_[ci]));
+    for (int k = 0;; ++k) {
+      std::string slot = k == 0 ? probe : absl::StrCat(probe, "/", k);
+      if (rebuilt.emplace(slot, static_cast<int32_t>(-2 - ci)).second) break;
+    }
+  }
+  hashcons_ = std::move(rebuilt);
+  PropagateAnalyses();
+}
+
+void EGraph::PropagateAnalyses() {
+  // Unions can make a class's inputs known (a folded constant, a sharper
+  // shape): recompute what those ops' classes know. Children mostly precede
+  // parents in node order, so one sweep carries facts far; a second catches
+  // the rest.
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    bool changed = false;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const ENode& n = nodes_[i];
+      if (n.kind != ENodeKind::kOp) continue;
+      EClassData& d = classes_[Find(node_class_[i])];
+      bool missing_value = false;
+      for (const auto& v : d.values) missing_value = missing_value || !v.has_value();
+      bool weak_type = false;
+      for (const TypeInfo& t : d.types) weak_type = weak_type || !t.is_tensor() || !t.shape.IsStatic();
+      if (!missing_value && !weak_type) continue;
+      bool inputs_better = false;
+      for (ClassId c : n.children) {
+        if (c == kNoClass) continue;
+        const EClassData& cd = classes_[Find(c)];
+        if (!cd.values.empty() && cd.values[0]) inputs_better = true;
+        if (!cd.types.empty() && cd.types[0].is_tensor() && cd.types[0].shape.IsStatic()) inputs_better = true;
+      }
+      if (!inputs_better) continue;
+      EClassData fresh;
+      AnalyzeOp(n, fresh);
+      EClassData& target = classes_[Find(node_class_[i])];
+      for (size_t k = 0; k < target.values.size() && k < fresh.values.size(); ++k) {
+        if (!target.values[k] && fresh.values[k]) {
+          target.values[k] = std::move(fresh.values[k]);
+          changed = true;
+        }
+      }
+      for (size_t k = 0; k < target.types.size() && k < fresh.types.size(); ++k) {
+        const TypeInfo& t = target.types[k];
+        const TypeInfo& f = fresh.types[k];
+        bool t_static = t.is_tensor() && t.shape.IsStatic();
+        bool f_static = f.is_tensor() && f.shape.IsStatic();
+        if ((!t.known() && f.known()) || (!t_static && f_static)) {
+          target.types[k] = f;
+          changed = true;
+        }
+      }
+      if (fresh.weight_only && !target.weight_only) {
+        target.weight_only = true;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+const Tensor* EGraph::value(ClassId id) const {
+  const EClassData& d = data(id);
+  return d.values.empty() || !d.values[0] ? nullptr : &*d.values[0];
+}
+
+const ENode* EGraph::FindOp(ClassId id, const char* op_type) const {
+  for (int32_t i : data(id).nodes) {
+    const ENode& n = nodes_[i];
+    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && n.op->domain.empty()) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<const ENode*> EGraph::FindOps(ClassId id, const char* op_type) const {
+  std::vector<const ENode*> out;
+  for (int32_t i : data(id).nodes) {
+    const ENode& n = nodes_[i];
+    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && n.op->domain.empty()) {
+      out.push_back(&n);
+    }
+  }
+  return out;
+}
+
+bool EGraph::HasConstLeaf(ClassId id) const {
+  for (int32_t i : data(id).nodes) {
+    if (nodes_[i].kind == ENodeKind::kConst) return true;
+  }
+  return false;
+}
+
+int EGraph::UseCount(ClassId id) const {
+  auto it = use_count_.find(Find(id));
+  return it == use_count_.end() ? 0 : it->second;
+}
+
+void EGraph::set_name(ClassId id, const std::string& name) {
+  EClassData& d = classes_[Find(id)];
+  if (d.name.empty()) d.name = name;
+}
+
+std::string EGraph::Dump() const {
+  std::string out;
+  for (size_t c = 0; c < classes_.size(); ++c) {
+    if (Find(static_cast<ClassId>(c)) != static_cast<ClassId>(c)) continue;
+    const EClassData& d = classes_[c];
+    absl::StrAppend(&out, "e", c, " ", d.name, " ", d.types.empty() ? "" : d.types[0].ToString(),
+                    d.weight_only ? " W" : "", ":");
+    for (int32_t i : d.nodes) {
+      const ENode& n = nodes_[i];
+      switch (n.kind) {
+        case ENodeKind::kOp: absl::StrAppend(&out, " ", n.op->op_type, "("); break;
+        case ENodeKind::kOpaque: absl::StrAppend(&out, " opaque:", n.op->op_type, "("); break;
+        case ENodeKind::kInput: absl::StrAppend(&out, " input", n.index, "("); break;
+        case ENodeKind::kConst: absl::StrAppend(&out, " const(", constants_[n.const_index].DebugString(3)); break;
+        case ENodeKind::kProj: absl::StrAppend(&out, " proj", n.index, "("); break;
+      }
+      for (ClassId ch : n.children) absl::StrAppend(&out, ch == kNoClass ? -1 : Find(ch), ",");
+      out += ")";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace aic::rewrite

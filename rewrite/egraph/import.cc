@@ -1,0 +1,106 @@
+// Graph -> EGraph. See convert.h.
+#include "absl/strings/str_cat.h"
+#include "graph/topo.h"
+#include "ops/registry.h"
+#include "rewrite/egraph/convert.h"
+
+namespace aic::rewrite {
+
+std::string OpaqueReason(const Node& node, int64_t opset) {
+  if (!node.domain.empty()) return "custom domain '" + node.domain + "'";
+  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);
+  if (def == nullptr) return "no OpDef for " + node.op_type;
+  if (def->nondeterministic) return "nondeterministic";
+  if (!node.Subgraphs().empty()) return "has subgraphs";
+  for (const Attribute& a : node.attributes) {
+    if (!a.ref_attr_name.empty()) return "attribute reference";
+    if (a.type == AttrType::kSparseTensor || a.type == AttrType::kSparseTensors ||
+        a.type == AttrType::kTypeProto || a.type == AttrType::kTypeProtos) {
+      return "opaque attribute";
+    }
+  }
+  // Training-mode ops compute different things than inference.
+  if (node.GetInt("training_mode", 0) != 0) return "training mode";
+  if (node.op_type == "Dropout" && node.num_inputs() > 2 && node.input(2) != nullptr) {
+    const Tensor* t = node.input(2)->initializer();
+    if (t == nullptr || node.input(2)->is_graph_input() || t->ElementAsDouble(0) != 0) {
+      return "training mode";
+    }
+  }
+  for (const Value* v : node.outputs()) {
+    if (v != nullptr && v->type().known() && !v->type().is_tensor()) return "non-tensor output";
+  }
+  for (const Value* v : node.inputs()) {
+    if (v != nullptr && v->type().known() && !v->type().is_tensor()) return "non-tensor input";
+  }
+  return "";
+}
+
+absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
+  ImportResult r;
+  auto& vc = r.value_class;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value* v = graph.inputs()[i];
+    vc[v] = eg.AddInput(static_cast<int64_t>(i), v->type(), v->name());
+  }
+  for (const Value* v : graph.initializers()) {
+    if (v->is_graph_input()) continue;  // an overridable default stays an input
+    vc[v] = eg.AddConst(*v->initializer(), v->name());
+  }
+  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
+  for (const Node* node : order) {
+    std::vector<ClassId> children;
+    for (const Value* v : node->inputs()) {
+      if (v == nullptr) {
+        children.push_back(kNoClass);
+        continue;
+      }
+      auto it = vc.find(v);
+      if (it == vc.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(node->Describe(), ": input '", v->name(), "' is not defined"));
+      }
+      children.push_back(it->second);
+    }
+    int num_outputs = static_cast<int>(node->num_outputs());
+    std::string reason = OpaqueReason(*node, eg.opset());
+    ClassId id;
+    if (!reason.empty()) {
+      for (const Value* v : node->ImplicitInputs()) {
+        auto it = vc.find(v);
+        if (it != vc.end()) children.push_back(it->second);
+      }
+      std::vector<TypeInfo> types;
+      for (const Value* v : node->outputs()) types.push_back(v ? v->type() : TypeInfo());
+      id = eg.AddOpaque(*node, std::move(children), num_outputs, std::move(types));
+      ++r.opaque_nodes;
+    } else {
+      id = eg.AddOpLike(*node, std::move(children), num_outputs);
+    }
+    if (num_outputs == 1) {
+      if (node->output(0) != nullptr) {
+        vc[node->output(0)] = id;
+        eg.set_name(id, node->output(0)->name());
+      }
+    } else {
+      for (int i = 0; i < num_outputs; ++i) {
+        const Value* out = node->output(i);
+        if (out == nullptr) continue;
+        ClassId p = eg.Proj(id, i);
+        vc[out] = p;
+        eg.set_name(p, out->name());
+      }
+    }
+  }
+  for (const Value* v : graph.outputs()) {
+    auto it = vc.find(v);
+    if (it == vc.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("graph output '", v->name(), "' is not defined"));
+    }
+    r.outputs.push_back(it->second);
+  }
+  eg.Rebuild();
+  return r;
+}
+
+}  // namespace aic::rewrite

@@ -1,0 +1,178 @@
+// The driver: import, bounded rule iterations with budgets and backoff,
+// extraction, emission. See optimize.h.
+#include "rewrite/optimize.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "graph/verify.h"
+#include "ops/infer_shapes.h"
+#include "rewrite/egraph/convert.h"
+#include "rewrite/rules/rule.h"
+
+namespace aic::rewrite {
+
+namespace {
+
+int64_t InitializerBytes(const Graph& g) {
+  int64_t total = 0;
+  for (const Value* v : g.initializers()) total += static_cast<int64_t>(v->initializer()->byte_size());
+  return total;
+}
+
+bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
+  if (!o.only_rules.empty() && !o.only_rules.count(r.name)) return false;
+  if (o.disabled_rules.count(r.name)) return false;
+  if (opset < r.min_opset) return false;
+  if (r.aic_only && !o.target_aic) return false;
+  if (r.exactness == Exactness::kApproximate && !o.allow_approximate) return false;
+  if (r.exactness == Exactness::kReassociating && o.level < 2) return false;
+  return o.level >= r.level;
+}
+
+void ApplyFixedShapes(Model& model, const OptimizeOptions& o) {
+  for (Value* v : model.graph->inputs()) {
+    auto it = o.fix_shapes.find(v->name());
+    if (it == o.fix_shapes.end()) continue;
+    v->set_type(TypeInfo::Tensor(v->dtype(), Shape::FromValues(it->second)));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  OptimizeStats stats;
+  Graph& graph = *model.graph;
+  stats.nodes_before = static_cast<int64_t>(graph.num_nodes());
+  stats.initializer_bytes_before = InitializerBytes(graph);
+  for (const auto& [name, dims] : options.fix_shapes) {
+    if (graph.FindValue(name) == nullptr || !graph.FindValue(name)->is_graph_input()) {
+      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: no graph input named '", name, "'"));
+    }
+  }
+  if (options.level <= 0) {
+    stats.nodes_after = stats.nodes_before;
+    stats.initializer_bytes_after = stats.initializer_bytes_before;
+    stats.stop_reason = "level 0";
+    return stats;
+  }
+  // What the file declares for the outputs; inference may rewrite it, but the
+  // declaration is the contract the emitted model keeps.
+  std::vector<TypeInfo> declared_outputs;
+  for (const Value* v : graph.outputs()) declared_outputs.push_back(v->type());
+  ApplyFixedShapes(model, options);
+  InferStats infer_stats;
+  AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
+
+  int64_t opset = model.OpsetFor("");
+  if (opset < 0) opset = 1;
+  EGraph eg(opset);
+  AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
+  stats.opaque_nodes = imported.opaque_nodes;
+
+  std::vector<const Rule*> rules;
+  for (const Rule& r : AllRules()) {
+    if (RuleEnabled(r, options, opset)) rules.push_back(&r);
+  }
+  std::vector<int> banned_until(rules.size(), 0);
+  stats.stop_reason = "iteration limit";
+  for (int iter = 0; iter < options.max_iterations; ++iter) {
+    stats.iterations = iter + 1;
+    // Collect matches over a snapshot of the e-nodes, then union.
+    struct Match {
+      size_t rule;
+      ClassId a;
+      ClassId b;
+    };
+    std::vector<Match> matches;
+    std::vector<int64_t> match_counts(rules.size(), 0);
+    size_t snapshot = eg.num_nodes();
+    std::vector<ClassId> node_class(snapshot, kNoClass);
+    for (size_t c = 0; c < eg.num_classes(); ++c) {
+      ClassId id = static_cast<ClassId>(c);
+      if (eg.Find(id) != id) continue;
+      for (int32_t i : eg.data(id).nodes) node_class[i] = id;
+    }
+    bool over_budget = false;
+    for (size_t i = 0; i < snapshot && !over_budget; ++i) {
+      if (node_class[i] == kNoClass) continue;
+      const ENode& n = eg.node(static_cast<int32_t>(i));
+      if (n.kind != ENodeKind::kOp) continue;
+      for (size_t r = 0; r < rules.size(); ++r) {
+        const Rule& rule = *rules[r];
+        if (banned_until[r] > iter) continue;
+        if (rule.root[0] != '*' && (n.op->op_type != rule.root || !n.op->domain.empty())) continue;
+        RuleContext ctx{eg, options, "", {}};
+        ClassId cls = eg.Find(node_class[i]);
+        ClassId result = rule.apply(ctx, cls, n);
+        bool explain = options.explain_rule == rule.name;
+        if (result == kNoClass && ctx.extra_unions.empty()) {
+          if (explain && !ctx.declined.empty()) {
+            stats.explain.push_back(absl::StrCat("declined at ", n.op->op_type, " '",
+                                                 eg.data(cls).name, "': ", ctx.declined));
+          }
+          continue;
+        }
+        ++match_counts[r];
+        if (result != kNoClass) matches.push_back({r, cls, result});
+        for (auto [a, b] : ctx.extra_unions) matches.push_back({r, a, b});
+        if (explain && result != kNoClass && eg.Find(result) != eg.Find(cls)) {
+          stats.explain.push_back(absl::StrCat("fired at ", n.op->op_type, " '", eg.data(cls).name, "'"));
+        }
+      }
+      if (static_cast<int64_t>(eg.num_nodes()) > options.node_budget) over_budget = true;
+    }
+    bool changed = false;
+    for (const Match& m : matches) {
+      if (eg.Union(m.a, m.b)) {
+        changed = true;
+        ++stats.rule_counts[rules[m.rule]->name];
+      }
+    }
+    for (size_t r = 0; r < rules.size(); ++r) {
+      // Backoff: a rule that matches too often sits out the next iterations.
+      if (match_counts[r] > options.backoff_threshold) banned_until[r] = iter + 3;
+    }
+    eg.Rebuild();
+    if (over_budget) {
+      stats.stop_reason = "node budget";
+      break;
+    }
+    if (!changed) {
+      stats.stop_reason = "saturated";
+      break;
+    }
+    if (elapsed() > options.time_budget_s) {
+      stats.stop_reason = "time budget";
+      break;
+    }
+  }
+  stats.enodes = static_cast<int64_t>(eg.num_nodes());
+  stats.eclasses = static_cast<int64_t>(eg.num_live_classes());
+
+  EmitOptions emit;
+  emit.allow_aic_ops = options.target_aic;
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported, emit));
+  AIC_RETURN_IF_ERROR(Verify(*out));
+  for (size_t k = 0; k < declared_outputs.size() && k < out->outputs().size(); ++k) {
+    if (declared_outputs[k].known()) out->outputs()[k]->set_type(declared_outputs[k]);
+  }
+  model.graph = std::move(out);
+  if (options.target_aic) {
+    bool has = false;
+    for (const OpsetImport& o : model.opset_imports) has = has || o.domain == "ai.aic";
+    bool used = false;
+    for (const auto& n : model.graph->nodes()) used = used || n->domain == "ai.aic";
+    if (used && !has) model.opset_imports.push_back({"ai.aic", 1});
+  }
+  stats.nodes_after = static_cast<int64_t>(model.graph->num_nodes());
+  stats.initializer_bytes_after = InitializerBytes(*model.graph);
+  stats.seconds = elapsed();
+  return stats;
+}
+
+}  // namespace aic::rewrite

@@ -1,0 +1,62 @@
+// `Optimize`: the equality-saturation-lite rewriter behind `aic-onnx opt`.
+// Graph -> e-graph, rules applied for a bounded number of iterations (with a
+// node budget, a time budget and backoff for rules that match too often),
+// then the cheapest equivalent graph is extracted and emitted as standard ONNX.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/model.h"
+
+namespace aic::rewrite {
+
+struct OptimizeOptions {
+  // 0: nothing; 1: exact rules only; 2 (default): + reassociating rules
+  // (Conv+BN, hard-swish, ...); 3: + rules that trade more rounding for speed
+  // (merging consecutive linear ops). Approximate rules never run by default.
+  int level = 2;
+  bool allow_approximate = false;
+  // Internal fused ops (domain "ai.aic") may be emitted.
+  bool target_aic = false;
+  // Constant folding may grow the initializers by at most this many bytes
+  // (per folded value, compared to the constants it reads).
+  int64_t fold_limit = 0;
+  // Graph input name -> concrete dims (--fix-shape).
+  std::map<std::string, std::vector<int64_t>> fix_shapes;
+  int max_iterations = 12;
+  int64_t node_budget = 500000;  // e-nodes
+  double time_budget_s = 60;
+  // Rules matching more often than this in one iteration sit out the next ones.
+  int64_t backoff_threshold = 20000;
+  // Only these rules (empty: all eligible) / never these.
+  std::set<std::string> only_rules;
+  std::set<std::string> disabled_rules;
+  // --explain RULE: why that rule fired or declined, one line each.
+  std::string explain_rule;
+};
+
+struct OptimizeStats {
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+  int64_t initializer_bytes_before = 0;
+  int64_t initializer_bytes_after = 0;
+  int iterations = 0;
+  int64_t enodes = 0;
+  int64_t eclasses = 0;
+  int64_t opaque_nodes = 0;
+  double seconds = 0;
+  std::string stop_reason;  // "saturated", "iteration limit", "node budget", "time budget"
+  std::map<std::string, int64_t> rule_counts;  // rules that changed something
+  std::vector<std::string> explain;            // lines for --explain
+  bool changed() const { return !rule_counts.empty() || nodes_after != nodes_before; }
+};
+
+// Rewrites model.graph in place (on success only).
+absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options = {});
+
+}  // namespace aic::rewrite

@@ -1,1 +1,0 @@
-// The rewriter library; see rewrite/optimize.h once it lands.

@@ -1,0 +1,245 @@
+// Fusions of a linear op with what follows it: BatchNormalization, a bias Add
+// or a per-channel Mul folded into Conv's weights; MatMul + bias -> Gemm;
+// Transposes folded into Gemm's flags; Pad folded into Conv's pads. New
+// weights are computed in double, then rounded once.
+#include <cmath>
+
+#include "rewrite/rules/rule.h"
+#include "rewrite/rules/rule_util.h"
+
+namespace aic::rewrite {
+
+namespace {
+
+// Per-output-channel values of a constant that broadcasts against a conv
+// output of rank `rank` along axis 1 only (or a scalar): its M values, else empty.
+std::vector<double> PerChannel(const Tensor& c, int64_t rank, int64_t channels) {
+  if (c.num_elements() == 1) return std::vector<double>(channels, c.ElementAsDouble(0));
+  if (c.num_elements() != channels || c.rank() > rank) return {};
+  int64_t axis = 1 - (rank - c.rank());  // c's axis that lines up with axis 1
+  if (axis < 0) return {};
+  for (int64_t i = 0; i < c.rank(); ++i) {
+    if (i != axis && c.dim(i) != 1) return {};
+  }
+  return ToDoubles(c);
+}
+
+struct ConvParts {
+  ClassId x, w, b;
+  const Tensor* wt;
+  const Tensor* bt;  // null when the conv has no bias
+};
+
+// The Conv e-node of class c with constant float weights, if any.
+const ENode* ConstConv(const EGraph& g, ClassId c, ConvParts& parts) {
+  for (const ENode* n : g.FindOps(c, "Conv")) {
+    ClassId w = Child(g, *n, 1);
+    ClassId b = Child(g, *n, 2);
+    const Tensor* wt = g.value(w);
+    if (wt == nullptr || (wt->dtype() != DType::kFloat && wt->dtype() != DType::kDouble)) continue;
+    const Tensor* bt = b == kNoClass ? nullptr : g.value(b);
+    if (b != kNoClass && bt == nullptr) continue;
+    parts = {Child(g, *n, 0), w, b, wt, bt};
+    return n;
+  }
+  return nullptr;
+}
+
+// Conv(x, W*s, b*s + t): the conv with its output channels scaled and shifted.
+ClassId ScaledConv(EGraph& g, const ENode& conv, const ConvParts& p, const std::vector<double>& s,
+                   const std::vector<double>& t) {
+  int64_t m = p.wt->dim(0);
+  std::vector<double> w = ToDoubles(*p.wt);
+  int64_t per = m == 0 ? 0 : p.wt->num_elements() / m;
+  for (int64_t o = 0; o < m; ++o) {
+    for (int64_t k = 0; k < per; ++k) w[o * per + k] *= s[o];
+  }
+  std::vector<double> b(m, 0.0);
+  if (p.bt != nullptr) b = ToDoubles(*p.bt);
+  for (int64_t o = 0; o < m; ++o) b[o] = b[o] * s[o] + t[o];
+  ClassId nw = g.AddConst(FromDoubles(w, p.wt->dtype(), p.wt->dims()));
+  ClassId nb = g.AddConst(FromDoubles(b, p.wt->dtype(), {m}));
+  return g.AddOpLike(*conv.op, {p.x, nw, nb}, 1);
+}
+
+// BatchNormalization(Conv(x, W, b)) -> Conv(x, W*s, (b-mean)*s + beta),  s = gamma/sqrt(var+eps)
+ClassId FuseConvBn(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (n.num_outputs != 1) return ctx.Decline("training outputs requested");
+  ConvParts p;
+  const ENode* conv = ConstConv(g, Child(g, n, 0), p);
+  if (conv == nullptr) return ctx.Decline("input is not a Conv with constant weights");
+  const Tensor* gamma = g.value(Child(g, n, 1));
+  const Tensor* beta = g.value(Child(g, n, 2));
+  const Tensor* mean = g.value(Child(g, n, 3));
+  const Tensor* var = g.value(Child(g, n, 4));
+  if (!gamma || !beta || !mean || !var) return ctx.Decline("statistics not constant");
+  int64_t m = p.wt->dim(0);
+  if (gamma->num_elements() != m || beta->num_elements() != m || mean->num_elements() != m ||
+      var->num_elements() != m) {
+    return ctx.Decline("channel count mismatch");
+  }
+  double eps = n.op->GetFloat("epsilon", 1e-5f);
+  std::vector<double> s(m), t(m);
+  for (int64_t o = 0; o < m; ++o) {
+    s[o] = gamma->ElementAsDouble(o) / std::sqrt(var->ElementAsDouble(o) + eps);
+    t[o] = beta->ElementAsDouble(o) - mean->ElementAsDouble(o) * s[o];
+  }
+  return ScaledConv(g, *conv, p, s, t);
+}
+
+// Conv(x, W, b) + c -> Conv(x, W, b + c)   (c per output channel)
+ClassId FuseConvAddBias(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  for (int side = 0; side < 2; ++side) {
+    ConvParts p;
+    const ENode* conv = ConstConv(g, Child(g, n, side), p);
+    const Tensor* c = g.value(Child(g, n, 1 - side));
+    const Shape* out = RankedShape(g, cls);
+    const Shape* conv_out = RankedShape(g, Child(g, n, side));
+    if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) continue;
+    // Why: the Add must not broadcast the conv output to a bigger shape.
+    if (!SameShape(*out, *conv_out)) continue;
+    std::vector<double> t = PerChannel(*c, out->rank(), p.wt->dim(0));
+    if (t.empty()) continue;
+    return ScaledConv(g, *conv, p, std::vector<double>(p.wt->dim(0), 1.0), t);
+  }
+  return ctx.Decline("no Conv + per-channel constant");
+}
+
+// Conv(x, W, b) * c -> Conv(x, W*c, b*c)   (c per output channel)
+ClassId FuseConvMulScale(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  for (int side = 0; side < 2; ++side) {
+    ConvParts p;
+    const ENode* conv = ConstConv(g, Child(g, n, side), p);
+    const Tensor* c = g.value(Child(g, n, 1 - side));
+    const Shape* out = RankedShape(g, cls);
+    const Shape* conv_out = RankedShape(g, Child(g, n, side));
+    if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) continue;
+    if (!SameShape(*out, *conv_out)) continue;
+    std::vector<double> s = PerChannel(*c, out->rank(), p.wt->dim(0));
+    if (s.empty()) continue;
+    return ScaledConv(g, *conv, p, s, std::vector<double>(p.wt->dim(0), 0.0));
+  }
+  return ctx.Decline("no Conv * per-channel constant");
+}
+
+// MatMul(a, B) + c -> Gemm(a, B, c)   (a rank 2, B constant rank 2, c broadcasts to [N] or [M, N])
+ClassId FuseMatMulAddIntoGemm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  for (int side = 0; side < 2; ++side) {
+    const ENode* mm = g.FindOp(Child(g, n, side), "MatMul");
+    if (mm == nullptr) continue;
+    ClassId a = Child(g, *mm, 0);
+    ClassId b = Child(g, *mm, 1);
+    ClassId c = Child(g, n, 1 - side);
+    const Shape* as = RankedShape(g, a);
+    const Tensor* bt = g.value(b);
+    const Tensor* ct = g.value(c);
+    const Shape* out = RankedShape(g, cls);
+    const Shape* mm_out = RankedShape(g, Child(g, n, side));
+    if (as == nullptr || as->rank() != 2 || bt == nullptr || bt->rank() != 2 || ct == nullptr) continue;
+    if (!IsFloat(bt->dtype()) || ct->dtype() != bt->dtype()) continue;
+    // Why: Gemm's C broadcasts one way only; the sum must keep MatMul's shape.
+    if (out == nullptr || mm_out == nullptr || !SameShape(*out, *mm_out)) continue;
+    if (ct->rank() > 2) continue;
+    return g.AddOp("Gemm", "", {a, b, c});
+  }
+  return ctx.Decline("no rank-2 MatMul with constant weight and bias");
+}
+
+// Gemm(Transpose(a), B) -> Gemm(a, B, transA=!transA)   (same for B)
+ClassId FoldTransposeIntoGemm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  for (int k = 0; k < 2; ++k) {
+    const ENode* t = g.FindOp(Child(g, n, k), "Transpose");
+    if (t == nullptr) continue;
+    std::vector<int64_t> perm = t->op->GetInts("perm");
+    if (!perm.empty() && perm != std::vector<int64_t>{1, 0}) continue;
+    const Shape* s = RankedShape(g, Child(g, *t, 0));
+    if (s == nullptr || s->rank() != 2) continue;
+    const char* flag = k == 0 ? "transA" : "transB";
+    std::vector<Attribute> attrs = n.op->attributes;
+    bool found = false;
+    for (Attribute& a : attrs) {
+      if (a.name == flag) {
+        a.i = a.i ? 0 : 1;
+        found = true;
+      }
+    }
+    if (!found) attrs.push_back(Attribute::Int(flag, 1));
+    std::vector<ClassId> children = n.children;
+    children[k] = Child(g, *t, 0);
+    return g.AddOp("Gemm", "", children, attrs);
+  }
+  return ctx.Decline("no 2-D Transpose input");
+}
+
+// Conv(Pad(x, p), W) -> Conv(x, W, pads += p)   (constant mode, zero value, spatial pads only)
+ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  const ENode* pad = g.FindOp(Child(g, n, 0), "Pad");
+  if (pad == nullptr) return ctx.Decline("input is not a Pad");
+  if (pad->op->GetString("mode", "constant") != "constant") return ctx.Decline("pad mode not constant");
+  std::vector<int64_t> pads = pad->op->GetInts("pads");
+  double value = pad->op->GetFloat("value", 0.0f);
+  if (pad->children.size() > 1) {
+    auto v = IntValues(g, Child(g, *pad, 1));
+    if (!v) return ctx.Decline("pads not constant");
+    pads = *v;
+    value = 0;
+    if (pad->children.size() > 2 && pad->children[2] != kNoClass) {
+      if (!AllElementsEqual(g, Child(g, *pad, 2), 0)) return ctx.Decline("pad value not 0");
+    }
+    if (pad->children.size() > 3 && pad->children[3] != kNoClass) return ctx.Decline("pad axes given");
+  }
+  if (value != 0) return ctx.Decline("pad value not 0");
+  if (n.op->GetString("auto_pad", "NOTSET") != "NOTSET") return ctx.Decline("auto_pad");
+  int64_t rank = static_cast<int64_t>(pads.size()) / 2;
+  if (rank < 3) return ctx.Decline("not a spatial pad");
+  // Why: Conv pads only spatial axes, and never negatively.
+  if (pads[0] || pads[1] || pads[rank] || pads[rank + 1]) return ctx.Decline("pads N or C");
+  for (int64_t p : pads) {
+    if (p < 0) return ctx.Decline("negative pad");
+  }
+  int64_t spatial = rank - 2;
+  std::vector<int64_t> cp = n.op->GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (static_cast<int64_t>(cp.size()) != 2 * spatial) return ctx.Decline("conv pads malformed");
+  for (int64_t i = 0; i < spatial; ++i) {
+    cp[i] += pads[2 + i];
+    cp[spatial + i] += pads[rank + 2 + i];
+  }
+  std::vector<Attribute> attrs = n.op->attributes;
+  bool found = false;
+  for (Attribute& a : attrs) {
+    if (a.name == "pads") {
+      a.ints = cp;
+      found = true;
+    }
+  }
+  if (!found) attrs.push_back(Attribute::Ints("pads", cp));
+  std::vector<ClassId> children = n.children;
+  children[0] = Child(g, *pad, 0);
+  return g.AddOp(n.op->op_type, "", children, attrs);
+}
+
+}  // namespace
+
+void AddFusionRules(std::vector<Rule>& rules) {
+  rules.push_back({"fuse_conv_bn",
+                   "BatchNormalization(Conv(x, W, b)) -> Conv(x, W*s, (b-mean)*s+beta)",
+                   "BatchNormalization", Exactness::kReassociating, 1, FuseConvBn});
+  rules.push_back({"fuse_conv_add_bias", "Conv(x, W, b) + c -> Conv(x, W, b+c)", "Add",
+                   Exactness::kReassociating, 1, FuseConvAddBias});
+  rules.push_back({"fuse_conv_mul_scale", "Conv(x, W, b) * c -> Conv(x, W*c, b*c)", "Mul",
+                   Exactness::kReassociating, 1, FuseConvMulScale});
+  rules.push_back({"fuse_matmul_add_into_gemm", "MatMul(a, B) + c -> Gemm(a, B, c)", "Add",
+                   Exactness::kReassociating, 7, FuseMatMulAddIntoGemm});
+  rules.push_back({"fold_transpose_into_gemm", "Gemm(Transpose(a), B) -> Gemm(a, B, transA=1)",
+                   "Gemm", Exactness::kExact, 1, FoldTransposeIntoGemm});
+  rules.push_back({"fuse_pad_into_conv", "Conv(Pad(x, p), W) -> Conv(x, W, pads+p)", "Conv",
+                   Exactness::kExact, 1, FusePadIntoConv});
+}
+
+}  // namespace aic::rewrite

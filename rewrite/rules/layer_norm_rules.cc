@@ -1,0 +1,128 @@
+// LayerNormalization (opset >= 17) recognised in its decomposed form, as
+// exporters that predate the op write it:
+//   d = x - ReduceMean(x, axes=[-1]);  y = d / Sqrt(ReduceMean(d^2, axes=[-1]) + eps)
+// then a following `* gamma` and `+ beta` folded into its scale and bias.
+#include "rewrite/rules/rule.h"
+#include "rewrite/rules/rule_util.h"
+
+namespace aic::rewrite {
+
+namespace {
+
+// Whether n is ReduceMean over the last axis only, with keepdims.
+bool IsLastAxisMean(const EGraph& g, const ENode& n, int64_t rank) {
+  if (n.op->GetInt("keepdims", 1) != 1) return false;
+  std::vector<int64_t> axes = n.op->GetInts("axes");
+  if (n.children.size() > 1 && n.children[1] != kNoClass) {
+    auto v = IntValues(g, Child(g, n, 1));
+    if (!v) return false;
+    axes = *v;
+  }
+  return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
+// Sub(x, ReduceMean(x)) -> sets x.
+bool IsCentered(const EGraph& g, ClassId d, ClassId& x) {
+  for (const ENode* sub : g.FindOps(d, "Sub")) {
+    ClassId cand = Child(g, *sub, 0);
+    const Shape* s = RankedShape(g, cand);
+    if (s == nullptr || s->rank() < 1) continue;
+    for (const ENode* mean : g.FindOps(Child(g, *sub, 1), "ReduceMean")) {
+      if (Child(g, *mean, 0) == cand && IsLastAxisMean(g, *mean, s->rank())) {
+        x = cand;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
+ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId d = Child(g, n, 0);
+  ClassId x;
+  if (!IsCentered(g, d, x)) return ctx.Decline("numerator is not x - mean(x)");
+  const Shape* xs = RankedShape(g, x);
+  DType dt = g.type(x).dtype;
+  if (!IsFloat(dt) || dt != DType::kFloat) return ctx.Decline("not float32");
+  const Dim& last = (*xs)[xs->rank() - 1];
+  if (!last.is_value()) return ctx.Decline("normalized dim not known");
+  for (const ENode* sqrt : g.FindOps(Child(g, n, 1), "Sqrt")) {
+    for (const ENode* add : g.FindOps(Child(g, *sqrt, 0), "Add")) {
+      for (int side = 0; side < 2; ++side) {
+        const Tensor* eps = g.value(Child(g, *add, 1 - side));
+        if (eps == nullptr || eps->num_elements() != 1) continue;
+        for (const ENode* var : g.FindOps(Child(g, *add, side), "ReduceMean")) {
+          if (!IsLastAxisMean(g, *var, xs->rank())) continue;
+          ClassId sq = Child(g, *var, 0);
+          bool squares_d = false;
+          for (const ENode* pow : g.FindOps(sq, "Pow")) {
+            squares_d = squares_d || (Child(g, *pow, 0) == d && AllElementsEqual(g, Child(g, *pow, 1), 2));
+          }
+          for (const ENode* mul : g.FindOps(sq, "Mul")) {
+            squares_d = squares_d || (Child(g, *mul, 0) == d && Child(g, *mul, 1) == d);
+          }
+          if (!squares_d) continue;
+          int64_t width = last.value();
+          ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
+          ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
+          return g.AddOp("LayerNormalization", "", {x, ones, zeros},
+                         {Attribute::Int("axis", -1),
+                          Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
+        }
+      }
+    }
+  }
+  return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
+}
+
+// LayerNormalization(x, s, b) * g -> LayerNormalization(x, s*g, b*g)   (g of the normalized width)
+// LayerNormalization(x, s, b) + c -> LayerNormalization(x, s, b+c)
+ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  bool is_mul = n.op->op_type == "Mul";
+  for (int side = 0; side < 2; ++side) {
+    for (const ENode* ln : g.FindOps(Child(g, n, side), "LayerNormalization")) {
+      if (ln->num_outputs != 1 || ln->op->GetInt("axis", -1) != -1) continue;
+      const Tensor* k = g.value(Child(g, n, 1 - side));
+      const Tensor* s = g.value(Child(g, *ln, 1));
+      const Tensor* b = ln->children.size() > 2 && ln->children[2] != kNoClass ? g.value(Child(g, *ln, 2)) : nullptr;
+      if (!k || !s || !b || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
+      // Why: k must be per normalized element ([D] or [1, .., D]), or it broadcasts differently.
+      if (k->num_elements() != s->num_elements() || k->dim(k->rank() - 1) != s->num_elements()) continue;
+      const Shape* out = RankedShape(g, cls);
+      const Shape* lo = RankedShape(g, Child(g, n, side));
+      if (!out || !lo || !SameShape(*out, *lo)) continue;
+      std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
+      for (size_t i = 0; i < kv.size(); ++i) {
+        if (is_mul) {
+          sv[i] *= kv[i];
+          bv[i] *= kv[i];
+        } else {
+          bv[i] += kv[i];
+        }
+      }
+      int64_t width = s->num_elements();
+      ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {width}));
+      ClassId nb = g.AddConst(FromDoubles(bv, DType::kFloat, {width}));
+      return g.AddOpLike(*ln->op, {Child(g, *ln, 0), ns, nb}, 1);
+    }
+  }
+  return ctx.Decline("no LayerNormalization with constant scale, bias and operand");
+}
+
+}  // namespace
+
+void AddLayerNormRules(std::vector<Rule>& rules) {
+  rules.push_back({"fuse_layer_norm",
+                   "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) -> LayerNormalization(x, 1, 0)", "Div",
+                   Exactness::kReassociating, 17, FuseLayerNorm});
+  for (const char* root : {"Mul", "Add"}) {
+    rules.push_back({"fold_affine_into_layer_norm",
+                     "LayerNormalization(x, s, b) * g + c -> LayerNormalization(x, s*g, b*g + c)", root,
+                     Exactness::kReassociating, 17, FoldAffineIntoLayerNorm});
+  }
+}
+
+}  // namespace aic::rewrite

@@ -1,0 +1,87 @@
+// Matching helpers; see rule_util.h.
+#include "rewrite/rules/rule_util.h"
+
+
+namespace aic::rewrite {
+
+std::optional<std::vector<int64_t>> IntValues(const EGraph& g, ClassId c) {
+  if (c == kNoClass) return std::nullopt;
+  const Tensor* t = g.value(c);
+  if (t == nullptr) return std::nullopt;
+  std::vector<int64_t> out;
+  if (t->dtype() == DType::kInt64) {
+    for (int64_t v : t->span<int64_t>()) out.push_back(v);
+  } else if (t->dtype() == DType::kInt32) {
+    for (int32_t v : t->span<int32_t>()) out.push_back(v);
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool AllElementsEqual(const EGraph& g, ClassId c, double v) {
+  if (c == kNoClass) return false;
+  const Tensor* t = g.value(c);
+  if (t == nullptr || t->dtype() == DType::kString || t->dtype() == DType::kUndefined) return false;
+  for (int64_t i = 0; i < t->num_elements(); ++i) {
+    if (t->ElementAsDouble(i) != v) return false;
+  }
+  return true;
+}
+
+const Shape* RankedShape(const EGraph& g, ClassId c) {
+  if (c == kNoClass) return nullptr;
+  const EClassData& d = g.data(c);
+  if (d.types.empty() || !d.types[0].is_tensor() || !d.types[0].shape.has_rank()) return nullptr;
+  return &d.types[0].shape;
+}
+
+bool SameShape(const Shape& a, const Shape& b) {
+  if (!a.has_rank() || !b.has_rank() || a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (!a[i].SameAs(b[i])) return false;
+  }
+  return true;
+}
+
+bool IsFloat(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+int Uses(const EGraph& g, ClassId c) { return g.UseCount(c); }
+
+ClassId Child(const EGraph& g, const ENode& n, size_t i) {
+  if (i >= n.children.size() || n.children[i] == kNoClass) return kNoClass;
+  return g.Find(n.children[i]);
+}
+
+std::vector<double> ToDoubles(const Tensor& t) {
+  std::vector<double> out(static_cast<size_t>(t.num_elements()));
+  for (int64_t i = 0; i < t.num_elements(); ++i) out[i] = t.ElementAsDouble(i);
+  return out;
+}
+
+Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_t> dims) {
+  Tensor t(dtype, std::move(dims));
+  switch (dtype) {
+    case DType::kFloat: {
+      float* p = t.mutable_data<float>();
+      for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<float>(v[i]);
+      break;
+    }
+    case DType::kDouble: {
+      double* p = t.mutable_data<double>();
+      for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];
+      break;
+    }
+    default:
+      AIC_CHECK(false, "FromDoubles: rules only build float and double tensors");
+  }
+  return t;
+}
+
+Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
+  return Tensor::FromVector<int64_t>(v, std::move(dims));
+}
+
+}  // namespace aic::rewrite

@@ -1,0 +1,32 @@
+// Small matching helpers shared by the rule families: constants as numbers,
+// shapes as known dims, attribute lookups on e-nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rewrite/egraph/egraph.h"
+
+namespace aic::rewrite {
+
+// The class's statically known int tensor as int64s (int32/int64 only).
+std::optional<std::vector<int64_t>> IntValues(const EGraph& g, ClassId c);
+// True when every element of the class's known value equals v (numeric dtypes).
+bool AllElementsEqual(const EGraph& g, ClassId c, double v);
+// The tensor type of a class when it is a tensor with known rank.
+const Shape* RankedShape(const EGraph& g, ClassId c);
+// Dims equal one by one (known values or the same symbol).
+bool SameShape(const Shape& a, const Shape& b);
+bool IsFloat(DType t);
+// Number of consumers of the class (0 when unknown).
+int Uses(const EGraph& g, ClassId c);
+// A child of an e-node, canonical (kNoClass when absent).
+ClassId Child(const EGraph& g, const ENode& n, size_t i);
+// A tensor of doubles converted to `dtype` (float types only) with dims.
+Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_t> dims);
+std::vector<double> ToDoubles(const Tensor& t);
+Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims);
+
+}  // namespace aic::rewrite

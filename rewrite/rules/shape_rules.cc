@@ -1,0 +1,284 @@
+// Shape arithmetic and layout ops: Shape -> Gather/Slice -> Concat chains fold
+// for every dim that is known even when others (the batch) are symbolic;
+// Reshape shapes computed from the input's own dims become constants using `0`
+// copies (exact) and one `-1`; chained Reshapes and Transposes compose.
+#include "absl/strings/match.h"
+#include "rewrite/rules/rule.h"
+#include "rewrite/rules/rule_util.h"
+
+namespace aic::rewrite {
+
+namespace {
+
+// One element of a shape-valued tensor: a known integer, or dim `dim` of `of`.
+struct SymInt {
+  bool known = false;
+  int64_t value = 0;
+  ClassId of = kNoClass;
+  int64_t dim = -1;
+  std::string symbol;  // the dim's symbol when it has a stable name
+};
+
+constexpr int kMaxDepth = 12;
+
+std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth);
+
+std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int depth) {
+  const std::string& op = n.op->op_type;
+  auto child = [&](size_t i) { return Child(g, n, i); };
+  if (op == "Shape") {
+    const Shape* s = RankedShape(g, child(0));
+    if (s == nullptr) return std::nullopt;
+    int64_t r = s->rank();
+    int64_t start = n.op->GetInt("start", 0);
+    int64_t end = n.op->GetInt("end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = std::clamp<int64_t>(start, 0, r);
+    end = std::clamp<int64_t>(end, 0, r);
+    std::vector<SymInt> out;
+    for (int64_t j = start; j < end; ++j) {
+      SymInt e;
+      const Dim& d = (*s)[j];
+      if (d.is_value()) {
+        e.known = true;
+        e.value = d.value();
+      } else {
+        e.of = child(0);
+        e.dim = j;
+        if (d.is_symbol() && !absl::StartsWith(d.symbol(), "unk__")) e.symbol = d.symbol();
+      }
+      out.push_back(e);
+    }
+    return out;
+  }
+  if (op == "Cast") {
+    DType to = static_cast<DType>(n.op->GetInt("to", 0));
+    if (to != DType::kInt64 && to != DType::kInt32) return std::nullopt;
+    return SymbolicInts(g, child(0), depth + 1);
+  }
+  if (op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
+    return SymbolicInts(g, child(0), depth + 1);
+  }
+  if (op == "Concat") {
+    std::vector<SymInt> out;
+    for (size_t i = 0; i < n.children.size(); ++i) {
+      auto part = SymbolicInts(g, child(i), depth + 1);
+      if (!part) return std::nullopt;
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+  if (op == "Gather") {
+    if (n.op->GetInt("axis", 0) != 0) return std::nullopt;
+    auto data = SymbolicInts(g, child(0), depth + 1);
+    auto idx = IntValues(g, child(1));
+    if (!data || !idx) return std::nullopt;
+    std::vector<SymInt> out;
+    int64_t size = static_cast<int64_t>(data->size());
+    for (int64_t i : *idx) {
+      if (i < 0) i += size;
+      if (i < 0 || i >= size) return std::nullopt;
+      out.push_back((*data)[i]);
+    }
+    return out;
+  }
+  if (op == "Slice") {
+    auto data = SymbolicInts(g, child(0), depth + 1);
+    if (!data) return std::nullopt;
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (n.children.size() >= 3) {
+      auto s = IntValues(g, child(1));
+      auto e = IntValues(g, child(2));
+      if (!s || !e) return std::nullopt;
+      starts = *s;
+      ends = *e;
+      if (n.children.size() > 3 && n.children[3] != kNoClass) {
+        auto a = IntValues(g, child(3));
+        if (!a) return std::nullopt;
+        axes = *a;
+      }
+      if (n.children.size() > 4 && n.children[4] != kNoClass) {
+        auto st = IntValues(g, child(4));
+        if (!st) return std::nullopt;
+        steps = *st;
+      }
+    } else {
+      starts = n.op->GetInts("starts");
+      ends = n.op->GetInts("ends");
+      axes = n.op->GetInts("axes");
+    }
+    if (starts.size() != 1 || ends.size() != 1) return std::nullopt;
+    if (!axes.empty() && !(axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))) return std::nullopt;
+    if (!steps.empty() && !(steps.size() == 1 && steps[0] == 1)) return std::nullopt;
+    int64_t size = static_cast<int64_t>(data->size());
+    int64_t b = starts[0] < 0 ? starts[0] + size : starts[0];
+    int64_t e = ends[0] < 0 ? ends[0] + size : ends[0];
+    b = std::clamp<int64_t>(b, 0, size);
+    e = std::clamp<int64_t>(e, 0, size);
+    std::vector<SymInt> out;
+    for (int64_t i = b; i < e; ++i) out.push_back((*data)[i]);
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth) {
+  if (c == kNoClass || depth > kMaxDepth) return std::nullopt;
+  if (auto v = IntValues(g, c)) {
+    std::vector<SymInt> out;
+    for (int64_t x : *v) out.push_back(SymInt{true, x, kNoClass, -1, ""});
+    return out;
+  }
+  for (int32_t i : g.data(c).nodes) {
+    const ENode& n = g.node(i);
+    if (n.kind != ENodeKind::kOp) continue;
+    if (auto r = FromNode(g, n, depth)) return r;
+  }
+  return std::nullopt;
+}
+
+// Shape/Gather/Slice/Concat/Cast over shapes -> Const   when every element is known
+ClassId FoldShapeArithmetic(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (g.value(cls) != nullptr) return kNoClass;  // fold_constants' job
+  const TypeInfo& t = g.type(cls);
+  if (!t.is_tensor() || (t.dtype != DType::kInt64 && t.dtype != DType::kInt32) ||
+      !t.shape.has_rank() || t.shape.rank() > 1) {
+    return ctx.Decline("not a 0-D/1-D integer tensor");
+  }
+  auto elems = FromNode(g, n, 0);
+  if (!elems) return ctx.Decline("not shape arithmetic we follow");
+  std::vector<int64_t> values;
+  for (const SymInt& e : *elems) {
+    if (!e.known) return ctx.Decline("a dim is not known");
+    values.push_back(e.value);
+  }
+  if (t.shape.rank() == 0 && values.size() != 1) return ctx.Decline("scalar of several elements");
+  std::vector<int64_t> dims;
+  if (t.shape.rank() == 1) dims.push_back(static_cast<int64_t>(values.size()));
+  Tensor out = Int64Tensor(values, dims);
+  if (t.dtype == DType::kInt32) {
+    std::vector<int32_t> v32(values.begin(), values.end());
+    out = Tensor::FromVector<int32_t>(v32, dims);
+  }
+  return g.AddConst(std::move(out));
+}
+
+// Reshape(x, Concat(Shape(x)[i].., c..)) -> Reshape(x, [0.., c.., -1])   (0 copies dim i of x)
+ClassId UseReshapeCopies(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId x = Child(g, n, 0);
+  ClassId s = Child(g, n, 1);
+  if (s == kNoClass || g.value(s) != nullptr) return kNoClass;
+  // Why: with allowzero=1 a 0 means an empty dim, not a copy.
+  if (n.op->GetInt("allowzero", 0) != 0) return ctx.Decline("allowzero");
+  const Shape* xs = RankedShape(g, x);
+  if (xs == nullptr) return ctx.Decline("rank of the input unknown");
+  auto elems = SymbolicInts(g, s, 0);
+  if (!elems) return ctx.Decline("shape not followed");
+  std::vector<int64_t> target;
+  int unresolved = 0;
+  for (size_t i = 0; i < elems->size(); ++i) {
+    const SymInt& e = (*elems)[i];
+    if (e.known) {
+      if (e.value == -1) ++unresolved;
+      target.push_back(e.value);
+      continue;
+    }
+    bool copy = static_cast<int64_t>(i) < xs->rank() &&
+                ((e.of == x && e.dim == static_cast<int64_t>(i)) ||
+                 (!e.symbol.empty() && (*xs)[i].is_symbol() && (*xs)[i].symbol() == e.symbol));
+    if (copy) {
+      target.push_back(0);
+    } else {
+      ++unresolved;
+      target.push_back(-1);
+    }
+  }
+  // Why: one -1 is determined by the element count; two are not.
+  if (unresolved > 1) return ctx.Decline("more than one dim unknown");
+  ClassId shape = g.AddConst(Int64Tensor(target, {static_cast<int64_t>(target.size())}));
+  return g.AddOpLike(*n.op, {x, shape}, 1);
+}
+
+bool IsReshapeLike(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+// Reshape(Reshape(x, s1), s2) -> Reshape(x, s2)   (also Flatten/Squeeze/Unsqueeze; x when shapes match)
+ClassId ComposeReshapes(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId y = Child(g, n, 0);
+  const ENode* inner = nullptr;
+  for (int32_t i : g.data(y).nodes) {
+    const ENode& m = g.node(i);
+    if (m.kind == ENodeKind::kOp && m.op->domain.empty() && IsReshapeLike(m.op->op_type)) {
+      inner = &m;
+      break;
+    }
+  }
+  if (inner == nullptr) return ctx.Decline("input is not reshaped");
+  ClassId x = Child(g, *inner, 0);
+  const Shape* out = RankedShape(g, cls);
+  const Shape* xs = RankedShape(g, x);
+  if (out && xs && SameShape(*out, *xs)) return x;
+  if (n.op->op_type == "Reshape" && n.op->GetInt("allowzero", 0) == 0) {
+    // Why: a 0 in s2 copies a dim of the intermediate, which x may not have.
+    if (auto s2 = IntValues(g, Child(g, n, 1))) {
+      bool has_zero = false;
+      for (int64_t v : *s2) has_zero = has_zero || v == 0;
+      if (!has_zero) return g.AddOpLike(*n.op, {x, Child(g, n, 1)}, 1);
+    }
+  }
+  if (out && out->IsStatic() && g.opset() >= 5) {
+    std::vector<int64_t> dims = out->Values();
+    ClassId shape = g.AddConst(Int64Tensor(dims, {static_cast<int64_t>(dims.size())}));
+    return g.AddOp("Reshape", "", {x, shape});
+  }
+  return ctx.Decline("target shape not constant without 0 copies");
+}
+
+std::vector<int64_t> PermOf(const EGraph& g, const ENode& n) {
+  std::vector<int64_t> perm = n.op->GetInts("perm");
+  if (perm.empty()) {
+    const Shape* s = RankedShape(g, Child(g, n, 0));
+    if (s == nullptr) return {};
+    for (int64_t i = s->rank() - 1; i >= 0; --i) perm.push_back(i);
+  }
+  return perm;
+}
+
+// Transpose(Transpose(x, p1), p2) -> Transpose(x, p1∘p2)
+ClassId ComposeTransposes(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  const ENode* inner = g.FindOp(Child(g, n, 0), "Transpose");
+  if (inner == nullptr) return ctx.Decline("input is not a Transpose");
+  std::vector<int64_t> p1 = PermOf(g, *inner);
+  std::vector<int64_t> p2 = PermOf(g, n);
+  if (p1.empty() || p1.size() != p2.size()) return ctx.Decline("permutations unknown");
+  std::vector<int64_t> p(p2.size());
+  for (size_t i = 0; i < p2.size(); ++i) p[i] = p1[p2[i]];
+  return g.AddOp("Transpose", "", {Child(g, *inner, 0)}, {Attribute::Ints("perm", p)});
+}
+
+}  // namespace
+
+void AddShapeRules(std::vector<Rule>& rules) {
+  for (const char* op : {"Shape", "Gather", "Slice", "Concat", "Cast", "Squeeze", "Unsqueeze"}) {
+    rules.push_back({"fold_shape_arithmetic",
+                     "Gather(Shape(x), i) -> Const  when dim i of x is known (also Slice, Concat, Cast)",
+                     op, Exactness::kExact, 1, FoldShapeArithmetic});
+  }
+  rules.push_back({"use_reshape_copies",
+                   "Reshape(x, Concat(Shape(x)[i], c, ..)) -> Reshape(x, [0, c, .., -1])", "Reshape",
+                   Exactness::kExact, 5, UseReshapeCopies});
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) {
+    rules.push_back({"compose_reshapes", "Reshape(Reshape(x, s1), s2) -> Reshape(x, s2)", op,
+                     Exactness::kExact, 5, ComposeReshapes});
+  }
+  rules.push_back({"compose_transposes", "Transpose(Transpose(x, p1), p2) -> Transpose(x, p1∘p2)",
+                   "Transpose", Exactness::kExact, 1, ComposeTransposes});
+}
+
+}  // namespace aic::rewrite

@@ -1,0 +1,123 @@
+// The e-graph engine through Optimize: CSE from hashconsing, DCE from
+// extraction, duplicate initializers merging, opaque and multi-output nodes,
+// names and opsets kept.
+#include "gtest/gtest.h"
+#include "rewrite/egraph/convert.h"
+#include "rewrite/egraph/egraph.h"
+#include "tests/rewrite/rewrite_test_util.h"
+
+namespace aic::rewrite {
+namespace {
+
+using testing::MaxOutputDiff;
+using testing::OpCounts;
+using testing::OptimizeWith;
+
+TEST(EGraphTest, UnionFindAndCongruence) {
+  EGraph g(17);
+  ClassId x = g.AddInput(0, TypeInfo::Tensor(DType::kFloat, Shape::FromValues({2})), "x");
+  ClassId y = g.AddInput(1, TypeInfo::Tensor(DType::kFloat, Shape::FromValues({2})), "y");
+  ClassId rx = g.AddOp("Relu", "", {x});
+  ClassId ry = g.AddOp("Relu", "", {y});
+  EXPECT_NE(g.Find(rx), g.Find(ry));
+  EXPECT_EQ(g.AddOp("Relu", "", {x}), rx);  // hashcons
+  EXPECT_TRUE(g.Union(x, y));
+  EXPECT_FALSE(g.Union(x, y));
+  g.Rebuild();
+  EXPECT_EQ(g.Find(rx), g.Find(ry));  // congruence after rebuild
+  EXPECT_EQ(g.type(rx).shape, Shape::FromValues({2}));
+}
+
+TEST(EGraphTest, ConstantsMergeByContentAndFold) {
+  EGraph g(17);
+  ClassId a = g.AddConst(Tensor::FromVector<float>({1, 2}, {2}), "a");
+  ClassId b = g.AddConst(Tensor::FromVector<float>({1, 2}, {2}), "b");
+  ClassId c = g.AddConst(Tensor::FromVector<float>({1, 3}, {2}), "c");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  ClassId sum = g.AddOp("Add", "", {a, c});
+  ASSERT_NE(g.value(sum), nullptr);
+  EXPECT_EQ(g.value(sum)->data<float>()[1], 5.f);
+  EXPECT_TRUE(g.weight_only(sum));
+}
+
+TEST(OptimizeTest, CommonSubexpressionsMerge) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 3});
+    Value* r1 = b.Op("Relu", {x});
+    Value* r2 = b.Op("Relu", {x});
+    b.Output(b.Op("Add", {r1, r2}));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "none");
+  EXPECT_EQ(OpCounts(*r.model->graph)["Relu"], 1);
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
+TEST(OptimizeTest, DeadNodesAndDuplicateInitializersGo) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 3});
+    b.Op("Sigmoid", {x});  // dead
+    Value* w1 = b.Constant("w1", Tensor::FromVector<float>({1, 2, 3}, {3}));
+    Value* w2 = b.Constant("w2", Tensor::FromVector<float>({1, 2, 3}, {3}));
+    b.Output(b.Op("Sub", {b.Op("Mul", {x, w1}), b.Op("Mul", {x, w2})}, {}, "out"));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "none");
+  auto counts = OpCounts(*r.model->graph);
+  EXPECT_EQ(counts["Sigmoid"], 0);
+  EXPECT_EQ(counts["Mul"], 1);
+  EXPECT_EQ(r.model->graph->initializers().size(), 1u);
+  EXPECT_EQ(r.model->graph->outputs()[0]->name(), "out");
+  EXPECT_EQ(r.model->graph->inputs()[0]->name(), "x");
+  EXPECT_EQ(r.model->OpsetFor(""), 17);
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
+TEST(OptimizeTest, OpaqueAndMultiOutputNodesSurvive) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {4, 3});
+    std::vector<Value*> parts = b.OpN("Split", {x}, 2, {Attribute::Int("axis", 0)});
+    std::vector<Value*> custom = b.OpN("Mystery", {parts[0]}, 1, {}, "com.example");
+    b.Output(b.Op("Add", {parts[0], parts[1]}));
+    b.Output(custom[0]);
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "");
+  auto counts = OpCounts(*r.model->graph);
+  EXPECT_EQ(counts["Split"], 1);
+  EXPECT_EQ(counts["Mystery"], 1);
+  EXPECT_GE(r.stats.opaque_nodes, 1);
+}
+
+TEST(OptimizeTest, OutputThatIsAnInputGetsAnIdentity) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2});
+    b.Output(b.Op("Identity", {x}, {}, "y"));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "");
+  ASSERT_EQ(r.model->graph->outputs().size(), 1u);
+  EXPECT_EQ(r.model->graph->outputs()[0]->name(), "y");
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
+TEST(OptimizeTest, LevelZeroChangesNothing) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {2});
+  b.Output(b.Op("Identity", {x}));
+  auto m = b.Build(17);
+  OptimizeOptions o;
+  o.level = 0;
+  auto stats = Optimize(*m, o);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(m->graph->num_nodes(), 1u);
+  EXPECT_FALSE(stats->changed());
+}
+
+}  // namespace
+}  // namespace aic::rewrite

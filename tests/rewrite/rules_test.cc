@@ -1,0 +1,365 @@
+// Every rule: it fires (the rewritten graph's ops checked), its guard declines
+// a near miss, a second run changes nothing, and the outputs match the
+// reference executor's on fresh random inputs (bitwise for exact rules).
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "rewrite/rules/rule.h"
+#include "tests/rewrite/rewrite_test_util.h"
+
+namespace aic::rewrite {
+namespace {
+
+using testing::MaxOutputDiff;
+using testing::ModelFn;
+using testing::OpCounts;
+using testing::OptimizeModel;
+using testing::OptimizeWith;
+
+Tensor Floats(std::vector<float> v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, dims); }
+Tensor Ints(std::vector<int64_t> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::FromVector<int64_t>(v, {n});
+}
+Tensor Ramp(std::vector<int64_t> dims, float scale = 0.1f, float offset = 0.f) {
+  Tensor t(DType::kFloat, dims);
+  float* p = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = offset + scale * static_cast<float>((i * 7) % 11 - 5);
+  return t;
+}
+
+struct RuleCase {
+  RuleCase(std::string n, std::string r, ModelFn f, std::map<std::string, int> e, ModelFn d,
+           std::set<std::string> x = {})
+      : name(std::move(n)), rule(std::move(r)), fires(std::move(f)), expect(std::move(e)),
+        declines(std::move(d)), extra(std::move(x)) {}
+  std::string name;   // test name
+  std::string rule;
+  ModelFn fires;      // a graph where the rule applies
+  std::map<std::string, int> expect;  // op counts after (only those listed)
+  ModelFn declines;   // a near miss; nullptr: none
+  std::set<std::string> extra;  // helper rules (e.g. fold_constants)
+};
+
+ModelFn Unary(const std::string& op, std::vector<Attribute> attrs, std::vector<Dim> dims = {2, 3},
+              int64_t opset = 17) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, dims);
+    b.Output(b.Op("Relu", {b.Op(op, {x}, attrs)}));
+    return b.Build(opset);
+  };
+}
+
+ModelFn WithConst(const std::string& op, Tensor c, std::vector<Dim> dims = {2, 3}, bool const_first = false,
+                  int64_t opset = 17) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, dims);
+    Value* k = b.Constant("k", c);
+    Value* y = const_first ? b.Op(op, {k, x}) : b.Op(op, {x, k});
+    b.Output(b.Op("Relu", {y}));
+    return b.Build(opset);
+  };
+}
+
+ModelFn ConvThen(const std::function<Value*(GraphBuilder&, Value*)>& after, bool bias = true) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
+    Value* w = b.Constant("w", Ramp({3, 2, 3, 3}));
+    std::vector<Value*> ins = {x, w};
+    if (bias) ins.push_back(b.Constant("b", Floats({0.1f, -0.2f, 0.3f}, {3})));
+    Value* y = b.Op("Conv", ins, {Attribute::Ints("pads", {1, 1, 1, 1})});
+    b.Output(after(b, y));
+    return b.Build(13);
+  };
+}
+
+Value* Bn(GraphBuilder& b, Value* y) {
+  return b.Op("BatchNormalization",
+              {y, b.Constant("g", Floats({1.5f, 0.5f, 2.f}, {3})), b.Constant("be", Floats({0.1f, 0.2f, 0.3f}, {3})),
+               b.Constant("m", Floats({0.3f, -0.1f, 0.f}, {3})), b.Constant("v", Floats({1.f, 2.f, 0.5f}, {3}))});
+}
+
+ModelFn HardSwishGraph(int64_t opset, float three = 3.f) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 4});
+    Value* a = b.Op("Add", {x, b.Constant("three", Tensor::Scalar<float>(three))});
+    Value* c = opset >= 11 ? b.Op("Clip", {a, b.Constant("lo", Tensor::Scalar<float>(0.f)),
+                                          b.Constant("hi", Tensor::Scalar<float>(6.f))})
+                           : b.Op("Clip", {a}, {Attribute::Float("min", 0.f), Attribute::Float("max", 6.f)});
+    Value* m = b.Op("Mul", {x, c});
+    b.Output(b.Op("Div", {m, b.Constant("six", Tensor::Scalar<float>(6.f))}));
+    return b.Build(opset);
+  };
+}
+
+std::vector<RuleCase> Cases() {
+  std::vector<RuleCase> cases;
+  cases.push_back({"FoldConstants", "fold_constants",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     Value* c = b.Op("Add", {b.Constant("a", Ramp({2, 3})), b.Constant("c", Ramp({2, 3}, 0.5f))});
+                     b.Output(b.Op("Mul", {x, c}));
+                     return b.Build(17);
+                   },
+                   {{"Add", 0}, {"Mul", 1}},
+                   [] {  // Expand to a bigger tensor would grow the file.
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {64, 64});
+                     Value* c = b.Op("Expand", {b.Constant("a", Floats({1.f}, {1})), b.Constant("s", Ints({64, 64}))});
+                     b.Output(b.Op("Mul", {x, c}));
+                     return b.Build(17);
+                   }});
+  cases.push_back({"RemoveIdentity", "remove_identity", Unary("Identity", {}), {{"Identity", 0}}, nullptr});
+  cases.push_back({"RemoveDropout", "remove_dropout", Unary("Dropout", {}), {{"Dropout", 0}}, nullptr});
+  cases.push_back({"RemoveNoopCast", "remove_noop_cast", Unary("Cast", {Attribute::Int("to", 1)}), {{"Cast", 0}},
+                   Unary("Cast", {Attribute::Int("to", 11)})});
+  cases.push_back({"RemoveNoopReshape", "remove_noop_reshape", WithConst("Reshape", Ints({2, 3})), {{"Reshape", 0}},
+                   WithConst("Reshape", Ints({3, 2}))});
+  cases.push_back({"RemoveNoopExpand", "remove_noop_expand", WithConst("Expand", Ints({1, 3})), {{"Expand", 0}},
+                   WithConst("Expand", Ints({4, 2, 3}))});
+  cases.push_back({"RemoveNoopSqueeze", "remove_noop_unsqueeze", Unary("Unsqueeze", {}, {2, 3}, 11),
+                   {{"Unsqueeze", 0}}, nullptr});
+  cases.push_back({"RemoveNoopTranspose", "remove_noop_transpose", Unary("Transpose", {Attribute::Ints("perm", {0, 1})}),
+                   {{"Transpose", 0}}, Unary("Transpose", {Attribute::Ints("perm", {1, 0})})});
+  cases.push_back({"RemoveNoopSlice", "remove_noop_slice",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     b.Output(b.Op("Relu", {b.Op("Slice", {x, b.Constant("s", Ints({0})), b.Constant("e", Ints({9}))})}));
+                     return b.Build(17);
+                   },
+                   {{"Slice", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     b.Output(b.Op("Relu", {b.Op("Slice", {x, b.Constant("s", Ints({1})), b.Constant("e", Ints({9}))})}));
+                     return b.Build(17);
+                   }});
+  cases.push_back({"RemoveSingleConcat", "remove_single_concat", Unary("Concat", {Attribute::Int("axis", 0)}),
+                   {{"Concat", 0}}, nullptr});
+  cases.push_back({"RemoveSingleSplit", "remove_single_split", Unary("Split", {Attribute::Int("axis", 0)}),
+                   {{"Split", 0}}, nullptr});
+  cases.push_back({"RemoveZeroPad", "remove_zero_pad", WithConst("Pad", Ints({0, 0, 0, 0})), {{"Pad", 0}},
+                   WithConst("Pad", Ints({0, 1, 0, 0}))});
+  cases.push_back({"RemoveAddZero", "remove_add_zero", WithConst("Add", Floats({0, 0, 0}, {3}), {2, 3}, true),
+                   {{"Add", 0}}, WithConst("Add", Floats({0, 0, 0, 0, 0, 0}, {2, 1, 3}))});
+  cases.push_back({"RemoveSubZero", "remove_sub_zero", WithConst("Sub", Tensor::Scalar<float>(0.f)), {{"Sub", 0}},
+                   WithConst("Sub", Tensor::Scalar<float>(1.f))});
+  cases.push_back({"RemoveMulOne", "remove_mul_one", WithConst("Mul", Tensor::Scalar<float>(1.f)), {{"Mul", 0}},
+                   WithConst("Mul", Tensor::Scalar<float>(2.f))});
+  cases.push_back({"RemoveDivOne", "remove_div_one", WithConst("Div", Tensor::Scalar<float>(1.f)), {{"Div", 0}},
+                   WithConst("Div", Tensor::Scalar<float>(-1.f))});
+  cases.push_back({"RemovePowOne", "remove_pow_one", WithConst("Pow", Tensor::Scalar<float>(1.f)), {{"Pow", 0}},
+                   WithConst("Pow", Tensor::Scalar<float>(2.f))});
+  cases.push_back({"ComposeTransposes", "compose_transposes",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+                     Value* t = b.Op("Transpose", {x}, {Attribute::Ints("perm", {1, 0, 2})});
+                     b.Output(b.Op("Transpose", {t}, {Attribute::Ints("perm", {2, 0, 1})}));
+                     return b.Build(17);
+                   },
+                   {{"Transpose", 1}},
+                   Unary("Transpose", {Attribute::Ints("perm", {1, 0})})});
+  cases.push_back({"ComposeReshapes", "compose_reshapes",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+                     Value* r = b.Op("Reshape", {x, b.Constant("s1", Ints({6, 4}))});
+                     b.Output(b.Op("Reshape", {r, b.Constant("s2", Ints({4, -1}))}));
+                     return b.Build(17);
+                   },
+                   {{"Reshape", 1}},
+                   [] {  // 0 copies a dim of the intermediate: not exact on x.
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3, 4});
+                     Value* r = b.Op("Reshape", {x, b.Constant("s1", Ints({6, -1}))});
+                     b.Output(b.Op("Reshape", {r, b.Constant("s2", Ints({0, 2, -1}))}));
+                     return b.Build(17);
+                   }});
+  cases.push_back({"SqueezeUnsqueezePair", "compose_reshapes",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3});
+                     Value* u = b.Op("Unsqueeze", {x, b.Constant("a", Ints({1}))});
+                     b.Output(b.Op("Relu", {b.Op("Squeeze", {u, b.Constant("a2", Ints({1}))})}));
+                     return b.Build(17);
+                   },
+                   {{"Squeeze", 0}, {"Unsqueeze", 0}}, nullptr});
+  cases.push_back({"FoldShapeArithmetic", "fold_shape_arithmetic",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("batch"), 3, 4});
+                     Value* g = b.Op("Gather", {b.Op("Shape", {x}), b.Constant("i", Tensor::Scalar<int64_t>(2))});
+                     b.Output(b.Op("Add", {g, b.Constant("one", Tensor::Scalar<int64_t>(1))}));
+                     return b.Build(17);
+                   },
+                   {{"Shape", 0}, {"Gather", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("batch"), 3, 4});
+                     Value* g = b.Op("Gather", {b.Op("Shape", {x}), b.Constant("i", Tensor::Scalar<int64_t>(0))});
+                     b.Output(b.Op("Add", {g, b.Constant("one", Tensor::Scalar<int64_t>(1))}));
+                     return b.Build(17);
+                   },
+                   {"fold_constants"}});
+  cases.push_back({"UseReshapeCopies", "use_reshape_copies",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("batch"), 3, 4});
+                     Value* s = b.Op("Shape", {x});
+                     Value* n = b.Op("Slice", {s, b.Constant("st", Ints({0})), b.Constant("en", Ints({1}))});
+                     Value* shape = b.Op("Concat", {n, b.Constant("rest", Ints({-1}))}, {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Reshape", {x, shape}));
+                     return b.Build(17);
+                   },
+                   {{"Reshape", 1}, {"Shape", 0}, {"Concat", 0}},
+                   [] {  // two unknown dims of another tensor: no constant shape is exact
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("b"), Dim::Symbol("t"), 4});
+                     Value* y = b.Input("y", DType::kFloat, {Dim::Symbol("t"), Dim::Symbol("b"), 4});
+                     Value* s = b.Op("Shape", {y});
+                     Value* n = b.Op("Slice", {s, b.Constant("st", Ints({0})), b.Constant("en", Ints({2}))});
+                     Value* shape = b.Op("Concat", {n, b.Constant("rest", Ints({-1}))}, {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Reshape", {x, shape}));
+                     return b.Build(17);
+                   }});
+  cases.push_back({"FuseConvBn", "fuse_conv_bn", ConvThen(Bn), {{"BatchNormalization", 0}, {"Conv", 1}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {1, 3, 4, 4});
+                     b.Output(Bn(b, b.Op("Relu", {x})));
+                     return b.Build(13);
+                   }});
+  cases.push_back({"FuseConvAddBias", "fuse_conv_add_bias",
+                   ConvThen([](GraphBuilder& b, Value* y) {
+                     return b.Op("Add", {y, b.Constant("c", Floats({1.f, 2.f, 3.f}, {3, 1, 1}))});
+                   }),
+                   {{"Add", 0}, {"Conv", 1}},
+                   ConvThen([](GraphBuilder& b, Value* y) {
+                     return b.Op("Add", {y, b.Constant("c", Ramp({1, 1, 5, 5}))});
+                   })});
+  cases.push_back({"FuseConvMulScale", "fuse_conv_mul_scale",
+                   ConvThen([](GraphBuilder& b, Value* y) {
+                     return b.Op("Mul", {b.Constant("c", Floats({1.f, 2.f, 3.f}, {1, 3, 1, 1})), y});
+                   }, false),
+                   {{"Mul", 0}, {"Conv", 1}},
+                   ConvThen([](GraphBuilder& b, Value* y) { return b.Op("Mul", {y, b.Op("Relu", {y})}); })});
+  cases.push_back({"FuseMatMulAddIntoGemm", "fuse_matmul_add_into_gemm",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 4});
+                     Value* y = b.Op("MatMul", {x, b.Constant("w", Ramp({4, 3}))});
+                     b.Output(b.Op("Add", {y, b.Constant("c", Floats({1.f, 2.f, 3.f}, {3}))}));
+                     return b.Build(13);
+                   },
+                   {{"Gemm", 1}, {"MatMul", 0}, {"Add", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 5, 4});
+                     Value* y = b.Op("MatMul", {x, b.Constant("w", Ramp({4, 3}))});
+                     b.Output(b.Op("Add", {y, b.Constant("c", Floats({1.f, 2.f, 3.f}, {3}))}));
+                     return b.Build(13);
+                   }});
+  cases.push_back({"FoldTransposeIntoGemm", "fold_transpose_into_gemm",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {4, 2});
+                     Value* t = b.Op("Transpose", {x}, {Attribute::Ints("perm", {1, 0})});
+                     b.Output(b.Op("Gemm", {t, b.Constant("w", Ramp({4, 3}))}));
+                     return b.Build(13);
+                   },
+                   {{"Gemm", 1}, {"Transpose", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 4});
+                     b.Output(b.Op("Gemm", {b.Op("Relu", {x}), b.Constant("w", Ramp({4, 3}))}));
+                     return b.Build(13);
+                   }});
+  cases.push_back({"FusePadIntoConv", "fuse_pad_into_conv",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
+                     Value* p = b.Op("Pad", {x, b.Constant("p", Ints({0, 0, 1, 2, 0, 0, 1, 0}))});
+                     b.Output(b.Op("Conv", {p, b.Constant("w", Ramp({3, 2, 3, 3}))}));
+                     return b.Build(13);
+                   },
+                   {{"Pad", 0}, {"Conv", 1}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
+                     Value* p = b.Op("Pad", {x, b.Constant("p", Ints({0, 0, 1, 2, 0, 0, 1, 0}))},
+                                     {Attribute::String("mode", "reflect")});
+                     b.Output(b.Op("Conv", {p, b.Constant("w", Ramp({3, 2, 3, 3}))}));
+                     return b.Build(13);
+                   }});
+  cases.push_back({"FuseHardSwish", "fuse_hard_swish", HardSwishGraph(14),
+                   {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
+  cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
+                   {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
+  return cases;
+}
+
+class RuleTest : public ::testing::TestWithParam<RuleCase> {};
+
+const Rule* FindRule(const std::string& name) {
+  for (const Rule& r : AllRules()) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+TEST_P(RuleTest, FiresAndKeepsOutputs) {
+  const RuleCase& c = GetParam();
+  const Rule* rule = FindRule(c.rule);
+  ASSERT_NE(rule, nullptr) << c.rule;
+  auto r = OptimizeWith(c.fires, c.rule, c.extra);
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_GT(r.stats.rule_counts[c.rule], 0) << c.rule << " did not fire";
+  auto counts = OpCounts(*r.model->graph);
+  for (const auto& [op, n] : c.expect) EXPECT_EQ(counts[op], n) << op;
+  bool exact = rule->exactness == Exactness::kExact;
+  double diff = MaxOutputDiff(c.fires, *r.model, exact);
+  EXPECT_LE(diff, exact ? 0.0 : 1e-4);
+}
+
+TEST_P(RuleTest, SecondRunChangesNothing) {
+  const RuleCase& c = GetParam();
+  auto r = OptimizeWith(c.fires, c.rule, c.extra);
+  ASSERT_NE(r.model, nullptr);
+  auto before = OpCounts(*r.model->graph);
+  std::set<std::string> only = c.extra;
+  only.insert(c.rule);
+  auto again = testing::OptimizeModel(std::move(r.model), only);
+  EXPECT_EQ(again.stats.rule_counts.count(c.rule), 0u);
+  EXPECT_EQ(OpCounts(*again.model->graph), before);
+}
+
+TEST_P(RuleTest, GuardDeclines) {
+  const RuleCase& c = GetParam();
+  if (!c.declines) GTEST_SKIP() << "no near miss for " << c.rule;
+  auto r = OptimizeWith(c.declines, c.rule, c.extra);
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_EQ(r.stats.rule_counts.count(c.rule), 0u);
+  auto original = c.declines();
+  EXPECT_LE(MaxOutputDiff(c.declines, *r.model, true), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, RuleTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<RuleCase>& info) { return info.param.name; });
+
+TEST(RuleTableTest, EveryRuleHasAPatternAndAClass) {
+  for (const Rule& r : AllRules()) {
+    EXPECT_NE(std::string(r.rewrite).find("->"), std::string::npos) << r.name;
+    EXPECT_GE(r.min_opset, 1) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace aic::rewrite
