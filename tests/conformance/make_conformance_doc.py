@@ -20,6 +20,14 @@ import tempfile
 ORT = {"node": (863, 932), "pytorch-converted": (59, 82), "pytorch-operator": (24, 35), "simple": (21, 23)}
 SETS = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 
+# Why a failing test cannot pass, where we know it (test-name prefix -> note).
+KNOWN = {
+    "node/test_bernoulli": "Bernoulli is random; the expected outputs come from numpy's generator "
+                           "(unseeded, or seeded with numpy's own stream), which no runtime reproduces.",
+    "node/test_adam_multiple": "the expected output was computed with epsilon=1e-2 while the node leaves "
+                               "epsilon at the spec default 1e-6; we follow the spec.",
+}
+
 
 def main():
     binary, out_md = sys.argv[1], sys.argv[2]
@@ -68,7 +76,8 @@ def main():
         lines.append("")
         for test, reason in sorted(items):
             reason = reason.replace("|", "\\|")
-            lines.append(f"- `{test}`: {reason[:200]}")
+            note = next((n for prefix, n in KNOWN.items() if test.startswith(prefix)), None)
+            lines.append(f"- `{test}`: {reason[:200]}" + (f" (why: {note})" if note else ""))
         lines.append("")
     with open(out_md, "w") as f:
         f.write("\n".join(lines))
