@@ -38,8 +38,32 @@ class Inferrer {
     return it == constants_.end() ? nullptr : &it->second;
   }
 
+  // Loop bodies often leave their formal inputs untyped; they are the
+  // iteration number, the condition, then the loop-carried values.
+  static void TypeLoopBodyInputs(const Node& node) {
+    if (node.op_type != "Loop" || !node.domain.empty()) return;
+    for (Graph* body : node.Subgraphs()) {
+      const auto& ins = body->inputs();
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (ins[i]->type().known()) continue;
+        if (i == 0) {
+          ins[i]->set_type(TypeInfo::Tensor(DType::kInt64, Shape::Scalar()));
+        } else if (i == 1) {
+          ins[i]->set_type(TypeInfo::Tensor(DType::kBool, Shape::Scalar()));
+        } else if (const Value* carried = node.input(i); carried != nullptr) {
+          // A carried value may change shape from one iteration to the next:
+          // only its kind and element type are certain.
+          TypeInfo t = carried->type();
+          if (t.is_tensor()) t.shape = Shape::UnknownRank();
+          ins[i]->set_type(std::move(t));
+        }
+      }
+    }
+  }
+
   absl::Status InferNode(Node& node) {
     ++stats_.nodes;
+    TypeLoopBodyInputs(node);
     for (Graph* sub : node.Subgraphs()) AIC_RETURN_IF_ERROR(InferGraph(*sub));
 
     int64_t opset = model_.OpsetFor(node.domain);

@@ -303,6 +303,59 @@ std::vector<RuleCase> Cases() {
                    {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
+  auto layer_norm = [](bool square_with_pow) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 8});
+      std::vector<Attribute> axes = {Attribute::Ints("axes", {-1})};
+      Value* d = b.Op("Sub", {x, b.Op("ReduceMean", {x}, axes)});
+      Value* sq = square_with_pow ? b.Op("Pow", {d, b.Constant("two", Tensor::Scalar<float>(2.f))})
+                                  : b.Op("Mul", {d, b.Op("Relu", {d})});
+      Value* var = b.Op("ReduceMean", {sq}, axes);
+      Value* den = b.Op("Sqrt", {b.Op("Add", {var, b.Constant("eps", Tensor::Scalar<float>(1e-5f))})});
+      b.Output(b.Op("Div", {d, den}));
+      return b.Build(17);
+    };
+  };
+  cases.push_back({"FuseLayerNorm", "fuse_layer_norm", layer_norm(true),
+                   {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Div", 0}}, layer_norm(false)});
+  cases.push_back({"FoldAffineIntoLayerNorm", "fold_affine_into_layer_norm",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 4});
+                     Value* ln = b.Op("LayerNormalization",
+                                      {x, b.Constant("s", Floats({1, 1, 1, 1}, {4})), b.Constant("b", Floats({0, 0, 0, 0}, {4}))});
+                     Value* m = b.Op("Mul", {ln, b.Constant("g", Floats({1, 2, 3, 4}, {4}))});
+                     b.Output(b.Op("Add", {m, b.Constant("c", Floats({.5f, .5f, 1, 1}, {4}))}));
+                     return b.Build(17);
+                   },
+                   {{"LayerNormalization", 1}, {"Mul", 0}, {"Add", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 4});
+                     Value* ln = b.Op("LayerNormalization",
+                                      {x, b.Constant("s", Floats({1, 1, 1, 1}, {4})), b.Constant("b", Floats({0, 0, 0, 0}, {4}))});
+                     b.Output(b.Op("Mul", {ln, b.Constant("g", Floats({1, 2}, {2, 1}))}));
+                     return b.Build(17);
+                   }});
+  cases.push_back({"RemoveDoubleRelu", "remove_double_relu", Unary("Relu", {}), {{"Relu", 1}},
+                   Unary("Sigmoid", {})});
+  cases.push_back({"FuseReluIntoClip", "fuse_relu_into_clip",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     b.Output(b.Op("Clip", {b.Op("Relu", {x}), b.Constant("lo", Tensor::Scalar<float>(0.f)),
+                                            b.Constant("hi", Tensor::Scalar<float>(6.f))}));
+                     return b.Build(13);
+                   },
+                   {{"Relu", 0}, {"Clip", 1}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     b.Output(b.Op("Clip", {b.Op("Relu", {x}), b.Constant("lo", Tensor::Scalar<float>(-1.f)),
+                                            b.Constant("hi", Tensor::Scalar<float>(6.f))}));
+                     return b.Build(13);
+                   }});
   return cases;
 }
 
@@ -353,6 +406,52 @@ TEST_P(RuleTest, GuardDeclines) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, RuleTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<RuleCase>& info) { return info.param.name; });
+
+ModelFn TwoMatMuls(int64_t m, int64_t h, int64_t n) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {3, m});
+    Value* y = b.Op("MatMul", {x, b.Constant("a", Ramp({m, h}))});
+    b.Output(b.Op("MatMul", {y, b.Constant("b", Ramp({h, n}, 0.05f))}));
+    return b.Build(13);
+  };
+}
+
+TEST(MergeLinearOpsTest, MergesWhenItPaysAtO3) {
+  ModelFn build = TwoMatMuls(4, 8, 4);  // h=8 > 16/8
+  auto r = OptimizeWith(build, "merge_linear_ops", {}, /*level=*/3);
+  EXPECT_EQ(r.stats.rule_counts["merge_linear_ops"], 1);
+  EXPECT_EQ(OpCounts(*r.model->graph)["MatMul"], 1);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, false), 1e-5);
+  auto again = OptimizeModel(std::move(r.model), {"merge_linear_ops"}, 3);
+  EXPECT_TRUE(again.stats.rule_counts.empty());
+}
+
+TEST(MergeLinearOpsTest, DeclinesWhenItDoesNotPayOrBelowO3) {
+  auto r = OptimizeWith(TwoMatMuls(8, 2, 8), "merge_linear_ops", {}, 3);  // h=2 < 64/16
+  EXPECT_EQ(OpCounts(*r.model->graph)["MatMul"], 2);
+  auto r2 = OptimizeWith(TwoMatMuls(4, 8, 4), "merge_linear_ops", {}, 2);
+  EXPECT_EQ(OpCounts(*r2.model->graph)["MatMul"], 2);
+}
+
+TEST(FuseLinearReluTest, OnlyForTheAicTarget) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 4});
+    b.Output(b.Op("Relu", {b.Op("Gemm", {x, b.Constant("w", Ramp({4, 3})), b.Constant("c", Ramp({3}))})}));
+    return b.Build(13);
+  };
+  auto standard = OptimizeWith(build, "");
+  EXPECT_EQ(OpCounts(*standard.model->graph)["FusedLinearReLU"], 0);
+  auto m = build();
+  OptimizeOptions o;
+  o.target_aic = true;
+  ASSERT_TRUE(Optimize(*m, o).ok());
+  ASSERT_EQ(m->graph->num_nodes(), 1u);
+  EXPECT_EQ(m->graph->nodes()[0]->op_type, "FusedLinearReLU");
+  EXPECT_EQ(m->graph->nodes()[0]->domain, "ai.aic");
+  EXPECT_EQ(m->OpsetFor("ai.aic"), 1);
+}
 
 TEST(RuleTableTest, EveryRuleHasAPatternAndAClass) {
   for (const Rule& r : AllRules()) {
