@@ -38,7 +38,8 @@ inline std::string ReadFileOrEmpty(const std::string& path) {
   return ss.str();
 }
 
-inline ::testing::AssertionResult MatchesGolden(const std::string& actual, const std::string& golden) {
+inline ::testing::AssertionResult MatchesGolden(const std::string& actual,
+                                                const std::string& golden) {
   std::string path = SourcePath(golden);
   const char* update = std::getenv("AIC_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
@@ -80,7 +81,8 @@ inline CalibrationData RandomData(const Model& model, int64_t samples, uint64_t 
       std::vector<int64_t> dims;
       for (const Dim& d : v->shape().dims()) dims.push_back(d.is_value() ? d.value() : 1);
       Tensor t(DType::kFloat, dims);
-      for (float& x : t.mutable_span<float>()) x = absolute ? std::fabs(normal(rng)) + 1e-3f : normal(rng);
+      for (float& x : t.mutable_span<float>())
+        x = absolute ? std::fabs(normal(rng)) + 1e-3f : normal(rng);
       feeds[v->name()] = RuntimeValue(std::move(t));
     }
     return feeds;

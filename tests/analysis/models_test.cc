@@ -248,10 +248,12 @@ TEST(Calibration, UnrunnableModelDegradesToStaticAnalysis) {
   auto r = Analyze(*model, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->calibration.ran);
-  EXPECT_NE(r->calibration.note.find("static analysis only"), std::string::npos) << r->calibration.note;
+  EXPECT_NE(r->calibration.note.find("static analysis only"), std::string::npos)
+      << r->calibration.note;
   EXPECT_EQ(r->nodes.size(), 2u);
   std::string text = RenderText(*r);
-  EXPECT_NE(text.find("Note: calibration skipped, static analysis only"), std::string::npos) << text;
+  EXPECT_NE(text.find("Note: calibration skipped, static analysis only"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("- measure ReLU activation ratio: not measured"), std::string::npos) << text;
 }
 
@@ -274,6 +276,21 @@ TEST(Calibration, FailingRunDegradesToStaticAnalysis) {
   EXPECT_NE(r->calibration.note.find("calibration failed, static analysis only"), std::string::npos)
       << r->calibration.note;
   EXPECT_FALSE(r->nodes[1].activation.has_value());
+}
+
+}  // namespace
+}  // namespace aic::analysis
+
+namespace aic::analysis {
+namespace {
+
+TEST(FixInputShapes, ChecksNamesRanksAndKnownDims) {
+  auto model = testing::LoadTestModel("testdata/encoder.onnx");
+  EXPECT_FALSE(FixInputShapes(*model, {{"nope", {1, 128, 256}}}).ok());
+  EXPECT_FALSE(FixInputShapes(*model, {{"x", {1, 128}}}).ok());
+  EXPECT_FALSE(FixInputShapes(*model, {{"x", {1, 64, 256}}}).ok());  // 128 is fixed
+  ASSERT_TRUE(FixInputShapes(*model, {{"x", {2, 128, 256}}}).ok());
+  EXPECT_EQ(model->graph->inputs()[0]->shape().ToString(), "[2, 128, 256]");
 }
 
 }  // namespace

@@ -63,7 +63,8 @@ constexpr const char* kSeedLines[] = {
         break;
       }
     }
-    if (!found) return ::testing::AssertionFailure() << "missing, in order: '" << w << "'\n" << text;
+    if (!found)
+      return ::testing::AssertionFailure() << "missing, in order: '" << w << "'\n" << text;
   }
   return ::testing::AssertionSuccess();
 }

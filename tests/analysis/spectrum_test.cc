@@ -72,7 +72,8 @@ TEST(Spectrum, KnownRankIsTheNumericalRank) {
     ComputeRanks(sp, DTypeEpsilon(DType::kFloat));
     EXPECT_EQ(sp.numerical_rank, r) << "rank " << r;
     EXPECT_EQ(sp.method, "LAPACK dgesdd");
-    EXPECT_LE(sp.effective_rank, static_cast<double>(r) + 0.01);  // rounding noise adds a little entropy
+    EXPECT_LE(sp.effective_rank,
+              static_cast<double>(r) + 0.01);  // rounding noise adds a little entropy
   }
 }
 
@@ -86,7 +87,7 @@ TEST(LowRank, SmallestRankKeepingEnergy) {
   Spectrum sp;
   sp.rows = 100;
   sp.cols = 100;
-  sp.singular_values = {10, 1, 0.5};  // energy 100, 1, 0.25 of 101.25
+  sp.singular_values = {10, 1, 0.5};                    // energy 100, 1, 0.25 of 101.25
   EXPECT_EQ(LowRankCandidate(sp, 0.99, 1000).rank, 2);  // 100/101.25 = 0.988 < 0.99
   EXPECT_EQ(LowRankCandidate(sp, 0.98, 1000).rank, 1);
 }

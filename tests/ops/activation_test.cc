@@ -18,15 +18,8 @@ namespace {
 
 using testing::InferNode;
 using testing::RunNode;
+using testing::Op;
 using testing::SingleNode;
-
-SingleNode Op(std::string type, std::vector<Attribute> attributes = {}, int64_t opset = 17) {
-  SingleNode n;
-  n.op_type = std::move(type);
-  n.attributes = std::move(attributes);
-  n.opset = opset;
-  return n;
-}
 
 Tensor F(std::vector<float> v) {
   std::vector<int64_t> dims = {static_cast<int64_t>(v.size())};

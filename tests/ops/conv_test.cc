@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tests/ops/nn_test_util.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic {
 namespace {

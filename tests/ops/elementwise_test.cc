@@ -19,16 +19,8 @@ namespace {
 
 using testing::InferNode;
 using testing::RunNode;
+using testing::Op;
 using testing::SingleNode;
-
-// A node spec without designated initializers (which -Wextra flags).
-SingleNode Op(std::string type, std::vector<Attribute> attributes = {}, int64_t opset = 17) {
-  SingleNode n;
-  n.op_type = std::move(type);
-  n.attributes = std::move(attributes);
-  n.opset = opset;
-  return n;
-}
 
 std::vector<double> Values(const Tensor& t) {
   std::vector<double> v;

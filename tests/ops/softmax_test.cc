@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tests/ops/nn_test_util.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic {
 namespace {

@@ -11,18 +11,8 @@ namespace {
 
 using testing::InferNode;
 using testing::RunNode;
+using testing::Op;
 using testing::SingleNode;
-
-// A one-node spec: op type, attributes, opset, number of outputs.
-SingleNode Op(std::string op_type, std::vector<Attribute> attributes = {}, int64_t opset = 17,
-              size_t num_outputs = 1) {
-  SingleNode n;
-  n.op_type = std::move(op_type);
-  n.attributes = std::move(attributes);
-  n.opset = opset;
-  n.num_outputs = num_outputs;
-  return n;
-}
 
 Tensor F(std::vector<float> v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, dims); }
 Tensor I(std::vector<int64_t> v) {

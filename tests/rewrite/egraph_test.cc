@@ -106,6 +106,36 @@ TEST(OptimizeTest, OutputThatIsAnInputGetsAnIdentity) {
   EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
 }
 
+TEST(OptimizeTest, BodiesAreOptimizedAsGraphsOfTheirOwn) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* c = b.Input("c", DType::kBool, {});
+    Value* x = b.Input("x", DType::kFloat, {2});
+    auto then_g = std::make_shared<Graph>(&b.graph());
+    {
+      GraphBuilder tb(then_g.get());
+      tb.Output(tb.Op("Identity", {tb.Op("Identity", {x}, {}, "t_mid")}, {}, "t_out"));
+    }
+    auto else_g = std::make_shared<Graph>(&b.graph());
+    {
+      GraphBuilder eb(else_g.get());
+      eb.Output(eb.Op("Neg", {eb.Op("Identity", {x}, {}, "e_mid")}, {}, "e_out"));
+    }
+    b.Output(b.Op("If", {c}, {Attribute::GraphValue("then_branch", then_g), Attribute::GraphValue("else_branch", else_g)},
+                  "y"));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "");
+  ASSERT_EQ(r.model->graph->num_nodes(), 1u);
+  const Node& if_node = *r.model->graph->nodes()[0];
+  std::vector<Graph*> bodies = if_node.Subgraphs();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0]->num_nodes(), 1u);  // Identity(Identity(x)) -> an Identity naming the output
+  EXPECT_EQ(OpCounts(*bodies[1])["Identity"], 0);
+  EXPECT_EQ(OpCounts(*bodies[1])["Neg"], 1);
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
 TEST(OptimizeTest, LevelZeroChangesNothing) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {2});

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/reference/executor.h"
 #include "ops/infer_shapes.h"
+#include "ops/registry.h"
 
 namespace aic::testing {
 
@@ -72,6 +73,50 @@ absl::StatusOr<std::vector<TypeInfo>> InferNode(const SingleNode& spec,
   std::vector<TypeInfo> out;
   for (const Value* v : model->graph->outputs()) out.push_back(v->type());
   return out;
+}
+
+SingleNode Op(std::string op_type, std::vector<Attribute> attributes, int64_t opset,
+              size_t num_outputs) {
+  SingleNode s;
+  s.op_type = std::move(op_type);
+  s.attributes = std::move(attributes);
+  s.opset = opset;
+  s.num_outputs = num_outputs;
+  return s;
+}
+
+TypeInfo F32(std::vector<Dim> dims) { return TypeInfo::Tensor(DType::kFloat, Shape(dims)); }
+
+TraitsAndCost NodeTraits(const SingleNode& spec, const std::vector<TypeInfo>& inputs,
+                                const std::vector<const Tensor*>& constants) {
+  GraphBuilder b;
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string name = absl::StrCat("in", i);
+    if (!inputs[i].known()) {
+      ins.push_back(nullptr);
+    } else if (i < constants.size() && constants[i] != nullptr) {
+      ins.push_back(b.Constant(name, *constants[i]));
+    } else {
+      ins.push_back(b.Input(name, inputs[i]));
+    }
+  }
+  std::vector<Value*> outs = b.OpN(spec.op_type, ins, spec.num_outputs, spec.attributes);
+  for (Value* v : outs) b.Output(v);
+  Node* node = b.last_node();
+  std::unique_ptr<Model> model = b.Build(spec.opset);
+  AIC_CHECK(InferShapes(*model).ok(), "inference failed");
+  std::vector<TypeInfo> types;
+  std::vector<const Tensor*> consts;
+  for (Value* v : node->inputs()) {
+    types.push_back(v ? v->type() : TypeInfo());
+    consts.push_back(v ? v->initializer() : nullptr);
+  }
+  OpContext ctx(*node, spec.opset, types, consts, nullptr);
+  for (size_t i = 0; i < node->num_outputs(); ++i) ctx.set_output_type(i, node->output(i)->type());
+  const OpDef* def = OpRegistry::Global().Find("", spec.op_type, spec.opset);
+  AIC_CHECK(def != nullptr && def->traits && def->cost, "no traits/cost for ", spec.op_type);
+  return {def->traits(ctx), def->cost(ctx)};
 }
 
 double MaxAbsDiff(const Tensor& a, const Tensor& b) {

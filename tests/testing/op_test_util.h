@@ -10,6 +10,7 @@
 #include "graph/builder.h"
 #include "graph/model.h"
 #include "ops/runtime_value.h"
+#include "ops/traits.h"
 
 namespace aic::testing {
 
@@ -32,6 +33,21 @@ absl::StatusOr<std::vector<Tensor>> RunNode(const SingleNode& spec,
 absl::StatusOr<std::vector<TypeInfo>> InferNode(const SingleNode& spec,
                                                 const std::vector<TypeInfo>& input_types,
                                                 const std::vector<const Tensor*>& constants = {});
+
+// A SingleNode spec without designated initializers (they warn on omitted fields).
+SingleNode Op(std::string op_type, std::vector<Attribute> attributes = {}, int64_t opset = 17,
+              size_t num_outputs = 1);
+
+TypeInfo F32(std::vector<Dim> dims);
+
+// The traits and cost a node's OpDef computes, the way analysis asks for them:
+// `inputs[i]` gives input i's type, `constants[i]` (when non-null) its value.
+struct TraitsAndCost {
+  Traits traits;
+  Cost cost;
+};
+TraitsAndCost NodeTraits(const SingleNode& spec, const std::vector<TypeInfo>& inputs,
+                         const std::vector<const Tensor*>& constants);
 
 // Max |a-b| over elements (both converted to double); dims and dtype must match.
 double MaxAbsDiff(const Tensor& a, const Tensor& b);
