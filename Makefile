@@ -35,8 +35,7 @@ build-asan: deps
 	cmake --build build-asan -j $(JOBS)
 
 demo: setup build
-	build/aic-onnx info testdata/seed_mlp.onnx
-	build/aic-onnx run testdata/seed_mlp.onnx --random --out build/demo_out
+	build/aic-onnx report testdata/seed_mlp.onnx --calib random:64
 
 test-release: setup build
 	cd build && ctest --output-on-failure -j $(JOBS)

@@ -31,8 +31,8 @@ absl::Status FixInputShapes(Model& model,
     for (size_t i = 0; old.has_rank() && i < dims.size(); ++i) {
       const Dim& d = old.dims()[i];
       if (d.is_value() && d.value() != dims[i]) {
-        return absl::InvalidArgumentError(absl::StrCat("input '", name, "' dim ", i, " is ",
-                                                       d.value(), ", the shape given has ", dims[i]));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", name, "' dim ", i, " is ", d.value(), ", the shape given has ", dims[i]));
       }
     }
     TypeInfo t = input->type();
@@ -67,9 +67,9 @@ void AddSpectra(const LogicalGraph& lg, const AnalysisOptions& options, Report& 
       } else {
         if (options.progress) {
           double est = EstimatedSvdSeconds(sp.rows, sp.cols);
-          options.progress(absl::StrCat("spectrum ", k + 1, "/", layers.size(), ": ",
-                                        n.weight_name, " ", sp.rows, "×", sp.cols,
-                                        est >= 1 ? absl::StrCat(" (about ", static_cast<int>(est), " s)") : ""));
+          options.progress(absl::StrCat(
+              "spectrum ", k + 1, "/", layers.size(), ": ", n.weight_name, " ", sp.rows, "×",
+              sp.cols, est >= 1 ? absl::StrCat(" (about ", static_cast<int>(est), " s)") : ""));
         }
         // The stored layout: [K, N] or [N, K] for a Linear, [Cout, ...] for a Conv.
         int64_t rows = w.dim(0);
@@ -147,14 +147,16 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
     bool symbolic = false;
     for (const auto& [name, shape] : report.graph_inputs) symbolic |= !shape.IsStatic();
     if (symbolic) {
-      report.notes.push_back("graph inputs have symbolic dims: MACs, FLOPs and peak memory need "
-                             "concrete input shapes (--shape NAME=D,D,..)");
+      report.notes.push_back(
+          "graph inputs have symbolic dims: MACs, FLOPs and peak memory need "
+          "concrete input shapes (--shape NAME=D,D,..)");
     }
   }
   FindStructure(lg, report);
   if (options.spectra) AddSpectra(lg, options, report);
   if (options.calibration) {
-    RunCalibration(model, lg, *options.calibration, options.rare_threshold, options.progress, report);
+    RunCalibration(model, lg, *options.calibration, options.rare_threshold, options.progress,
+                   report);
     AddHiddenReductions(lg, report);
   }
   BuildCandidates(report);

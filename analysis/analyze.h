@@ -35,7 +35,8 @@ struct AnalysisOptions {
 
 // Fixes graph inputs' symbolic dims to concrete ones ("x" -> {1, 3, 224, 224})
 // before analysis, so that costs and peak memory are numbers.
-absl::Status FixInputShapes(Model& model, const std::map<std::string, std::vector<int64_t>>& shapes);
+absl::Status FixInputShapes(Model& model,
+                            const std::map<std::string, std::vector<int64_t>>& shapes);
 
 // Analyzes `model` (shape inference runs here and updates value types).
 absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options);

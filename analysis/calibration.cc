@@ -88,11 +88,12 @@ Activation Summarize(const Accumulator& acc, double rare_threshold) {
   a.units = acc.units;
   a.unit_axis = acc.axis;
   a.rare_threshold = rare_threshold;
-  a.active_ratio = acc.elements > 0 ? static_cast<double>(acc.active) / static_cast<double>(acc.elements) : 0;
+  a.active_ratio =
+      acc.elements > 0 ? static_cast<double>(acc.active) / static_cast<double>(acc.elements) : 0;
   for (int64_t u = 0; u < acc.units; ++u) {
-    double r = acc.unit_positions[u] > 0
-                   ? static_cast<double>(acc.unit_active[u]) / static_cast<double>(acc.unit_positions[u])
-                   : 0;
+    double r = acc.unit_positions[u] > 0 ? static_cast<double>(acc.unit_active[u]) /
+                                               static_cast<double>(acc.unit_positions[u])
+                                         : 0;
     a.unit_active_ratio.push_back(r);
     if (acc.unit_active[u] == 0) {
       ++a.dead_units;
@@ -119,8 +120,10 @@ void RunCalibration(const Model& model, const LogicalGraph& lg, const Calibratio
   cal.source = data.source;
   ReferenceExecutor executor(model);
   if (absl::Status s = executor.CheckSupported(); !s.ok()) {
-    cal.note = absl::StrCat("calibration skipped, static analysis only: the reference executor "
-                            "cannot run this model (", s.message(), ")");
+    cal.note = absl::StrCat(
+        "calibration skipped, static analysis only: the reference executor "
+        "cannot run this model (",
+        s.message(), ")");
     return;
   }
   // Logical node per watched ONNX node, and the unit axis of each.
@@ -137,7 +140,10 @@ void RunCalibration(const Model& model, const LogicalGraph& lg, const Calibratio
     if (progress) progress(absl::StrCat("calibration sample ", i + 1, "/", data.samples));
     auto feeds = data.feed(i);
     if (!feeds.ok()) {
-      cal.note = absl::StrCat("calibration stopped at sample ", i + 1, ": ", feeds.status().message());
+      cal.note = absl::StrCat(
+          i == 0 ? "calibration failed, static analysis only: " : "calibration stopped at sample ",
+          i == 0 ? "" : absl::StrCat(i + 1, ": "), "no input data (", feeds.status().message(),
+          ")");
       break;
     }
     std::vector<Accumulator> pending = committed;  // a failed run must not count half

@@ -14,12 +14,14 @@ namespace {
 constexpr size_t kMaxListed = 8;  // per candidate kind; the JSON has all
 
 std::string SampleWords(const Calibration& cal) {
-  return absl::StrCat(cal.samples, cal.random ? " random" : "", cal.samples == 1 ? " sample" : " samples",
+  return absl::StrCat(cal.samples, cal.random ? " random" : "",
+                      cal.samples == 1 ? " sample" : " samples",
                       cal.random ? "" : absl::StrCat(" from ", cal.source));
 }
 
 std::string NotMeasured(const Calibration& cal) {
-  if (!cal.requested) return ": not measured (no calibration data: --calib DIR or --calib random:N)";
+  if (!cal.requested)
+    return ": not measured (no calibration data: --calib DIR or --calib random:N)";
   return ": not measured (calibration did not run; see the note)";
 }
 
@@ -105,9 +107,10 @@ std::string HiddenLine(const Report& r) {
     }
     return line;
   }
-  std::stable_sort(shrink.begin(), shrink.end(), [](const HiddenReduction* a, const HiddenReduction* b) {
-    return a->dead + a->rare > b->dead + b->rare;
-  });
+  std::stable_sort(shrink.begin(), shrink.end(),
+                   [](const HiddenReduction* a, const HiddenReduction* b) {
+                     return a->dead + a->rare > b->dead + b->rare;
+                   });
   absl::StrAppend(&line, ":");
   for (size_t i = 0; i < shrink.size() && i < 3; ++i) {
     const HiddenReduction& h = *shrink[i];
@@ -137,11 +140,12 @@ void LowRankLines(const Report& r, std::vector<std::string>& out) {
   for (size_t i = 0; i < pays.size() && i < kMaxListed; ++i) {
     const ReportNode& n = *pays[i];
     const LowRank& lr = *n.low_rank;
-    std::string line = absl::StrCat("low-rank ", n.layer_kind, " at Node ", n.index, " (",
-                                    n.in_features, " → ", n.out_features, ") to rank ", lr.rank,
-                                    " (", Fixed(100 * lr.energy_kept, 1), "% energy): saves ",
-                                    Short(lr.params_before - lr.params_after), " params");
-    if (lr.macs_before >= 0) absl::StrAppend(&line, " and ", Short(lr.macs_before - lr.macs_after), " MACs");
+    std::string line =
+        absl::StrCat("low-rank ", n.layer_kind, " at Node ", n.index, " (", n.in_features, " → ",
+                     n.out_features, ") to rank ", lr.rank, " (", Fixed(100 * lr.energy_kept, 1),
+                     "% energy): saves ", Short(lr.params_before - lr.params_after), " params");
+    if (lr.macs_before >= 0)
+      absl::StrAppend(&line, " and ", Short(lr.macs_before - lr.macs_after), " MACs");
     absl::StrAppend(&line, ", relative Frobenius error ", Fixed(lr.relative_frobenius_error, 3));
     if (int k = users[n.weight_name]; k > 1) {
       absl::StrAppend(&line, " (weight shared by ", k, " layers; MACs saved at each)");
@@ -149,17 +153,19 @@ void LowRankLines(const Report& r, std::vector<std::string>& out) {
     out.push_back(line);
   }
   if (pays.size() > kMaxListed) {
-    out.push_back(absl::StrCat("low-rank: ", pays.size() - kMaxListed, " more layers (see --format json)"));
+    out.push_back(
+        absl::StrCat("low-rank: ", pays.size() - kMaxListed, " more layers (see --format json)"));
   }
 }
 
 void MergeLines(const Report& r, std::vector<std::string>& out) {
   for (const MergeCandidate& m : r.merges) {
     if (!m.pays) continue;
-    out.push_back(absl::StrCat("merge ", r.nodes[m.first].layer_kind, " at Node ", m.first, " into ",
-                               r.nodes[m.second].layer_kind, " at Node ", m.second, " (", m.n,
-                               " → ", m.h, " → ", m.m, "): saves ",
-                               Short(m.h * (m.n + m.m) - m.n * m.m), " params and as many MACs per position"));
+    out.push_back(absl::StrCat("merge ", r.nodes[m.first].layer_kind, " at Node ", m.first,
+                               " into ", r.nodes[m.second].layer_kind, " at Node ", m.second, " (",
+                               m.n, " → ", m.h, " → ", m.m, "): saves ",
+                               Short(m.h * (m.n + m.m) - m.n * m.m),
+                               " params and as many MACs per position"));
   }
 }
 

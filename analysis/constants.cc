@@ -38,8 +38,8 @@ ConstantValues ConstantValues::Fold(const Model& model, int64_t max_input_elemen
   if (!order.ok()) return out;  // the report says the graph is cyclic elsewhere
   for (const Node* node : *order) {
     if (!node->Subgraphs().empty() || node->num_outputs() == 0) continue;
-    const OpDef* def = OpRegistry::Global().Find(node->domain, node->op_type,
-                                                 model.OpsetFor(node->domain));
+    const OpDef* def =
+        OpRegistry::Global().Find(node->domain, node->op_type, model.OpsetFor(node->domain));
     if (def == nullptr || !def->kernel || def->nondeterministic) continue;
     std::vector<RuntimeValue> inputs(node->num_inputs());
     std::vector<const RuntimeValue*> ptrs(node->num_inputs(), nullptr);

@@ -93,8 +93,8 @@ Geometry LayerGeometry(const Node& node, const Traits& traits, const ConstantVal
     for (int64_t s : node.GetInts("strides")) unit_strides &= s == 1;
     for (int64_t p : node.GetInts("pads")) no_pads &= p == 0;
     std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-    g.pointwise = kernel == 1 && unit_strides && no_pads &&
-                  (auto_pad == "NOTSET" || auto_pad == "VALID");
+    g.pointwise =
+        kernel == 1 && unit_strides && no_pads && (auto_pad == "NOTSET" || auto_pad == "VALID");
     g.ok = g.in > 0 && g.out > 0;
   }
   return g;
@@ -207,7 +207,8 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model,
         }
         if (sum == mf.cost.params) {
           for (const Value* v : params) {
-            if (counted_params.insert(v).second) lg.total_params += constants.Find(v)->num_elements();
+            if (counted_params.insert(v).second)
+              lg.total_params += constants.Find(v)->num_elements();
           }
         } else {
           anonymous_params += mf.cost.params;
@@ -270,7 +271,8 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model,
   lg.consumers.assign(n, {});
   lg.feeds_graph_output.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
-    for (const Value* v : lg.outputs[i]) lg.feeds_graph_output[i] = lg.feeds_graph_output[i] || graph_outputs.contains(v);
+    for (const Value* v : lg.outputs[i])
+      lg.feeds_graph_output[i] = lg.feeds_graph_output[i] || graph_outputs.contains(v);
     for (const Value* v : lg.data_inputs[i]) {
       if (v->producer() == nullptr) continue;
       auto it = lg.index_of.find(v->producer());

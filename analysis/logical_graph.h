@@ -19,7 +19,7 @@ struct LogicalGraph {
   // Static facts per node (traits, cost, shapes, layer geometry); the report's
   // nodes start as a copy of these.
   std::vector<ReportNode> nodes;
-  std::vector<std::vector<const Node*>> members;  // ONNX nodes, in execution order
+  std::vector<std::vector<const Node*>> members;       // ONNX nodes, in execution order
   std::vector<std::vector<const Value*>> data_inputs;  // non-constant inputs
   std::vector<std::vector<const Value*>> outputs;      // values seen outside the node
   std::vector<const Tensor*> weights;                  // layers: the weight tensor

@@ -120,15 +120,19 @@ std::string ShapeJson(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.dims().size(); ++i) {
     const Dim& d = s.dims()[i];
-    absl::StrAppend(&out, i ? ", " : "",
-                    d.is_value() ? std::to_string(d.value()) : d.is_symbol() ? Quote(d.symbol()) : "null");
+    std::string dim = d.is_value()    ? std::to_string(d.value())
+                      : d.is_symbol() ? Quote(d.symbol())
+                                      : "null";
+    absl::StrAppend(&out, i ? ", " : "", dim);
   }
   return out + "]";
 }
 
 std::string ShapesJson(const std::vector<Shape>& shapes) {
   std::string out = "[";
-  for (size_t i = 0; i < shapes.size(); ++i) absl::StrAppend(&out, i ? ", " : "", ShapeJson(shapes[i]));
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    absl::StrAppend(&out, i ? ", " : "", ShapeJson(shapes[i]));
+  }
   return out + "]";
 }
 

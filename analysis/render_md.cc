@@ -15,8 +15,10 @@ namespace {
 std::string Cell(std::string s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c != '\n') out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c != '\n')
+      out += c;
   }
   return out;
 }
@@ -34,7 +36,8 @@ std::string OnnxNames(const ReportNode& n) {
 std::string RenderMarkdown(const Report& r) {
   std::string out = absl::StrCat("# aic-onnx report: `", r.model_path, "`\n\n");
   out += "## Nodes\n\n";
-  out += "| # | node | ONNX | input shape | output shape | parameters | MACs | FLOPs | properties |\n";
+  out +=
+      "| # | node | ONNX | input shape | output shape | parameters | MACs | FLOPs | properties |\n";
   out += "|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const ReportNode& n : r.nodes) {
     absl::StrAppend(&out, "| ", n.index, " | ", Cell(n.name), " | ", Cell(OnnxNames(n)), " | ",
@@ -47,8 +50,9 @@ std::string RenderMarkdown(const Report& r) {
   for (const ReportNode& n : r.nodes) any_spectrum |= n.spectrum.has_value();
   if (any_spectrum) {
     out += "\n## Weight spectra\n\n";
-    absl::StrAppend(&out, "| # | layer | matrix | effective rank | stable rank | numerical rank | rank at ",
-                    Fixed(100 * r.energy, 1), "% energy | pays |\n");
+    absl::StrAppend(
+        &out, "| # | layer | matrix | effective rank | stable rank | numerical rank | rank at ",
+        Fixed(100 * r.energy, 1), "% energy | pays |\n");
     out += "|---|---|---|---:|---:|---:|---:|---|\n";
     for (const ReportNode& n : r.nodes) {
       if (!n.spectrum) continue;
@@ -80,7 +84,8 @@ std::string RenderMarkdown(const Report& r) {
   absl::StrAppend(&out, "- Total parameters: ", r.total_params, "\n");
   absl::StrAppend(&out, "- Total MACs: ", r.total_macs, "\n- Total FLOPs: ", r.total_flops, "\n");
   if (r.uncounted_nodes > 0) {
-    absl::StrAppend(&out, "- Nodes with non-static shapes (not counted): ", r.uncounted_nodes, "\n");
+    absl::StrAppend(&out, "- Nodes with non-static shapes (not counted): ", r.uncounted_nodes,
+                    "\n");
   }
   absl::StrAppend(&out, "- Peak activation memory: ",
                   r.peak_activation_bytes ? Bytes(*r.peak_activation_bytes) : "unknown", "\n");
@@ -88,9 +93,10 @@ std::string RenderMarkdown(const Report& r) {
     absl::StrAppend(&out, "- Potential collapse point: ", r.nodes[c].name, " (Node ", c, ")\n");
   }
   for (const Chain& ch : r.chains) {
-    absl::StrAppend(&out, "- ", ch.kind, ch.expansion ? " expansion: " : " contraction: ",
-                    absl::StrJoin(ch.dims, " → "), " (Node", ch.nodes.size() > 1 ? "s " : " ",
-                    absl::StrJoin(ch.nodes, ", "), ")\n");
+    absl::StrAppend(&out, "- ", ch.kind,
+                    ch.expansion ? " expansion: " : " contraction: ", absl::StrJoin(ch.dims, " → "),
+                    " (Node", ch.nodes.size() > 1 ? "s " : " ", absl::StrJoin(ch.nodes, ", "),
+                    ")\n");
   }
   for (const ExpandCollapse& p : r.expand_collapse) {
     absl::StrAppend(&out, "- Expand-then-collapse: Node ", p.wide, " → Node ", p.collapse,

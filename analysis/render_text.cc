@@ -24,13 +24,14 @@ std::string SpectrumSummary(const Spectrum& s) {
 }
 
 std::string LowRankSummary(const LowRank& lr, double energy) {
-  std::string s = absl::StrCat("rank ", lr.rank, " keeps ", Fixed(100 * lr.energy_kept, 2),
-                               "% of the energy (target ", Fixed(100 * energy, 1),
-                               "%), relative Frobenius error ", Fixed(lr.relative_frobenius_error, 4),
-                               "; ");
+  std::string s =
+      absl::StrCat("rank ", lr.rank, " keeps ", Fixed(100 * lr.energy_kept, 2),
+                   "% of the energy (target ", Fixed(100 * energy, 1),
+                   "%), relative Frobenius error ", Fixed(lr.relative_frobenius_error, 4), "; ");
   if (lr.pays) {
     absl::StrAppend(&s, "pays: ", lr.params_before, " → ", lr.params_after, " params");
-    if (lr.macs_before >= 0) absl::StrAppend(&s, ", ", lr.macs_before, " → ", lr.macs_after, " MACs");
+    if (lr.macs_before >= 0)
+      absl::StrAppend(&s, ", ", lr.macs_before, " → ", lr.macs_after, " MACs");
   } else {
     absl::StrAppend(&s, "does not pay (needs rank < ", Fixed(lr.break_even_rank, 2), ")");
   }
@@ -40,10 +41,11 @@ std::string LowRankSummary(const LowRank& lr, double energy) {
 std::string ActivationSummary(const Report& report, const Activation& a) {
   std::string s = absl::StrCat(Fixed(a.active_ratio, 2), " over ", a.samples,
                                a.samples == 1 ? " sample" : " samples",
-                               report.calibration.random ? " of random data" : "", "; dead units: ",
-                               a.dead_units, " of ", a.units);
+                               report.calibration.random ? " of random data" : "",
+                               "; dead units: ", a.dead_units, " of ", a.units);
   if (a.rare_units > 0) {
-    absl::StrAppend(&s, ", rarely active (<= ", Fixed(100 * a.rare_threshold, 0), "%): ", a.rare_units);
+    absl::StrAppend(&s, ", rarely active (<= ", Fixed(100 * a.rare_threshold, 0),
+                    "%): ", a.rare_units);
   }
   return s;
 }
@@ -51,11 +53,12 @@ std::string ActivationSummary(const Report& report, const Activation& a) {
 std::string CalibrationSummary(const Calibration& cal) {
   if (!cal.requested) return "";
   if (!cal.ran) return absl::StrCat("none (", cal.source, ")");
-  std::string s = absl::StrCat(cal.samples, cal.samples == 1 ? " sample" : " samples", " (",
-                               cal.source, ")");
+  std::string s =
+      absl::StrCat(cal.samples, cal.samples == 1 ? " sample" : " samples", " (", cal.source, ")");
   if (cal.random) {
-    absl::StrAppend(&s, "; the data was random: ratios show the model's response to noise, "
-                        "not to real inputs");
+    absl::StrAppend(&s,
+                    "; the data was random: ratios show the model's response to noise, "
+                    "not to real inputs");
   }
   return s;
 }
@@ -79,7 +82,8 @@ void NodeBlock(const Report& r, const ReportNode& n, std::string& out) {
     absl::StrAppend(&out, "MACs: ", n.macs, "\n", "FLOPs: ", n.flops, "\n",
                     "Memory: ", n.bytes_read, " bytes read, ", n.bytes_written, " bytes written\n");
   } else {
-    absl::StrAppend(&out, "MACs: unknown (shapes not static)\nFLOPs: unknown (shapes not static)\n");
+    absl::StrAppend(&out,
+                    "MACs: unknown (shapes not static)\nFLOPs: unknown (shapes not static)\n");
   }
   if (n.is_layer) {
     absl::StrAppend(&out, "Representation: ",
@@ -92,11 +96,12 @@ void NodeBlock(const Report& r, const ReportNode& n, std::string& out) {
     absl::StrAppend(&out, "Collapse: ", n.traits.collapse_how, "\n");
   }
   if (n.spectrum) {
-    absl::StrAppend(&out, "Weight spectrum (", n.spectrum->rows, " × ", n.spectrum->cols, "): ",
-                    SpectrumSummary(*n.spectrum), "\n");
+    absl::StrAppend(&out, "Weight spectrum (", n.spectrum->rows, " × ", n.spectrum->cols,
+                    "): ", SpectrumSummary(*n.spectrum), "\n");
   }
   if (n.low_rank) absl::StrAppend(&out, "Low rank: ", LowRankSummary(*n.low_rank, r.energy), "\n");
-  if (n.activation) absl::StrAppend(&out, "Activation ratio: ", ActivationSummary(r, *n.activation), "\n");
+  if (n.activation)
+    absl::StrAppend(&out, "Activation ratio: ", ActivationSummary(r, *n.activation), "\n");
 }
 
 }  // namespace
@@ -128,8 +133,9 @@ std::string RenderText(const Report& r) {
                     n.traits.collapse_how, "\n");
   }
   for (const Chain& ch : r.chains) {
-    absl::StrAppend(&out, ch.kind, ch.expansion ? " expansion: " : " contraction: ",
-                    absl::StrJoin(ch.dims, " → "), "\n");
+    absl::StrAppend(&out, ch.kind,
+                    ch.expansion ? " expansion: " : " contraction: ", absl::StrJoin(ch.dims, " → "),
+                    "\n");
     absl::StrAppend(&out, ch.nodes.size() == 1 ? "  at Node " : "  at Nodes ",
                     absl::StrJoin(ch.nodes, ", "), "\n");
   }
@@ -143,8 +149,8 @@ std::string RenderText(const Report& r) {
   for (const MergeCandidate& m : r.merges) {
     absl::StrAppend(&out, "Consecutive linear layers: Node ", m.first, " → Node ", m.second, " (",
                     m.n, " → ", m.h, " → ", m.m, "), merging ",
-                    m.pays ? "pays: h = " : "does not pay: h = ", m.h, m.pays ? " > " : " <= ",
-                    "mn/(m+n) = ", Fixed(m.break_even, 2), "\n");
+                    m.pays ? "pays: h = " : "does not pay: h = ", m.h,
+                    m.pays ? " > " : " <= ", "mn/(m+n) = ", Fixed(m.break_even, 2), "\n");
   }
   if (!r.candidates.empty()) {
     out += "Optimization candidates:\n";

@@ -28,38 +28,38 @@ struct Spectrum {
   int64_t rows = 0;
   int64_t cols = 0;
   std::vector<double> singular_values;  // descending; empty when skipped
-  double effective_rank = 0;   // exp(entropy of σᵢ/Σσ) (Roy & Vetterli 2007)
-  double stable_rank = 0;      // Σσᵢ² / σ₁²
-  int64_t numerical_rank = 0;  // #σᵢ > tolerance
-  double tolerance = 0;        // σ₁ · max(rows, cols) · eps(weight dtype)
-  std::string method;          // "LAPACK dgesdd" / "LAPACK sgesdd"
-  std::string skipped;         // non-empty: why there is no spectrum
+  double effective_rank = 0;            // exp(entropy of σᵢ/Σσ) (Roy & Vetterli 2007)
+  double stable_rank = 0;               // Σσᵢ² / σ₁²
+  int64_t numerical_rank = 0;           // #σᵢ > tolerance
+  double tolerance = 0;                 // σ₁ · max(rows, cols) · eps(weight dtype)
+  std::string method;                   // "LAPACK dgesdd" / "LAPACK sgesdd"
+  std::string skipped;                  // non-empty: why there is no spectrum
 };
 
 // The smallest rank r keeping >= `energy` of Σσ², and what W ≈ U_r·V_r buys.
 struct LowRank {
   int64_t rank = 0;
-  double energy_kept = 0;          // Σ_{i<=r} σᵢ² / Σσᵢ²
+  double energy_kept = 0;               // Σ_{i<=r} σᵢ² / Σσᵢ²
   double relative_frobenius_error = 0;  // ‖W − W_r‖_F / ‖W‖_F
-  double spectral_error = 0;       // ‖W − W_r‖₂ = σ_{r+1}
-  double break_even_rank = 0;      // mn/(m+n): a factorization pays iff r < this
+  double spectral_error = 0;            // ‖W − W_r‖₂ = σ_{r+1}
+  double break_even_rank = 0;           // mn/(m+n): a factorization pays iff r < this
   bool pays = false;
-  int64_t params_before = 0;       // m·n
-  int64_t params_after = 0;        // r·(m+n)
-  int64_t macs_before = 0;         // the layer's MACs (unknown: -1)
-  int64_t macs_after = 0;          // macs_before · r(m+n)/(mn)
+  int64_t params_before = 0;  // m·n
+  int64_t params_after = 0;   // r·(m+n)
+  int64_t macs_before = 0;    // the layer's MACs (unknown: -1)
+  int64_t macs_after = 0;     // macs_before · r(m+n)/(mn)
 };
 
 // What calibration measured at a collapse-producing elementwise op.
 struct Activation {
-  int64_t samples = 0;        // calibration runs that reached this node
-  int64_t units = 0;          // channels / features (the unit axis below)
+  int64_t samples = 0;  // calibration runs that reached this node
+  int64_t units = 0;    // channels / features (the unit axis below)
   int64_t unit_axis = -1;
-  double active_ratio = 0;    // fraction of output elements not collapsed
-  int64_t dead_units = 0;     // never active on the calibration data
-  int64_t rare_units = 0;     // active, but on <= rare_threshold of positions
+  double active_ratio = 0;  // fraction of output elements not collapsed
+  int64_t dead_units = 0;   // never active on the calibration data
+  int64_t rare_units = 0;   // active, but on <= rare_threshold of positions
   double rare_threshold = 0;
-  int64_t remaining_width = 0;  // units − dead − rare
+  int64_t remaining_width = 0;            // units − dead − rare
   std::vector<double> unit_active_ratio;  // per unit
 };
 
@@ -84,10 +84,10 @@ struct ReportNode {
   std::string layer_kind;  // "Linear" or "Conv"
   std::string weight_name;
   std::vector<int64_t> weight_dims;  // as stored in the model
-  int64_t in_features = 0;   // Linear: K; Conv: Cin
-  int64_t out_features = 0;  // Linear: N; Conv: Cout
+  int64_t in_features = 0;           // Linear: K; Conv: Cin
+  int64_t out_features = 0;          // Linear: N; Conv: Cout
   int64_t group = 1;
-  bool pointwise = false;    // Conv with a 1×1 kernel, stride 1, no padding
+  bool pointwise = false;  // Conv with a 1×1 kernel, stride 1, no padding
   std::optional<Spectrum> spectrum;
   std::optional<LowRank> low_rank;
   std::optional<Activation> activation;
@@ -132,11 +132,11 @@ struct HiddenReduction {
 
 struct Calibration {
   bool requested = false;
-  bool ran = false;        // at least one sample went through
-  bool random = false;     // the data was random (not representative)
-  std::string source;      // "random:8", "calib/"
-  int64_t samples = 0;     // samples run successfully
-  std::string note;        // why calibration fell back to static analysis
+  bool ran = false;     // at least one sample went through
+  bool random = false;  // the data was random (not representative)
+  std::string source;   // "random:8", "calib/"
+  int64_t samples = 0;  // samples run successfully
+  std::string note;     // why calibration fell back to static analysis
 };
 
 struct Report {

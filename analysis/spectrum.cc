@@ -17,10 +17,14 @@ namespace aic::analysis {
 
 double DTypeEpsilon(DType t) {
   switch (t) {
-    case DType::kDouble: return std::numeric_limits<double>::epsilon();
-    case DType::kFloat16: return 9.765625e-4;  // 2^-10
-    case DType::kBFloat16: return 7.8125e-3;   // 2^-7
-    default: return std::numeric_limits<float>::epsilon();
+    case DType::kDouble:
+      return std::numeric_limits<double>::epsilon();
+    case DType::kFloat16:
+      return 9.765625e-4;  // 2^-10
+    case DType::kBFloat16:
+      return 7.8125e-3;  // 2^-7
+    default:
+      return std::numeric_limits<float>::epsilon();
   }
 }
 
@@ -33,15 +37,15 @@ double EstimatedSvdSeconds(int64_t rows, int64_t cols) {
   return (4.0 * m * n * n - 4.0 * n * n * n / 3.0) / rate;
 }
 
-absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows,
-                                                   int64_t cols, std::string* method) {
+absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows, int64_t cols,
+                                                   std::string* method) {
   if (rows <= 0 || cols <= 0 || rows * cols != weight.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot view ", weight.num_elements(),
-                                                   " elements as a [", rows, ", ", cols, "] matrix"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot view ", weight.num_elements(), " elements as a [", rows, ", ", cols, "] matrix"));
   }
   if (!IsFloatingPoint(weight.dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat("weight dtype ", DTypeName(weight.dtype()),
-                                                   " is not floating point"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("weight dtype ", DTypeName(weight.dtype()), " is not floating point"));
   }
   static const bool kOneThread = [] {
     openblas_set_num_threads(1);
@@ -63,8 +67,8 @@ absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t
     } else {
       for (int64_t i = 0; i < n_el; ++i) a[i] = weight.ElementAsDouble(i);
     }
-    info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, out.data(), nullptr, 1,
-                          nullptr, 1);
+    info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, out.data(), nullptr, 1, nullptr,
+                          1);
     if (method != nullptr) *method = "LAPACK dgesdd";
   } else {
     std::vector<float> a(static_cast<size_t>(n_el));
@@ -74,8 +78,8 @@ absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t
       for (int64_t i = 0; i < n_el; ++i) a[i] = static_cast<float>(weight.ElementAsDouble(i));
     }
     std::vector<float> s(static_cast<size_t>(k));
-    info = LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1,
-                          nullptr, 1);
+    info =
+        LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
     std::copy(s.begin(), s.end(), out.begin());
     if (method != nullptr) *method = "LAPACK sgesdd";
   }

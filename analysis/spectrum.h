@@ -24,8 +24,8 @@ double DTypeEpsilon(DType t);
 // ones through sgesdd in float, which is about twice as fast and as exact as
 // a float32 weight deserves.
 inline constexpr int64_t kDoubleSvdMaxDim = 1024;
-absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows,
-                                                   int64_t cols, std::string* method = nullptr);
+absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows, int64_t cols,
+                                                   std::string* method = nullptr);
 
 // Rough seconds one SVD of that size takes on one core (for progress).
 double EstimatedSvdSeconds(int64_t rows, int64_t cols);

@@ -57,7 +57,8 @@ void FindChains(const LogicalGraph& lg, Report& report) {
         continue;
       }
     }
-    report.chains.push_back(Chain{n.layer_kind, Expands(n), {n.in_features, n.out_features}, {n.index}});
+    report.chains.push_back(
+        Chain{n.layer_kind, Expands(n), {n.in_features, n.out_features}, {n.index}});
     chain_ending_at[n.index] = report.chains.size() - 1;
   }
 }
@@ -102,7 +103,8 @@ void FindMerges(const LogicalGraph& lg, Report& report) {
     m.n = lg.weights[a.index]->num_elements() / a.out_features;  // K, or Cin·kh·kw
     m.h = a.out_features;
     m.m = b.out_features;
-    m.break_even = static_cast<double>(m.m) * static_cast<double>(m.n) / static_cast<double>(m.m + m.n);
+    m.break_even =
+        static_cast<double>(m.m) * static_cast<double>(m.n) / static_cast<double>(m.m + m.n);
     m.pays = static_cast<double>(m.h) > m.break_even;
     report.merges.push_back(m);
   }

@@ -23,6 +23,7 @@ void FindStructure(const LogicalGraph& lg, Report& report);
 // Peak bytes of activations alive at once when the logical nodes run in
 // order (graph inputs included, weights not); nullopt when a shape is not
 // static. `at_node` receives the node at which the peak is first reached.
-std::optional<int64_t> PeakActivationBytes(const Model& model, const LogicalGraph& lg, int* at_node);
+std::optional<int64_t> PeakActivationBytes(const Model& model, const LogicalGraph& lg,
+                                           int* at_node);
 
 }  // namespace aic::analysis

@@ -1,6 +1,7 @@
 // `aic-onnx opt`: the rewriter (rewrite::Optimize) as a command: load, optimize,
 // save, print what changed, and verify the result against the original with
 // the reference executor on random inputs.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,7 +65,7 @@ int ListRules(const std::string& format) {
     std::printf("rewrite/rules/; do not edit by hand. Classes: `exact` (bitwise equal),\n");
     std::printf("`reassociating` (equal up to rounding, on from -O2), `approximate` (never by\n");
     std::printf("default). Min opset: the lowest model opset for which the rule runs.\n\n");
-    std::printf("| rule | lhs -> rhs | class | min opset | roots |\n|---|---|---|---|---|\n");
+    std::printf("| rule | lhs -> rhs | class | min opset | from | roots |\n|---|---|---|---|---|---|\n");
   }
   for (const rewrite::Rule& r : rewrite::AllRules()) {
     if (!seen.insert(r.name).second) continue;
@@ -79,8 +80,9 @@ int ListRules(const std::string& format) {
         if (c == '|') escaped += "\\";
         escaped += c;
       }
-      std::printf("| `%s` | `%s` | %s | %d | %s%s |\n", r.name, escaped.c_str(),
-                  rewrite::ExactnessName(r.exactness), r.min_opset, roots.c_str(),
+      int level = std::max(r.level, r.exactness == rewrite::Exactness::kReassociating ? 2 : 1);
+      std::printf("| `%s` | `%s` | %s | %d | -O%d | %s%s |\n", r.name, escaped.c_str(),
+                  rewrite::ExactnessName(r.exactness), r.min_opset, level, roots.c_str(),
                   r.aic_only ? " (--target aic)" : "");
     } else {
       std::printf("%-28s %-14s opset>=%-3d %s\n", r.name, rewrite::ExactnessName(r.exactness),
@@ -158,6 +160,12 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   auto model = LoadModel(in);
   if (!model.ok()) return UsageError(std::string(model.status().message()));
   if (absl::Status s = Verify(*(*model)->graph); !s.ok()) return UsageError(in + ": " + std::string(s.message()));
+  for (const auto& [name, dims] : options.fix_shapes) {
+    const Value* v = (*model)->graph->FindValue(name);
+    if (v == nullptr || !v->is_graph_input()) {
+      return UsageError(in + ": --fix-shape: no graph input named '" + name + "'");
+    }
+  }
   auto original = LoadModel(in);
   if (!original.ok()) return UsageError(std::string(original.status().message()));
 

@@ -97,7 +97,9 @@ class ProgressLine {
     }
   }
   void Draw() {  // mu_ held
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since_).count();
+    auto secs =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since_)
+            .count();
     std::fprintf(stderr, "\r\033[K[aic-onnx report] %s%s", message_.c_str(),
                  secs >= 1 ? absl::StrCat(" ... ", secs, " s").c_str() : "");
     std::fflush(stderr);
@@ -112,7 +114,8 @@ class ProgressLine {
 };
 
 bool HasSuffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The file holding graph input k (named `name`) in sample directory `dir`.
@@ -128,7 +131,8 @@ std::optional<std::string> FindInputFile(const std::filesystem::path& dir, const
   return std::nullopt;
 }
 
-absl::StatusOr<analysis::CalibrationData> CalibrationFromDir(const Model& model, const std::string& dir) {
+absl::StatusOr<analysis::CalibrationData> CalibrationFromDir(const Model& model,
+                                                             const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return absl::InvalidArgumentError(absl::StrCat("--calib ", dir, ": not a directory"));
@@ -149,9 +153,10 @@ absl::StatusOr<analysis::CalibrationData> CalibrationFromDir(const Model& model,
     std::sort(samples.begin(), samples.end());
   }
   if (samples.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--calib ", dir, ": no sample found (expected ", inputs.empty() ? "input" : inputs[0]->name(),
-        ".npy/.pb or input_0.pb, in DIR or in its subdirectories)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--calib ", dir, ": no sample found (expected ",
+                     inputs.empty() ? "input" : inputs[0]->name(),
+                     ".npy/.pb or input_0.pb, in DIR or in its subdirectories)"));
   }
   analysis::CalibrationData data;
   data.source = dir;
@@ -162,7 +167,8 @@ absl::StatusOr<analysis::CalibrationData> CalibrationFromDir(const Model& model,
       auto file = FindInputFile(samples[static_cast<size_t>(i)], inputs[k]->name(), k);
       if (!file) {
         return absl::InvalidArgumentError(absl::StrCat(samples[static_cast<size_t>(i)].string(),
-                                                       ": no file for input '", inputs[k]->name(), "'"));
+                                                       ": no file for input '", inputs[k]->name(),
+                                                       "'"));
       }
       if (HasSuffix(*file, ".npy")) {
         AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(*file));
@@ -210,7 +216,8 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  if (ec)
+    return absl::InvalidArgumentError(absl::StrCat("cannot write ", path, ": ", ec.message()));
   return absl::OkStatus();
 }
 
