@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/verify.h"
 #include "ops/infer_shapes.h"
@@ -38,47 +40,37 @@ void ApplyFixedShapes(Model& model, const OptimizeOptions& o) {
   }
 }
 
-}  // namespace
+// One graph (the main graph or a body): import, rules, extraction.
+using DeclaredTypes = absl::flat_hash_map<const Value*, TypeInfo>;
 
-absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options) {
+// What the file declares for graph (and body) outputs; inference may rewrite
+// it, but the declaration is the contract the emitted model keeps.
+void CollectDeclaredOutputs(const Graph& graph, DeclaredTypes& declared) {
+  for (const Value* v : graph.outputs()) declared[v] = v->type();
+  for (const auto& node : graph.nodes()) {
+    for (const Graph* body : node->Subgraphs()) CollectDeclaredOutputs(*body, declared);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t opset,
+                                                     const OptimizeOptions& options,
+                                                     const DeclaredTypes& declared, OptimizeStats& stats) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  OptimizeStats stats;
-  Graph& graph = *model.graph;
-  stats.nodes_before = static_cast<int64_t>(graph.num_nodes());
-  stats.initializer_bytes_before = InitializerBytes(graph);
-  for (const auto& [name, dims] : options.fix_shapes) {
-    if (graph.FindValue(name) == nullptr || !graph.FindValue(name)->is_graph_input()) {
-      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: no graph input named '", name, "'"));
-    }
-  }
-  if (options.level <= 0) {
-    stats.nodes_after = stats.nodes_before;
-    stats.initializer_bytes_after = stats.initializer_bytes_before;
-    stats.stop_reason = "level 0";
-    return stats;
-  }
-  // What the file declares for the outputs; inference may rewrite it, but the
-  // declaration is the contract the emitted model keeps.
-  std::vector<TypeInfo> declared_outputs;
-  for (const Value* v : graph.outputs()) declared_outputs.push_back(v->type());
-  ApplyFixedShapes(model, options);
-  InferStats infer_stats;
-  AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
-
-  int64_t opset = model.OpsetFor("");
-  if (opset < 0) opset = 1;
   EGraph eg(opset);
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
-  stats.opaque_nodes = imported.opaque_nodes;
+  stats.opaque_nodes += imported.opaque_nodes;
 
   std::vector<const Rule*> rules;
   for (const Rule& r : AllRules()) {
     if (RuleEnabled(r, options, opset)) rules.push_back(&r);
   }
   std::vector<int> banned_until(rules.size(), 0);
+  // (e-node, rule) pairs that already fired: their result is in the class, so
+  // later iterations skip them (e-nodes never change, only their classes do).
+  absl::flat_hash_set<int64_t> fired;
   stats.stop_reason = "iteration limit";
   for (int iter = 0; iter < options.max_iterations; ++iter) {
     stats.iterations = iter + 1;
@@ -106,6 +98,8 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
         const Rule& rule = *rules[r];
         if (banned_until[r] > iter) continue;
         if (rule.root[0] != '*' && (n.op->op_type != rule.root || !n.op->domain.empty())) continue;
+        int64_t key = static_cast<int64_t>(i) * static_cast<int64_t>(rules.size()) + static_cast<int64_t>(r);
+        if (fired.count(key)) continue;
         RuleContext ctx{eg, options, "", {}};
         ClassId cls = eg.Find(node_class[i]);
         ClassId result = rule.apply(ctx, cls, n);
@@ -118,6 +112,7 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
           continue;
         }
         ++match_counts[r];
+        fired.insert(key);
         if (result != kNoClass) matches.push_back({r, cls, result});
         for (auto [a, b] : ctx.extra_unions) matches.push_back({r, a, b});
         if (explain && result != kNoClass && eg.Find(result) != eg.Find(cls)) {
@@ -151,15 +146,78 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
       break;
     }
   }
-  stats.enodes = static_cast<int64_t>(eg.num_nodes());
-  stats.eclasses = static_cast<int64_t>(eg.num_live_classes());
+  stats.enodes += static_cast<int64_t>(eg.num_nodes());
+  stats.eclasses += static_cast<int64_t>(eg.num_live_classes());
 
   EmitOptions emit;
   emit.allow_aic_ops = options.target_aic;
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported, emit));
-  AIC_RETURN_IF_ERROR(Verify(*out));
-  for (size_t k = 0; k < declared_outputs.size() && k < out->outputs().size(); ++k) {
-    if (declared_outputs[k].known()) out->outputs()[k]->set_type(declared_outputs[k]);
+  for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
+    auto it = declared.find(graph.outputs()[k]);
+    if (it != declared.end() && it->second.known()) out->outputs()[k]->set_type(it->second);
+  }
+  if (graph.parent() == nullptr) AIC_RETURN_IF_ERROR(Verify(*out));
+  return out;
+}
+
+void OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options,
+                    const DeclaredTypes& declared, OptimizeStats& stats) {
+  for (const auto& node : graph.nodes()) {
+    for (Attribute& a : node->attributes) {
+      std::vector<std::shared_ptr<Graph>*> bodies;
+      if (a.type == AttrType::kGraph && a.g) bodies.push_back(&a.g);
+      if (a.type == AttrType::kGraphs) {
+        for (auto& g : a.graphs) bodies.push_back(&g);
+      }
+      for (std::shared_ptr<Graph>* body : bodies) {
+        OptimizeBodies(**body, opset, options, declared, stats);
+        auto optimized = OptimizeGraph(**body, opset, options, declared, stats);
+        if (optimized.ok()) *body = std::shared_ptr<Graph>(std::move(*optimized));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  OptimizeStats stats;
+  Graph& graph = *model.graph;
+  stats.nodes_before = static_cast<int64_t>(graph.num_nodes());
+  stats.initializer_bytes_before = InitializerBytes(graph);
+  for (const auto& [name, dims] : options.fix_shapes) {
+    if (graph.FindValue(name) == nullptr || !graph.FindValue(name)->is_graph_input()) {
+      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: no graph input named '", name, "'"));
+    }
+  }
+  if (options.level <= 0) {
+    stats.nodes_after = stats.nodes_before;
+    stats.initializer_bytes_after = stats.initializer_bytes_before;
+    stats.stop_reason = "level 0";
+    return stats;
+  }
+  // What the file declares for the outputs; inference may rewrite it, but the
+  // declaration is the contract the emitted model keeps.
+  DeclaredTypes declared;
+  CollectDeclaredOutputs(graph, declared);
+  ApplyFixedShapes(model, options);
+  InferStats infer_stats;
+  AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
+
+  int64_t opset = model.OpsetFor("");
+  if (opset < 0) opset = 1;
+  // Bodies first, each a graph of its own; a body that fails stays as it was.
+  OptimizeBodies(graph, opset, options, declared, stats);
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, OptimizeGraph(graph, opset, options, declared, stats));
+  if (model.ir_version < 4) {
+    // Before IR 4 every initializer must also be listed as a graph input.
+    for (Value* v : out->initializers()) {
+      if (!v->is_graph_input()) out->AddInput(v);
+    }
   }
   model.graph = std::move(out);
   if (options.target_aic) {

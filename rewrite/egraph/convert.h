@@ -24,6 +24,8 @@ struct ImportResult {
   std::vector<ClassId> outputs;  // one per graph output
   absl::flat_hash_map<const Value*, ClassId> value_class;
   int64_t opaque_nodes = 0;
+  // Values of enclosing graphs a body reads, as the leaves standing for them.
+  std::vector<std::pair<ClassId, Value*>> outer_leaves;
 };
 
 // Why a node must stay opaque ("" when it may be rewritten).

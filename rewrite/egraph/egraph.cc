@@ -206,6 +206,7 @@ ClassId EGraph::AddConst(Tensor value, std::string name) {
         hashcons_.emplace(slot, static_cast<int32_t>(-2 - constants_.size()));
         const_index = static_cast<int32_t>(constants_.size());
         constants_.push_back(value);
+        const_hashes_.push_back(h);
         break;
       }
       int32_t ci = -2 - found->second;
@@ -218,6 +219,7 @@ ClassId EGraph::AddConst(Tensor value, std::string name) {
     it->second = static_cast<int32_t>(-2 - constants_.size());
     const_index = static_cast<int32_t>(constants_.size());
     constants_.push_back(value);
+    const_hashes_.push_back(h);
   }
   ENode e;
   e.kind = ENodeKind::kConst;
@@ -364,7 +366,7 @@ void EGraph::Rebuild() {
   }
   // The probe keys for constant contents (see AddConst).
   for (size_t ci = 0; ci < constants_.size(); ++ci) {
-    std::string probe = absl::StrCat("h", TensorHash(constants_[ci]));
+    std::string probe = absl::StrCat("h", const_hashes_[ci]);
     for (int k = 0;; ++k) {
       std::string slot = k == 0 ? probe : absl::StrCat(probe, "/", k);
       if (rebuilt.emplace(slot, static_cast<int32_t>(-2 - ci)).second) break;

@@ -123,6 +123,7 @@ class EGraph {
   std::deque<ENode> nodes_;
   std::vector<ClassId> node_class_;  // class each e-node was added to (before unions)
   std::vector<Tensor> constants_;
+  std::vector<uint64_t> const_hashes_;  // TensorHash of each constant, computed once
   absl::flat_hash_map<std::string, int32_t> hashcons_;  // key -> node index
   absl::flat_hash_map<ClassId, int> use_count_;
   absl::flat_hash_map<std::string, int64_t> signatures_;

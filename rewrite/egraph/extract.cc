@@ -129,7 +129,8 @@ class Extractor {
         if (ch == kNoClass) continue;
         ClassId c = eg_.Find(ch);
         if (best_[c] < 0 || c == id) return false;
-        total += cost_[c];
+        // Tree costs double along every diamond: cap them so they stay finite.
+        total = std::min(total + cost_[c], 1e300);
       }
     }
     bool better = total < cost_[id] - 1e-9 ||
@@ -178,6 +179,10 @@ class Emitter {
       if (!value_.count(c)) value_[c] = nv;
     }
     out_->set_inputs(inputs);
+    for (const auto& [leaf, outer] : imported_.outer_leaves) {
+      ClassId c = eg_.Find(leaf);
+      if (!value_.count(c)) value_[c] = outer;
+    }
     // Each output class takes its output's name when it is computed by a node.
     for (size_t k = 0; k < source_.outputs().size(); ++k) {
       ClassId c = eg_.Find(imported_.outputs[k]);
@@ -307,12 +312,22 @@ class Emitter {
         std::string name;
         if (pc != proj_class_.end()) {
           name = NameFor(pc->second);
-        } else if (!omitted) {
-          name = FreshName(n.kind == ENodeKind::kOpaque ? proto.output(i)->name()
-                                                        : absl::StrCat(d.name, "_out", i));
+        } else if (n.kind == ENodeKind::kOpaque && !omitted) {
+          name = FreshName(proto.output(i)->name());
         }
+        // Outputs nothing reads stay omitted: requesting an optional output
+        // can change what an op does (BatchNormalization's running stats).
         TypeInfo type = i < static_cast<int>(d.types.size()) ? d.types[i] : TypeInfo();
         outs.push_back(name.empty() ? nullptr : out_->AddValue(name, type));
+      }
+      // Only trailing outputs may be left out: one before a named output gets
+      // a name of its own (Dropout's output 0 when only the mask is read).
+      int last = static_cast<int>(outs.size()) - 1;
+      while (last >= 0 && outs[last] == nullptr) --last;
+      for (int i = 0; i < last; ++i) {
+        if (outs[i] != nullptr || (n.kind == ENodeKind::kOpaque && proto.output(i) == nullptr)) continue;
+        TypeInfo type = i < static_cast<int>(d.types.size()) ? d.types[i] : TypeInfo();
+        outs[i] = out_->AddValue(FreshName(absl::StrCat(d.name.empty() ? proto.op_type : d.name, "_unused", i)), type);
       }
       tuple_outputs_[c] = outs;
       tuple_done_.insert(c);

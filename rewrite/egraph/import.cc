@@ -47,6 +47,16 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
     if (v->is_graph_input()) continue;  // an overridable default stays an input
     vc[v] = eg.AddConst(*v->initializer(), v->name());
   }
+  // A body (If/Loop/Scan) reads values of enclosing graphs: they are leaves here.
+  auto lookup = [&](const Value* v) -> ClassId {
+    auto it = vc.find(v);
+    if (it != vc.end()) return it->second;
+    if (v->owner() == &graph) return kNoClass;
+    ClassId leaf = eg.AddInput(-1 - static_cast<int64_t>(r.outer_leaves.size()), v->type(), v->name());
+    r.outer_leaves.emplace_back(leaf, const_cast<Value*>(v));
+    vc[v] = leaf;
+    return leaf;
+  };
   AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
   for (const Node* node : order) {
     std::vector<ClassId> children;
@@ -55,20 +65,20 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
         children.push_back(kNoClass);
         continue;
       }
-      auto it = vc.find(v);
-      if (it == vc.end()) {
+      ClassId c = lookup(v);
+      if (c == kNoClass) {
         return absl::InvalidArgumentError(
             absl::StrCat(node->Describe(), ": input '", v->name(), "' is not defined"));
       }
-      children.push_back(it->second);
+      children.push_back(c);
     }
     int num_outputs = static_cast<int>(node->num_outputs());
     std::string reason = OpaqueReason(*node, eg.opset());
     ClassId id;
     if (!reason.empty()) {
       for (const Value* v : node->ImplicitInputs()) {
-        auto it = vc.find(v);
-        if (it != vc.end()) children.push_back(it->second);
+        ClassId c = lookup(v);
+        if (c != kNoClass) children.push_back(c);
       }
       std::vector<TypeInfo> types;
       for (const Value* v : node->outputs()) types.push_back(v ? v->type() : TypeInfo());
@@ -93,11 +103,11 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
     }
   }
   for (const Value* v : graph.outputs()) {
-    auto it = vc.find(v);
-    if (it == vc.end()) {
+    ClassId c = lookup(v);
+    if (c == kNoClass) {
       return absl::InvalidArgumentError(absl::StrCat("graph output '", v->name(), "' is not defined"));
     }
-    r.outputs.push_back(it->second);
+    r.outputs.push_back(c);
   }
   eg.Rebuild();
   return r;

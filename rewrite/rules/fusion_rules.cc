@@ -196,6 +196,15 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
   }
   if (value != 0) return ctx.Decline("pad value not 0");
   if (n.op->GetString("auto_pad", "NOTSET") != "NOTSET") return ctx.Decline("auto_pad");
+  bool avg_pool = n.op->op_type == "AveragePool";
+  if (avg_pool && n.op->GetInt("count_include_pad", 0) == 0) {
+    // Why: the Pad's zeros are real elements the average counts; its own pads
+    // would not be counted unless count_include_pad is set, which is only
+    // exact when the pool had no pads of its own.
+    for (int64_t p : n.op->GetInts("pads")) {
+      if (p != 0) return ctx.Decline("pool pads counted differently");
+    }
+  }
   int64_t rank = static_cast<int64_t>(pads.size()) / 2;
   if (rank < 3) return ctx.Decline("not a spatial pad");
   // Why: Conv pads only spatial axes, and never negatively.
@@ -219,9 +228,71 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
     }
   }
   if (!found) attrs.push_back(Attribute::Ints("pads", cp));
+  if (avg_pool) {
+    bool set = false;
+    for (Attribute& a : attrs) {
+      if (a.name == "count_include_pad") {
+        a.i = 1;
+        set = true;
+      }
+    }
+    if (!set) attrs.push_back(Attribute::Int("count_include_pad", 1));
+  }
   std::vector<ClassId> children = n.children;
   children[0] = Child(g, *pad, 0);
   return g.AddOp(n.op->op_type, "", children, attrs);
+}
+
+// BatchNormalization(Gemm(a, B, c)) -> Gemm(a, B*s, (c-mean)*s + beta)   (per output column)
+ClassId FuseBnIntoGemm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (n.num_outputs != 1) return ctx.Decline("training outputs requested");
+  const ENode* gemm = g.FindOp(Child(g, n, 0), "Gemm");
+  if (gemm == nullptr) return ctx.Decline("input is not a Gemm");
+  const Tensor* bt = g.value(Child(g, *gemm, 1));
+  if (bt == nullptr || bt->rank() != 2 || (bt->dtype() != DType::kFloat && bt->dtype() != DType::kDouble)) {
+    return ctx.Decline("Gemm weight not a constant float matrix");
+  }
+  bool trans_b = gemm->op->GetInt("transB", 0) != 0;
+  int64_t cols = trans_b ? bt->dim(0) : bt->dim(1);
+  int64_t inner = trans_b ? bt->dim(1) : bt->dim(0);
+  std::vector<double> bias(cols, 0.0);
+  double beta_attr = gemm->op->GetFloat("beta", 1.0f);
+  if (gemm->children.size() > 2 && gemm->children[2] != kNoClass) {
+    const Tensor* ct = g.value(Child(g, *gemm, 2));
+    // Why: only a per-column bias stays a per-column bias after scaling.
+    if (ct == nullptr) return ctx.Decline("Gemm bias not constant");
+    if (ct->num_elements() == 1) {
+      bias.assign(cols, ct->ElementAsDouble(0) * beta_attr);
+    } else if (ct->num_elements() == cols && ct->dim(ct->rank() - 1) == cols) {
+      for (int64_t j = 0; j < cols; ++j) bias[j] = ct->ElementAsDouble(j) * beta_attr;
+    } else {
+      return ctx.Decline("Gemm bias not per column");
+    }
+  }
+  const Tensor* gamma = g.value(Child(g, n, 1));
+  const Tensor* beta = g.value(Child(g, n, 2));
+  const Tensor* mean = g.value(Child(g, n, 3));
+  const Tensor* var = g.value(Child(g, n, 4));
+  if (!gamma || !beta || !mean || !var) return ctx.Decline("statistics not constant");
+  if (gamma->num_elements() != cols || beta->num_elements() != cols || mean->num_elements() != cols ||
+      var->num_elements() != cols) {
+    return ctx.Decline("channel count mismatch");
+  }
+  double eps = n.op->GetFloat("epsilon", 1e-5f);
+  std::vector<double> w = ToDoubles(*bt);
+  for (int64_t j = 0; j < cols; ++j) {
+    double s = gamma->ElementAsDouble(j) / std::sqrt(var->ElementAsDouble(j) + eps);
+    for (int64_t k = 0; k < inner; ++k) w[trans_b ? j * inner + k : k * cols + j] *= s;
+    bias[j] = (bias[j] - mean->ElementAsDouble(j)) * s + beta->ElementAsDouble(j);
+  }
+  ClassId nw = g.AddConst(FromDoubles(w, bt->dtype(), bt->dims()));
+  ClassId nb = g.AddConst(FromDoubles(bias, bt->dtype(), {cols}));
+  std::vector<Attribute> attrs;
+  for (const Attribute& a : gemm->op->attributes) {
+    if (a.name != "beta") attrs.push_back(a);
+  }
+  return g.AddOp("Gemm", "", {Child(g, *gemm, 0), nw, nb}, attrs);
 }
 
 }  // namespace
@@ -230,6 +301,9 @@ void AddFusionRules(std::vector<Rule>& rules) {
   rules.push_back({"fuse_conv_bn",
                    "BatchNormalization(Conv(x, W, b)) -> Conv(x, W*s, (b-mean)*s+beta)",
                    "BatchNormalization", Exactness::kReassociating, 1, FuseConvBn});
+  rules.push_back({"fuse_bn_into_gemm",
+                   "BatchNormalization(Gemm(a, B, c)) -> Gemm(a, B*s, (c-mean)*s+beta)", "BatchNormalization",
+                   Exactness::kReassociating, 7, FuseBnIntoGemm});
   rules.push_back({"fuse_conv_add_bias", "Conv(x, W, b) + c -> Conv(x, W, b+c)", "Add",
                    Exactness::kReassociating, 1, FuseConvAddBias});
   rules.push_back({"fuse_conv_mul_scale", "Conv(x, W, b) * c -> Conv(x, W*c, b*c)", "Mul",
@@ -240,6 +314,9 @@ void AddFusionRules(std::vector<Rule>& rules) {
                    "Gemm", Exactness::kExact, 1, FoldTransposeIntoGemm});
   rules.push_back({"fuse_pad_into_conv", "Conv(Pad(x, p), W) -> Conv(x, W, pads+p)", "Conv",
                    Exactness::kExact, 1, FusePadIntoConv});
+  rules.push_back({"fuse_pad_into_pool",
+                   "AveragePool(Pad(x, p)) -> AveragePool(x, pads+p, count_include_pad=1)", "AveragePool",
+                   Exactness::kExact, 7, FusePadIntoConv});
 }
 
 }  // namespace aic::rewrite

@@ -29,6 +29,19 @@ def optimize_one(binary, src_dir, dst_dir):
     return proc
 
 
+def checker_fails(path):
+    """None when onnx.checker accepts the model (or onnx is not installed), else the error."""
+    try:
+        import onnx
+    except ImportError:
+        return None
+    try:
+        onnx.checker.check_model(path)
+        return None
+    except Exception as e:  # noqa: BLE001 - any checker complaint counts
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
 def run_suite(conformance, root, json_path, regex):
     cmd = [conformance, "--root", root, "--json", json_path]
     if regex:
@@ -63,7 +76,7 @@ def main():
                     continue
                 if os.path.exists(os.path.join(set_dir, test, "model.onnx")):
                     jobs.append((s, test))
-        crashes, unchanged, errors, changed = [], [], [], 0
+        crashes, unchanged, errors, changed, checker_regressions = [], [], [], 0, []
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             futures = {pool.submit(optimize_one, binary, os.path.join(root, s, t),
                                    os.path.join(opt_root, s, t)): (s, t) for s, t in jobs}
@@ -78,6 +91,10 @@ def main():
                     unchanged.append(f"{key}: {proc.stdout.strip()}")
                 else:
                     changed += 1
+                if proc.returncode == 0 and checker_fails(os.path.join(root, s, t, "model.onnx")) is None:
+                    err = checker_fails(os.path.join(opt_root, s, t, "model.onnx"))
+                    if err is not None:
+                        checker_regressions.append(f"{key}: {err}")
         after = run_suite(conformance, opt_root, os.path.join(tmp, "after.json"), regex)
         regressions = []
         for key, t in before.items():
@@ -100,7 +117,10 @@ def main():
             print("  CRASH:", line)
         for line in regressions:
             print("  REGRESSION:", line)
-        return 1 if crashes or regressions else 0
+        print(f"onnx.checker: {len(checker_regressions)} optimized models rejected where the input passed")
+        for line in checker_regressions[:40]:
+            print("  CHECKER:", line)
+        return 1 if crashes or regressions or checker_regressions else 0
 
 
 if __name__ == "__main__":

@@ -116,7 +116,15 @@ std::vector<RuleCase> Cases() {
                      return b.Build(17);
                    }});
   cases.push_back({"RemoveIdentity", "remove_identity", Unary("Identity", {}), {{"Identity", 0}}, nullptr});
-  cases.push_back({"RemoveDropout", "remove_dropout", Unary("Dropout", {}), {{"Dropout", 0}}, nullptr});
+  cases.push_back({"RemoveDropout", "remove_dropout", Unary("Dropout", {}), {{"Dropout", 0}},
+                   [] {  // training mode: Dropout drops (the node stays opaque)
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     Value* d = b.Op("Dropout", {x, b.Constant("r", Tensor::Scalar<float>(0.f)),
+                                                 b.Constant("t", Tensor::Scalar<bool>(true))});
+                     b.Output(b.Op("Relu", {d}));
+                     return b.Build(17);
+                   }});
   cases.push_back({"RemoveNoopCast", "remove_noop_cast", Unary("Cast", {Attribute::Int("to", 1)}), {{"Cast", 0}},
                    Unary("Cast", {Attribute::Int("to", 11)})});
   cases.push_back({"RemoveNoopReshape", "remove_noop_reshape", WithConst("Reshape", Ints({2, 3})), {{"Reshape", 0}},
@@ -124,7 +132,7 @@ std::vector<RuleCase> Cases() {
   cases.push_back({"RemoveNoopExpand", "remove_noop_expand", WithConst("Expand", Ints({1, 3})), {{"Expand", 0}},
                    WithConst("Expand", Ints({4, 2, 3}))});
   cases.push_back({"RemoveNoopSqueeze", "remove_noop_unsqueeze", Unary("Unsqueeze", {}, {2, 3}, 11),
-                   {{"Unsqueeze", 0}}, nullptr});
+                   {{"Unsqueeze", 0}}, Unary("Unsqueeze", {Attribute::Ints("axes", {0})}, {2, 3}, 11)});
   cases.push_back({"RemoveNoopTranspose", "remove_noop_transpose", Unary("Transpose", {Attribute::Ints("perm", {0, 1})}),
                    {{"Transpose", 0}}, Unary("Transpose", {Attribute::Ints("perm", {1, 0})})});
   cases.push_back({"RemoveNoopSlice", "remove_noop_slice",
@@ -142,9 +150,22 @@ std::vector<RuleCase> Cases() {
                      return b.Build(17);
                    }});
   cases.push_back({"RemoveSingleConcat", "remove_single_concat", Unary("Concat", {Attribute::Int("axis", 0)}),
-                   {{"Concat", 0}}, nullptr});
+                   {{"Concat", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     b.Output(b.Op("Concat", {x, x}, {Attribute::Int("axis", 0)}));
+                     return b.Build(17);
+                   }});
   cases.push_back({"RemoveSingleSplit", "remove_single_split", Unary("Split", {Attribute::Int("axis", 0)}),
-                   {{"Split", 0}}, nullptr});
+                   {{"Split", 0}},
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     std::vector<Value*> parts = b.OpN("Split", {x}, 2, {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Add", {parts[0], parts[1]}));
+                     return b.Build(17);
+                   }});
   cases.push_back({"RemoveZeroPad", "remove_zero_pad", WithConst("Pad", Ints({0, 0, 0, 0})), {{"Pad", 0}},
                    WithConst("Pad", Ints({0, 1, 0, 0}))});
   cases.push_back({"RemoveAddZero", "remove_add_zero", WithConst("Add", Floats({0, 0, 0}, {3}), {2, 3}, true),
@@ -303,6 +324,35 @@ std::vector<RuleCase> Cases() {
                    {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
+  auto padded_pool = [](bool pool_pads) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
+      Value* p = b.Op("Pad", {x, b.Constant("p", Ints({0, 0, 1, 1, 0, 0, 1, 1}))});
+      std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {3, 3})};
+      if (pool_pads) attrs.push_back(Attribute::Ints("pads", {1, 1, 1, 1}));
+      b.Output(b.Op("AveragePool", {p}, attrs));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"FusePadIntoPool", "fuse_pad_into_pool", padded_pool(false), {{"Pad", 0}, {"AveragePool", 1}},
+                   padded_pool(true)});
+  auto gemm_bn = [](bool trans_b, bool relu_between) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 4});
+      Value* y = b.Op("Gemm", {x, b.Constant("w", Ramp(trans_b ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{4, 3})),
+                              b.Constant("c", Floats({1, 2, 3}, {3}))},
+                      {Attribute::Int("transB", trans_b ? 1 : 0), Attribute::Float("beta", 0.5f)});
+      if (relu_between) y = b.Op("Relu", {y});
+      b.Output(Bn(b, y));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"FuseBnIntoGemm", "fuse_bn_into_gemm", gemm_bn(false, false),
+                   {{"Gemm", 1}, {"BatchNormalization", 0}}, gemm_bn(false, true)});
+  cases.push_back({"FuseBnIntoGemmTransB", "fuse_bn_into_gemm", gemm_bn(true, false),
+                   {{"Gemm", 1}, {"BatchNormalization", 0}}, nullptr});
   auto layer_norm = [](bool square_with_pow) -> ModelFn {
     return [=] {
       GraphBuilder b;
