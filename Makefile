@@ -36,6 +36,7 @@ build-asan: deps
 
 demo: setup build
 	build/aic-onnx report testdata/seed_mlp.onnx --calib random:64
+	build/aic-onnx opt testdata/seed_mlp.onnx build/seed_mlp.opt.onnx
 
 test-release: setup build
 	cd build && ctest --output-on-failure -j $(JOBS)
