@@ -1,6 +1,6 @@
 #include "ops/infer_shapes.h"
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
 #include "ops/registry.h"
@@ -152,7 +152,8 @@ class Inferrer {
   const Model& model_;
   const InferOptions& options_;
   InferStats& stats_;
-  absl::flat_hash_map<const Value*, Tensor> constants_;
+  // Node-based: OpContexts hold pointers to these tensors while new ones are added.
+  absl::node_hash_map<const Value*, Tensor> constants_;
   int64_t symbol_counter_ = 0;
 };
 

@@ -137,7 +137,9 @@ TEST(BadInputTest, NegativeDim) {
 class ExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) / "aic_extdata";
+    // One folder per test: ctest runs the cases as parallel processes.
+    root_ = fs::path(::testing::TempDir()) /
+            (std::string("aic_extdata_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "model");
     std::ofstream(root_ / "model" / "w.bin", std::ios::binary).write(std::string(16, '\0').data(), 16);

@@ -75,7 +75,7 @@ TEST(RoundTripTest, PaddleOcrModels) {
 }
 
 TEST(RoundTripTest, SaveToFileIsAtomicAndReloads) {
-  fs::path dir = fs::path(::testing::TempDir()) / "aic_roundtrip";
+  fs::path dir = fs::path(::testing::TempDir()) / "aic_roundtrip_atomic";
   fs::create_directories(dir);
   std::string src = std::string(kSuiteRoot) + "/node/test_conv_with_strides_padding/model.onnx";
   if (!fs::exists(src)) GTEST_SKIP() << "libonnx-testdata not installed";
@@ -92,7 +92,7 @@ TEST(RoundTripTest, SaveToFileIsAtomicAndReloads) {
 }
 
 TEST(RoundTripTest, ExternalDataIsWrittenAndMappedBack) {
-  fs::path dir = fs::path(::testing::TempDir()) / "aic_external";
+  fs::path dir = fs::path(::testing::TempDir()) / "aic_roundtrip_external";
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string src = std::string(kSuiteRoot) + "/node/test_conv_with_strides_padding/model.onnx";
