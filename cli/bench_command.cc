@@ -35,8 +35,8 @@ and the process's peak resident memory.
   --threads N   executor threads (default: the core count)
   --json        one JSON object: median_ms, p10_ms, p90_ms, mean_ms,
                 throughput_per_s, peak_memory_bytes, baseline_memory_bytes,
-                arena_bytes, threads, iters, warmup, compile_ms, steps,
-                fallback_steps
+                arena_bytes, threads (what the plan ran on: tiny models
+                run on one), iters, warmup, compile_ms, steps, fallback_steps
   --plan        print the compiled plan (one line per step) to stderr
 )";
 
@@ -63,6 +63,7 @@ double Percentile(std::vector<double> sorted, double p) {
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& argv) {
+  cpu::EnsurePassiveOpenMpWait();
   size_t baseline = ProcStatusBytes("VmRSS");
   auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--iters", "--warmup", "--threads",
                                           "--device"},
@@ -108,6 +109,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     auto p = executor.PlanFor(*feeds);
     if (!p.ok()) return UsageError(path + ": " + std::string(p.status().message()));
     plan = *p;
+    used_threads = cpu::ThreadsOf(*plan);
     if (args->Has("--plan")) std::fputs(cpu::DescribePlan(*plan).c_str(), stderr);
   }
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -140,15 +142,15 @@ int BenchCommand(const std::vector<std::string>& argv) {
         "{\"model\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
         "\"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, \"peak_memory_bytes\": %zu, "
         "\"baseline_memory_bytes\": %zu, \"arena_bytes\": %zu, \"threads\": %d, \"iters\": %lld, "
-        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d}\n",
+        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu}\n",
         path.c_str(), device.c_str(), median, p10, p90, mean, sorted.front(), 1000.0 / median, peak, baseline,
         arena, used_threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms, steps,
-        fallback);
+        fallback, plan != nullptr ? cpu::StatsOf(*plan).activation_bytes : size_t{0});
     return 0;
   }
   std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), used_threads,
               static_cast<long long>(*iters), static_cast<long long>(*warmup));
-  std::printf("  latency  median %.3f ms   p10 %.3f ms   p90 %.3f ms   (min %.3f)\n", median, p10, p90,
+  std::printf("  latency  median %.4f ms   p10 %.4f ms   p90 %.4f ms   (min %.4f)\n", median, p10, p90,
               sorted.front());
   std::printf("  throughput %.1f runs/s\n", 1000.0 / median);
   std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms, %d steps (%d reference)\n",

@@ -91,6 +91,7 @@ int RunCommand(const std::vector<std::string>& argv) {
   for (const Value* v : (*model)->graph->outputs()) names.push_back(v->name());
   std::string out_dir = args->GetOr("--out", "out");
   if (device == "cpu") {
+    cpu::EnsurePassiveOpenMpWait();
     if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
     cpu::CpuOptions cpu_options;
     cpu_options.threads = static_cast<int>(*threads);

@@ -23,7 +23,7 @@ const absl::flat_hash_map<std::string, LowerFn>& LowerTable() {
       {"Identity", LowerView},        {"Dropout", LowerView},
       {"Relu", LowerUnary},           {"LeakyRelu", LowerUnary},
       {"Sigmoid", LowerUnary},        {"Tanh", LowerUnary},
-      {"Exp", LowerUnary},            {"Log", LowerUnary},
+      {"Exp", LowerUnary},
       {"Sqrt", LowerUnary},           {"Abs", LowerUnary},
       {"Elu", LowerUnary},            {"HardSigmoid", LowerUnary},
       {"HardSwish", LowerUnary},      {"Clip", LowerUnary},
@@ -40,7 +40,8 @@ const absl::flat_hash_map<std::string, LowerFn>& LowerTable() {
       {"Concat", LowerConcat},        {"ReduceMean", LowerReduce},
       {"ReduceSum", LowerReduce},     {"ReduceMax", LowerReduce},
       {"ReduceMin", LowerReduce},     {"Transpose", LowerTranspose},
-      {"Slice", LowerSlice},
+      {"Slice", LowerSlice},         {"Resize", LowerResize},
+      {"Upsample", LowerResize},
   };
   return *table;
 }
@@ -76,7 +77,8 @@ int Lowerer::NewArenaSlot(const Value* v, const memory::desc& md, bool plain) {
     s.name = v->name();
     s.dims = V(v).dims;
   } else {
-    s.dims.assign(md.dims().begin(), md.dims().end());
+    memory::dims d = md.dims();  // dims() returns a fresh vector each call
+    s.dims.assign(d.begin(), d.end());
   }
   s.md = md;
   s.plain = plain;

@@ -6,6 +6,7 @@
 // per (value, layout) and shared.
 #pragma once
 
+#include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -109,12 +110,19 @@ class Lowerer {
 template <typename Make>
 auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
     -> std::pair<decltype(make(dnnl::primitive_attr())), size_t> {
-  for (size_t k = chain.size() + 1; k-- > 0;) {
-    if (k > 0 && chain[k - 1].out == nullptr) continue;  // would stop mid-node
-    try {
-      return {make(MakeAttr(chain, k)), k};
-    } catch (const dnnl::error&) {
-      if (k == 0) throw;
+  // First pass: only optimized implementations (a post-op that drags a
+  // primitive onto oneDNN's reference path costs far more than a separate
+  // step); second pass: whatever oneDNN has.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t k = chain.size() + 1; k-- > 0;) {
+      if (k > 0 && chain[k - 1].out == nullptr) continue;  // would stop mid-node
+      try {
+        auto pd = make(MakeAttr(chain, k));
+        if (pass == 0 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) continue;
+        return {pd, k};
+      } catch (const dnnl::error&) {
+        if (k == 0 && pass == 1) throw;
+      }
     }
   }
   throw dnnl::error(dnnl_unimplemented, "no post-op prefix");
@@ -141,5 +149,6 @@ bool LowerConcat(Lowerer& L, const Node& n);
 bool LowerReduce(Lowerer& L, const Node& n);
 bool LowerTranspose(Lowerer& L, const Node& n);
 bool LowerSlice(Lowerer& L, const Node& n);
+bool LowerResize(Lowerer& L, const Node& n);
 
 }  // namespace aic::cpu

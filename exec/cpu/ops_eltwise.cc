@@ -407,3 +407,51 @@ bool LowerSlice(Lowerer& L, const Node& n) {
 }
 
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+
+// Nearest-neighbour upsampling by integer factors (FPN-style x2): every
+// ONNX coordinate mode maps output i to input floor(i / f) then, which is
+// oneDNN's nearest resampling. Other modes fall back.
+bool LowerResize(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
+  if (n.GetString("mode", "nearest") != "nearest") return false;
+  std::string ctm = n.GetString("coordinate_transformation_mode", "half_pixel");
+  std::string nm = n.GetString("nearest_mode", "round_prefer_floor");
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() < 3 || xd.size() > 5 || od.size() != xd.size() || xd[0] != od[0] || xd[1] != od[1]) return false;
+  // Output i of factor f reads input q = floor(i / f) exactly when:
+  // half_pixel + round_*: (i + 0.5)/f - 0.5 = q + (r + 0.5)/f - 0.5 never ties;
+  // asymmetric + floor: i/f floors to q; asymmetric + round_prefer_floor: only f = 2.
+  bool half = ctm == "half_pixel" || ctm == "pytorch_half_pixel";
+  bool rounds = nm == "round_prefer_floor" || nm == "round_prefer_ceil";
+  for (size_t i = 2; i < xd.size(); ++i) {
+    if (xd[i] == 0 || od[i] % xd[i] != 0) return false;
+    int64_t f = od[i] / xd[i];
+    if (f == 1) continue;
+    bool exact = (half && rounds) || (ctm == "asymmetric" && nm == "floor") ||
+                 (ctm == "asymmetric" && nm == "round_prefer_floor" && f == 2);
+    if (!exact) return false;
+  }
+  Plan& plan = L.plan();
+  int s = L.V(x).slot;
+  memory::desc src_md = plan.slots[s].md;
+  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
+  // No post-ops: oneDNN 2.6's generic resampling gets a residual-add post-op wrong.
+  std::vector<PostOp> chain;
+  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+    return dnnl::resampling_forward::primitive_desc(
+        dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest, src_md,
+                                       dst_md),
+        attr, plan.engine);
+  });
+  DnnlStep* step = L.AddDnnlStep(dnnl::resampling_forward(pd), "resize", n);
+  step->AddArg(DNNL_ARG_SRC, s, src_md, false);
+  L.FinishPostOps(step, out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(od));
+  return true;
+}
+
+}  // namespace aic::cpu

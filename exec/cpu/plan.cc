@@ -16,6 +16,8 @@ namespace aic::cpu {
 
 namespace {
 
+constexpr size_t kSingleThreadBelowBytes = size_t{32} << 20;
+
 std::unique_ptr<Model> SpecializedClone(const Model& model,
                                         const std::map<std::string, std::vector<int64_t>>& shapes) {
   auto m = std::make_unique<Model>();
@@ -53,6 +55,18 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   InferOptions io;
   io.best_effort = true;
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
+  // Tiny models lose more to waking a second worker at every primitive than
+  // they gain from splitting it (ORT makes the same call per op): below a
+  // few MB of activations the plan runs on one thread.
+  size_t activation_bytes = 0;
+  for (const auto& v : plan->model->graph->values()) {
+    if (v->producer() != nullptr && v->type().is_tensor() && v->dtype() == DType::kFloat &&
+        v->shape().has_rank() && v->shape().IsStatic()) {
+      activation_bytes += static_cast<size_t>(*v->shape().NumElements()) * 4;
+    }
+  }
+  plan->stats.activation_bytes = activation_bytes;
+  if (plan->threads > 1 && activation_bytes < kSingleThreadBelowBytes) plan->threads = SetCpuThreads(1);
   try {
     Lowerer lowerer(*plan, options);
     AIC_RETURN_IF_ERROR(lowerer.LowerAll());
@@ -104,6 +118,7 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
 }
 
 const PlanStats& StatsOf(const Plan& plan) { return plan.stats; }
+int ThreadsOf(const Plan& plan) { return plan.threads; }
 
 std::string DescribePlan(const Plan& plan) {
   std::string out;

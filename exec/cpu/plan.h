@@ -36,6 +36,8 @@ struct PlanStats {
   int folded_nodes = 0;       // nodes computed at compile time
   size_t arena_bytes = 0;
   size_t weight_bytes = 0;    // packed constants owned by the plan
+  size_t activation_bytes = 0;  // all f32 node outputs, as if none were reused
+  int threads = 0;            // what the plan runs on (1 for tiny models)
   std::vector<std::string> fallback_ops;  // "OpType" for each fallback step
 };
 
@@ -50,6 +52,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
 absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds);
 
 const PlanStats& StatsOf(const Plan& plan);
+int ThreadsOf(const Plan& plan);
 // One line per step ("conv  Conv 'x' [post: hardswish,linear]"), for --explain style dumps.
 std::string DescribePlan(const Plan& plan);
 
@@ -70,5 +73,9 @@ class CpuExecutor {
 
 // Sets the thread count of oneDNN's OpenMP runtime (0: core count); returns it.
 int SetCpuThreads(int threads);
+
+// Re-executes the process with OMP_WAIT_POLICY=PASSIVE unless the variable is
+// set (see threading.cc); call first thing in a command that runs plans.
+void EnsurePassiveOpenMpWait();
 
 }  // namespace aic::cpu

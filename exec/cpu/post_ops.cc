@@ -56,7 +56,6 @@ std::vector<Elt> Lowerer::UnaryAsEltwise(const Node& n, const Value* x) {
   if (unary && op == "Sigmoid") return {{algorithm::eltwise_logistic, 0, 0, "sigmoid"}};
   if (unary && op == "Tanh") return {{algorithm::eltwise_tanh, 0, 0, "tanh"}};
   if (unary && op == "Exp") return {{algorithm::eltwise_exp, 0, 0, "exp"}};
-  if (unary && op == "Log") return {{algorithm::eltwise_log, 0, 0, "log"}};
   if (unary && op == "Sqrt") return {{algorithm::eltwise_sqrt, 0, 0, "sqrt"}};
   if (unary && op == "Abs") return {{algorithm::eltwise_abs, 0, 0, "abs"}};
   if (unary && op == "Elu") return {{algorithm::eltwise_elu, n.GetFloat("alpha", 1.0f), 0, "elu"}};

@@ -17,17 +17,30 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 }
 
 uint64_t HashBytes(const void* data, size_t size) {
-  // FNV-1a over 8-byte words, then the tail; fast enough for large weights.
+  // FNV-1a over 8-byte words in four independent lanes (the multiplies
+  // overlap: weights are hashed on import and after every fusion), then the
+  // tail.
   const uint8_t* p = static_cast<const uint8_t*>(data);
-  uint64_t h = 1469598103934665603ull;
+  constexpr uint64_t kPrime = 1099511628211ull;
+  uint64_t lane[4] = {1469598103934665603ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                      0x165667b19e3779f9ull};
   size_t i = 0;
+  for (; i + 32 <= size; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      lane[k] = (lane[k] ^ w) * kPrime;
+    }
+  }
+  uint64_t h = lane[0];
+  for (int k = 1; k < 4; ++k) h = Mix(h, lane[k]);
   for (; i + 8 <= size; i += 8) {
     uint64_t w;
     std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 1099511628211ull;
+    h = (h ^ w) * kPrime;
   }
-  for (; i < size; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
+  for (; i < size; ++i) h = (h ^ p[i]) * kPrime;
+  return Mix(h, size);
 }
 
 void AppendAttr(std::string& out, const Attribute& a) {
@@ -104,17 +117,30 @@ std::vector<ClassId> EGraph::Canonical(const std::vector<ClassId>& children) con
   return out;
 }
 
-int64_t EGraph::OpKey(const Node& n) {
-  std::string sig = absl::StrCat(n.domain, "|", n.op_type, "|");
-  for (const Attribute& a : n.attributes) AppendAttr(sig, a);
+int64_t EGraph::OpKey(const std::string& domain, const std::string& op_type,
+                      const std::vector<Attribute>& attributes) {
+  std::string sig = absl::StrCat(domain, "|", op_type, "|");
+  for (const Attribute& a : attributes) AppendAttr(sig, a);
   auto [it, inserted] = signatures_.emplace(sig, static_cast<int64_t>(signatures_.size()));
   return it->second;
 }
 
 std::string EGraph::HashKey(const ENode& n) const {
-  std::string key = absl::StrCat(static_cast<int>(n.kind), ":", n.op_key, ":", n.index, ":");
-  if (n.kind == ENodeKind::kConst) absl::StrAppend(&key, "c", n.const_index);
-  for (ClassId c : n.children) absl::StrAppend(&key, c == kNoClass ? -1 : Find(c), ",");
+  // Raw bytes, not text: keys are built for every e-node on every rebuild.
+  // The first byte is the kind (0..4), so a key never collides with the
+  // constant-content probes, which start with 'h' (see AddConst).
+  std::string key;
+  key.reserve(1 + 3 * 8 + 4 * n.children.size());
+  auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  key.push_back(static_cast<char>(n.kind));
+  put(n.op_key);
+  put(n.index);
+  int64_t const_index = n.kind == ENodeKind::kConst ? n.const_index : -1;
+  put(const_index);
+  for (ClassId c : n.children) {
+    ClassId canonical = c == kNoClass ? kNoClass : Find(c);
+    put(canonical);
+  }
   return key;
 }
 
@@ -144,17 +170,26 @@ ClassId EGraph::Intern(ENode node, std::function<void(EClassData&)> analyze) {
 ClassId EGraph::AddOp(const std::string& op_type, const std::string& domain,
                       std::vector<ClassId> children, std::vector<Attribute> attributes,
                       int num_outputs) {
-  std::vector<Value*> ins;
-  for (ClassId c : children) ins.push_back(c == kNoClass ? nullptr : scratch_.AddValue(""));
-  std::vector<Value*> outs;
-  for (int i = 0; i < num_outputs; ++i) outs.push_back(scratch_.AddValue(""));
-  Node* n = scratch_.AddNode(op_type, std::move(ins), std::move(outs), "", domain);
-  n->attributes = std::move(attributes);
+  // One signature node per (signature, present inputs, outputs), shared by
+  // every e-node of that form: a node (and its values) per e-node was most
+  // of the e-graph's memory on large graphs.
+  int64_t op_key = OpKey(domain, op_type, attributes);
+  std::string form = absl::StrCat(op_key, "/", num_outputs, "/");
+  for (ClassId c : children) form += c == kNoClass ? '0' : '1';
+  Node*& n = signature_nodes_[form];
+  if (n == nullptr) {
+    std::vector<Value*> ins;
+    for (ClassId c : children) ins.push_back(c == kNoClass ? nullptr : scratch_.AddValue(""));
+    std::vector<Value*> outs;
+    for (int i = 0; i < num_outputs; ++i) outs.push_back(scratch_.AddValue(""));
+    n = scratch_.AddNode(op_type, std::move(ins), std::move(outs), "", domain);
+    n->attributes = std::move(attributes);
+  }
   ENode e;
   e.kind = ENodeKind::kOp;
   e.op = n;
   e.children = std::move(children);
-  e.op_key = OpKey(*n);
+  e.op_key = op_key;
   e.num_outputs = num_outputs;
   ENode copy = e;
   return Intern(std::move(e), [&](EClassData& d) { AnalyzeOp(copy, d); });
@@ -312,6 +347,8 @@ bool EGraph::Union(ClassId a, ClassId b) {
   if (a == b) return false;
   if (classes_[a].nodes.size() < classes_[b].nodes.size()) std::swap(a, b);
   parent_[b] = a;
+  if (dirty_.size() < classes_.size()) dirty_.resize(classes_.size(), 0);
+  dirty_[a] = 1;
   EClassData& da = classes_[a];
   EClassData& db = classes_[b];
   da.nodes.insert(da.nodes.end(), db.nodes.begin(), db.nodes.end());
@@ -335,20 +372,50 @@ bool EGraph::Union(ClassId a, ClassId b) {
 }
 
 void EGraph::Rebuild() {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    hashcons_.clear();
-    for (size_t i = 0; i < nodes_.size(); ++i) {
+  // Congruence closure with a worklist: after one full pass, only the parents
+  // of classes merged since are re-keyed. (Full passes until nothing changed
+  // took one pass per level of a chain of merges: quadratic on long chains.)
+  // Keys left behind by re-keyed nodes name non-canonical classes, which no
+  // canonical e-node can produce again, so they never cause a false match.
+  std::vector<std::vector<int32_t>> parents(classes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (ClassId c : nodes_[i].children) {
+      if (c != kNoClass) parents[Find(c)].push_back(static_cast<int32_t>(i));
+    }
+  }
+  hashcons_.clear();
+  std::vector<int32_t> work(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) work[i] = static_cast<int32_t>(i);
+  std::vector<char> queued(nodes_.size(), 0);
+  while (!work.empty()) {
+    std::vector<int32_t> next;
+    for (int32_t i : work) {
+      queued[i] = 0;
       ENode& n = nodes_[i];
       n.children = Canonical(n.children);
       std::string key = HashKey(n);
-      auto [it, inserted] = hashcons_.emplace(key, static_cast<int32_t>(i));
-      if (!inserted && Find(node_class_[it->second]) != Find(node_class_[i])) {
-        Union(node_class_[it->second], node_class_[i]);
-        changed = true;
+      auto [it, inserted] = hashcons_.emplace(std::move(key), i);
+      if (inserted) continue;
+      if (it->second != i && Find(node_class_[it->second]) == Find(node_class_[i])) continue;
+      if (it->second == i) continue;
+      ClassId a = Find(node_class_[it->second]);
+      ClassId b = Find(node_class_[i]);
+      Union(a, b);
+      ClassId root = Find(a);
+      ClassId loser = root == a ? b : a;
+      // Nodes reading the loser now have a different key.
+      for (int32_t p : parents[loser]) {
+        if (!queued[p]) {
+          queued[p] = 1;
+          next.push_back(p);
+        }
       }
+      auto& rp = parents[root];
+      rp.insert(rp.end(), parents[loser].begin(), parents[loser].end());
+      parents[loser].clear();
+      parents[loser].shrink_to_fit();
     }
+    work = std::move(next);
   }
   // Re-key constants the way AddConst probes them, and drop duplicate e-nodes.
   absl::flat_hash_map<std::string, int32_t> rebuilt;
@@ -381,11 +448,26 @@ void EGraph::PropagateAnalyses() {
   // shape): recompute what those ops' classes know. Children mostly precede
   // parents in node order, so one sweep carries facts far; a second catches
   // the rest.
+  // Only e-nodes reading a dirty class are redone: an e-node was analyzed
+  // when it was added, with its children as they were then, and only unions
+  // and this propagation make children know more. (Redoing every e-node on
+  // every rebuild was a third of the optimizer's time.)
+  dirty_.resize(classes_.size(), 0);
+  std::vector<char> next_dirty(classes_.size(), 0);
   for (int sweep = 0; sweep < 2; ++sweep) {
     bool changed = false;
+    std::fill(next_dirty.begin(), next_dirty.end(), 0);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const ENode& n = nodes_[i];
       if (n.kind != ENodeKind::kOp) continue;
+      bool reads_dirty = false;
+      for (ClassId c : n.children) {
+        if (c != kNoClass && dirty_[Find(c)]) {
+          reads_dirty = true;
+          break;
+        }
+      }
+      if (!reads_dirty) continue;
       EClassData& d = classes_[Find(node_class_[i])];
       bool missing_value = false;
       for (const auto& v : d.values) missing_value = missing_value || !v.has_value();
@@ -402,11 +484,13 @@ void EGraph::PropagateAnalyses() {
       if (!inputs_better) continue;
       EClassData fresh;
       AnalyzeOp(n, fresh);
-      EClassData& target = classes_[Find(node_class_[i])];
+      ClassId root = Find(node_class_[i]);
+      EClassData& target = classes_[root];
+      bool updated = false;
       for (size_t k = 0; k < target.values.size() && k < fresh.values.size(); ++k) {
         if (!target.values[k] && fresh.values[k]) {
           target.values[k] = std::move(fresh.values[k]);
-          changed = true;
+          updated = true;
         }
       }
       for (size_t k = 0; k < target.types.size() && k < fresh.types.size(); ++k) {
@@ -416,14 +500,22 @@ void EGraph::PropagateAnalyses() {
         bool f_static = f.is_tensor() && f.shape.IsStatic();
         if ((!t.known() && f.known()) || (!t_static && f_static)) {
           target.types[k] = f;
-          changed = true;
+          updated = true;
         }
       }
       if (fresh.weight_only && !target.weight_only) {
         target.weight_only = true;
+        updated = true;
+      }
+      if (updated) {
         changed = true;
+        dirty_[root] = 1;
+        next_dirty[root] = 1;
       }
     }
+    // The next sweep (or, after the last, the next rebuild) redoes only the
+    // readers of what this sweep taught.
+    dirty_ = next_dirty;
     if (!changed) break;
   }
 }

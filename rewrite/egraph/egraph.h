@@ -108,7 +108,8 @@ class EGraph {
   std::string Dump() const;
 
  private:
-  int64_t OpKey(const Node& n);
+  int64_t OpKey(const std::string& domain, const std::string& op_type,
+                const std::vector<Attribute>& attributes);
   std::vector<ClassId> Canonical(const std::vector<ClassId>& children) const;
   ClassId Intern(ENode node, std::function<void(EClassData&)> analyze);
   void AnalyzeOp(const ENode& node, EClassData& data);
@@ -122,11 +123,15 @@ class EGraph {
   std::deque<EClassData> classes_;
   std::deque<ENode> nodes_;
   std::vector<ClassId> node_class_;  // class each e-node was added to (before unions)
+  // Classes whose analysis data may have grown since PropagateAnalyses last
+  // looked (union roots, classes it updated): only their readers are redone.
+  std::vector<char> dirty_;
   std::vector<Tensor> constants_;
   std::vector<uint64_t> const_hashes_;  // TensorHash of each constant, computed once
   absl::flat_hash_map<std::string, int32_t> hashcons_;  // key -> node index
   absl::flat_hash_map<ClassId, int> use_count_;
   absl::flat_hash_map<std::string, int64_t> signatures_;
+  absl::flat_hash_map<std::string, Node*> signature_nodes_;  // see AddOp
   Graph scratch_;  // holds the op signature nodes
   int64_t opaque_counter_ = 0;
   int64_t symbol_counter_ = 0;

@@ -18,7 +18,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kKernelOverhead = 4096;
 // Above this many classes the per-class reachability sets get too big; fall
 // back to tree costs (shared classes counted per use).
-constexpr size_t kMaxDagClasses = 40000;
+// The DAG costs take time quadratic in the depth of the graph (every class
+// sums what it reaches): 4096 classes cover models of a few thousand nodes
+// in milliseconds, and keep the time linear beyond.
+constexpr size_t kMaxDagClasses = 4096;
 
 double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
   switch (n.kind) {
@@ -76,18 +79,76 @@ class Extractor {
       if (eg_.Find(id) != id) continue;
       for (int32_t i : eg_.data(id).nodes) node_costs[c].push_back(NodeCost(eg_, eg_.node(i), id));
     }
+    // Class ids do not follow dependencies (rules add classes late): the
+    // passes go children first, so costs settle in a few; after the first pass, an e-node is tried
+    // again only when one of its children improved since it was last tried
+    // (the worklist of greedy DAG extractors), which makes a pass cost what
+    // changed rather than the whole e-graph.
+    std::vector<int> improved_in(n_, -1);
+    std::vector<ClassId> order = ChildrenFirstOrder();
     for (int pass = 0; pass < 64; ++pass) {
       bool changed = false;
-      for (size_t c = 0; c < n_; ++c) {
-        ClassId id = static_cast<ClassId>(c);
-        if (eg_.Find(id) != id) continue;
+      for (ClassId id : order) {
+        size_t c = static_cast<size_t>(id);
         const auto& nodes = eg_.data(id).nodes;
         for (size_t k = 0; k < nodes.size(); ++k) {
-          if (Try(id, nodes[k], node_costs[c][k])) changed = true;
+          if (pass > 0) {
+            bool stale = false;
+            for (ClassId ch : eg_.node(nodes[k]).children) {
+              if (ch != kNoClass && improved_in[eg_.Find(ch)] >= pass - 1) {
+                stale = true;
+                break;
+              }
+            }
+            if (!stale) continue;
+          }
+          if (Try(id, nodes[k], node_costs[c][k])) {
+            changed = true;
+            improved_in[c] = pass;
+          }
         }
       }
       if (!changed) break;
     }
+  }
+
+  // Live classes in DFS post-order over all their e-nodes' children: every
+  // class after the classes it reads, except along cycles (x = x + 0).
+  std::vector<ClassId> ChildrenFirstOrder() const {
+    std::vector<ClassId> order;
+    std::vector<char> state(n_, 0);  // 0 new, 1 on the stack, 2 done
+    std::vector<std::pair<ClassId, size_t>> stack;  // class, next child slot
+    std::vector<std::vector<ClassId>> kids(n_);
+    for (size_t c = 0; c < n_; ++c) {
+      ClassId root = static_cast<ClassId>(c);
+      if (eg_.Find(root) != root || state[c]) continue;
+      stack.push_back({root, 0});
+      state[c] = 1;
+      while (!stack.empty()) {
+        auto& [id, next] = stack.back();
+        std::vector<ClassId>& k = kids[id];
+        if (next == 0 && k.empty()) {
+          for (int32_t i : eg_.data(id).nodes) {
+            for (ClassId ch : eg_.node(i).children) {
+              if (ch != kNoClass) k.push_back(eg_.Find(ch));
+            }
+          }
+        }
+        if (next < k.size()) {
+          ClassId ch = k[next++];
+          if (state[ch] == 0) {
+            state[ch] = 1;
+            stack.push_back({ch, 0});
+          }
+          continue;
+        }
+        state[id] = 2;
+        order.push_back(id);
+        std::vector<ClassId>().swap(k);
+        stack.pop_back();
+      }
+    }
+    return order;
   }
 
   int32_t best(ClassId c) const { return best_[eg_.Find(c)]; }

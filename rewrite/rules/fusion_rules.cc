@@ -45,19 +45,36 @@ const ENode* ConstConv(const EGraph& g, ClassId c, ConvParts& parts) {
   return nullptr;
 }
 
+// W with output channel o scaled by s[o], computed in double and rounded once.
+template <typename T>
+Tensor ScaleRows(const Tensor& w, const std::vector<double>& s) {
+  Tensor out(w.dtype(), w.dims());
+  absl::Span<const T> in = w.span<T>();
+  T* dst = out.mutable_data<T>();
+  int64_t m = static_cast<int64_t>(s.size());
+  int64_t per = m == 0 ? 0 : static_cast<int64_t>(in.size()) / m;
+  for (int64_t o = 0; o < m; ++o) {
+    for (int64_t k = 0; k < per; ++k) {
+      dst[o * per + k] = static_cast<T>(static_cast<double>(in[o * per + k]) * s[o]);
+    }
+  }
+  return out;
+}
+
 // Conv(x, W*s, b*s + t): the conv with its output channels scaled and shifted.
 ClassId ScaledConv(EGraph& g, const ENode& conv, const ConvParts& p, const std::vector<double>& s,
                    const std::vector<double>& t) {
   int64_t m = p.wt->dim(0);
-  std::vector<double> w = ToDoubles(*p.wt);
-  int64_t per = m == 0 ? 0 : p.wt->num_elements() / m;
-  for (int64_t o = 0; o < m; ++o) {
-    for (int64_t k = 0; k < per; ++k) w[o * per + k] *= s[o];
-  }
+  bool unit = true;
+  for (double v : s) unit = unit && v == 1.0;
+  // Why: a pure bias change (Conv + Add) keeps W as it is; copying and
+  // rehashing megabytes of unchanged weights dominated the optimizer's time.
+  ClassId nw = unit ? p.w
+                    : g.AddConst(p.wt->dtype() == DType::kFloat ? ScaleRows<float>(*p.wt, s)
+                                                                : ScaleRows<double>(*p.wt, s));
   std::vector<double> b(m, 0.0);
   if (p.bt != nullptr) b = ToDoubles(*p.bt);
   for (int64_t o = 0; o < m; ++o) b[o] = b[o] * s[o] + t[o];
-  ClassId nw = g.AddConst(FromDoubles(w, p.wt->dtype(), p.wt->dims()));
   ClassId nb = g.AddConst(FromDoubles(b, p.wt->dtype(), {m}));
   return g.AddOpLike(*conv.op, {p.x, nw, nb}, 1);
 }

@@ -1,7 +1,9 @@
 // Decomposed activations recognised and replaced by the standard op the
 // model's opset has: x*clip(x+3, 0, 6)/6 is HardSwish (opset >= 14) or, below
 // 14, x*HardSigmoid(x) with alpha 1/6 (one node less per activation either way
-// is two).
+// is two); x*0.5*(1+erf(x/√2)), as exporters write GELU, is Gelu (opset >= 20).
+#include <cmath>
+
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -91,6 +93,96 @@ ClassId FuseHardSigmoidMul(RuleContext& ctx, ClassId cls, const ENode& n) {
   return ctx.g.AddOp("Mul", "", {x, hs});
 }
 
+// A scalar constant within a relative 1e-6 of v (exporters round √2 and
+// 1/√2 to float differently).
+bool IsScalarNear(const EGraph& g, ClassId c, double v) {
+  const Tensor* t = c == kNoClass ? nullptr : g.value(c);
+  if (t == nullptr || t->num_elements() != 1 || !IsFloat(t->dtype())) return false;
+  return std::abs(t->ElementAsDouble(0) - v) <= 1e-6 * std::abs(v);
+}
+
+// Whether class c is 1 + Erf(x / √2) (or Erf(x * 1/√2), either operand order); sets x.
+bool IsOnePlusErf(const EGraph& g, ClassId c, ClassId& x) {
+  for (const ENode* add : g.FindOps(c, "Add")) {
+    for (int side = 0; side < 2; ++side) {
+      if (!IsScalarNear(g, Child(g, *add, 1 - side), 1.0)) continue;
+      for (const ENode* erf : g.FindOps(Child(g, *add, side), "Erf")) {
+        ClassId arg = Child(g, *erf, 0);
+        for (const ENode* div : g.FindOps(arg, "Div")) {
+          if (IsScalarNear(g, Child(g, *div, 1), std::sqrt(2.0))) {
+            x = Child(g, *div, 0);
+            return true;
+          }
+        }
+        for (const ENode* mul : g.FindOps(arg, "Mul")) {
+          for (int k = 0; k < 2; ++k) {
+            if (IsScalarNear(g, Child(g, *mul, 1 - k), std::sqrt(0.5))) {
+              x = Child(g, *mul, k);
+              return true;
+            }
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// Whether class c is a Mul of `a` and something satisfying `rest` (either
+// order); `rest` gets the other operand.
+template <typename Pred>
+bool IsMulOf(const EGraph& g, ClassId c, Pred rest) {
+  for (const ENode* mul : g.FindOps(c, "Mul")) {
+    for (int side = 0; side < 2; ++side) {
+      if (rest(Child(g, *mul, side), Child(g, *mul, 1 - side))) return true;
+    }
+  }
+  return false;
+}
+
+// The product x * 0.5 * (1 + erf(x/√2)) in any of its three groupings, at a
+// Mul e-node; sets x.
+bool MatchGelu(const EGraph& g, const ENode& n, ClassId& x) {
+  for (int side = 0; side < 2; ++side) {
+    ClassId p = Child(g, n, side);
+    ClassId q = Child(g, n, 1 - side);
+    ClassId cand;
+    // (x * A) * 0.5
+    if (IsScalarNear(g, q, 0.5) &&
+        IsMulOf(g, p, [&](ClassId a, ClassId b) { return IsOnePlusErf(g, b, cand) && cand == a; })) {
+      x = cand;
+      return true;
+    }
+    // (x * 0.5) * A
+    if (IsOnePlusErf(g, q, cand) &&
+        IsMulOf(g, p, [&](ClassId a, ClassId b) { return a == cand && IsScalarNear(g, b, 0.5); })) {
+      x = cand;
+      return true;
+    }
+    // x * (0.5 * A)
+    if (IsMulOf(g, q, [&](ClassId a, ClassId b) {
+          return IsScalarNear(g, a, 0.5) && IsOnePlusErf(g, b, cand) && cand == p;
+        })) {
+      x = cand;
+      return true;
+    }
+  }
+  return false;
+}
+
+// x * 0.5 * (1 + erf(x / √2)) -> Gelu(x)
+ClassId FuseGelu(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId x;
+  if (!MatchGelu(g, n, x)) return ctx.Decline("not x*0.5*(1+erf(x/sqrt(2)))");
+  // Why: the scalar constants must not broadcast x to a bigger shape or change its type.
+  const Shape* out = RankedShape(g, cls);
+  const Shape* xs = RankedShape(g, x);
+  if (!out || !xs || !SameShape(*out, *xs)) return ctx.Decline("the constants broadcast x");
+  if (g.type(x).dtype != g.type(cls).dtype || !IsFloat(g.type(x).dtype)) return ctx.Decline("not a float tensor");
+  return g.AddOp("Gelu", "", {x});
+}
+
 }  // namespace
 
 void AddPatternRules(std::vector<Rule>& rules) {
@@ -101,6 +193,8 @@ void AddPatternRules(std::vector<Rule>& rules) {
                      "x * clip(x+3, 0, 6) / 6 -> x * HardSigmoid(x, 1/6, 0.5)  (opset < 14)", root,
                      Exactness::kReassociating, 6, FuseHardSigmoidMul});
   }
+  rules.push_back({"fuse_gelu", "x * 0.5 * (1 + erf(x / sqrt(2))) -> Gelu(x)", "Mul",
+                   Exactness::kReassociating, 20, FuseGelu});
 }
 
 }  // namespace aic::rewrite

@@ -56,8 +56,19 @@ ClassId Child(const EGraph& g, const ENode& n, size_t i) {
 }
 
 std::vector<double> ToDoubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.num_elements()));
-  for (int64_t i = 0; i < t.num_elements(); ++i) out[i] = t.ElementAsDouble(i);
+  // Why the fast paths: weights run to millions of elements, and
+  // ElementAsDouble dispatches on the dtype per element.
+  if (t.dtype() == DType::kFloat) {
+    absl::Span<const float> in = t.span<float>();
+    return std::vector<double>(in.begin(), in.end());
+  }
+  if (t.dtype() == DType::kDouble) {
+    absl::Span<const double> in = t.span<double>();
+    return std::vector<double>(in.begin(), in.end());
+  }
+  int64_t n = t.num_elements();
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[i] = t.ElementAsDouble(i);
   return out;
 }
 

@@ -75,7 +75,9 @@ TEST(BadInputTest, RandomBytes) {
     std::string bytes(static_cast<size_t>(1 + rng() % 512), '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
     absl::Status s = LoadAndVerify(bytes);  // must not crash; almost always an error
-    if (!s.ok()) EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);
+    if (!s.ok()) {
+      EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);
+    }
   }
   ExpectOneLineError(LoadAndVerify(std::string("\x93\x01garbage\xff\xff\xff", 12)), "not an ONNX model");
 }

@@ -1,0 +1,129 @@
+// fuse_gelu: x * 0.5 * (1 + erf(x / √2)), as exporters write GELU, becomes one
+// Gelu node from opset 20 on, in each of the three ways the product is
+// grouped; near misses (another constant, another operand, a broadcast, an
+// older opset) stay as they are; outputs match the reference executor's.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/rewrite/rewrite_test_util.h"
+
+namespace aic::rewrite {
+namespace {
+
+using testing::MaxOutputDiff;
+using testing::ModelFn;
+using testing::OpCounts;
+using testing::OptimizeModel;
+using testing::OptimizeWith;
+
+enum class Grouping { kXTimesAThenHalf, kHalfXThenA, kXTimesHalfA };
+
+struct GeluSpec {
+  Grouping grouping = Grouping::kXTimesAThenHalf;
+  bool erf_by_mul = false;  // erf(x * 1/√2) instead of erf(x / √2)
+  float half = 0.5f;
+  bool other_x_in_erf = false;  // erf reads a different tensor than the product
+  std::vector<int64_t> const_dims = {};  // shape of the 0.5 constant
+  int64_t opset = 20;
+};
+
+Tensor Scalar(float v, const std::vector<int64_t>& dims = {}) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return Tensor::FromVector<float>(std::vector<float>(n, v), dims);
+}
+
+ModelFn Gelu(GeluSpec s) {
+  return [s] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 5});
+    Value* z = s.other_x_in_erf ? b.Op("Neg", {x}) : x;
+    Value* scaled = s.erf_by_mul ? b.Op("Mul", {z, b.Constant("inv_sqrt2", Scalar(std::sqrt(0.5f)))})
+                                 : b.Op("Div", {z, b.Constant("sqrt2", Scalar(std::sqrt(2.0f)))});
+    Value* a = b.Op("Add", {b.Constant("one", Scalar(1.f)), b.Op("Erf", {scaled})});
+    Value* half = b.Constant("half", Scalar(s.half, s.const_dims));
+    Value* y = nullptr;
+    switch (s.grouping) {
+      case Grouping::kXTimesAThenHalf: y = b.Op("Mul", {b.Op("Mul", {x, a}), half}); break;
+      case Grouping::kHalfXThenA: y = b.Op("Mul", {b.Op("Mul", {x, half}), a}); break;
+      case Grouping::kXTimesHalfA: y = b.Op("Mul", {x, b.Op("Mul", {half, a})}); break;
+    }
+    b.Output(b.Op("Relu", {y}));
+    return b.Build(s.opset);
+  };
+}
+
+void ExpectFused(const ModelFn& build) {
+  auto r = OptimizeWith(build, "fuse_gelu");
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_GT(r.stats.rule_counts["fuse_gelu"], 0);
+  auto counts = OpCounts(*r.model->graph);
+  EXPECT_EQ(counts["Gelu"], 1);
+  EXPECT_EQ(counts["Erf"], 0);
+  EXPECT_EQ(counts["Mul"], 0);
+  EXPECT_EQ(counts["Add"], 0);
+  EXPECT_EQ(counts["Div"], 0);
+  // Reassociating: equal up to rounding, not bitwise.
+  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false), 1e-5);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false, /*seed=*/11), 1e-5);
+}
+
+void ExpectUnfused(const ModelFn& build) {
+  auto r = OptimizeWith(build, "fuse_gelu");
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_EQ(r.stats.rule_counts.count("fuse_gelu"), 0u);
+  EXPECT_EQ(OpCounts(*r.model->graph)["Gelu"], 0);
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, /*bitwise=*/true), 0.0);
+}
+
+TEST(GeluRuleTest, FiresOnEachGrouping) {
+  for (Grouping g : {Grouping::kXTimesAThenHalf, Grouping::kHalfXThenA, Grouping::kXTimesHalfA}) {
+    SCOPED_TRACE(static_cast<int>(g));
+    ExpectFused(Gelu({.grouping = g}));
+  }
+}
+
+TEST(GeluRuleTest, FiresWithMultiplicationByInverseSqrt2) {
+  ExpectFused(Gelu({.grouping = Grouping::kHalfXThenA, .erf_by_mul = true}));
+}
+
+TEST(GeluRuleTest, FiresUnderTheDefaultRuleSet) {
+  ModelFn build = Gelu({});
+  auto r = OptimizeModel(build(), {});
+  auto counts = OpCounts(*r.model->graph);
+  EXPECT_EQ(counts["Gelu"], 1);
+  EXPECT_EQ(counts["Erf"], 0);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, false), 1e-5);
+}
+
+TEST(GeluRuleTest, DeclinesNearMisses) {
+  {
+    SCOPED_TRACE("0.6 instead of 0.5");
+    ExpectUnfused(Gelu({.half = 0.6f}));
+  }
+  {
+    SCOPED_TRACE("erf of another tensor");
+    ExpectUnfused(Gelu({.other_x_in_erf = true}));
+  }
+  {
+    SCOPED_TRACE("0.5 of shape [1, 1, 1] broadcasts x to rank 3");
+    ExpectUnfused(Gelu({.const_dims = {1, 1, 1}}));
+  }
+}
+
+TEST(GeluRuleTest, NotBeforeOpset20) {
+  ExpectUnfused(Gelu({.opset = 18}));
+}
+
+TEST(GeluRuleTest, SecondRunChangesNothing) {
+  auto r = OptimizeWith(Gelu({}), "fuse_gelu");
+  auto before = OpCounts(*r.model->graph);
+  auto again = OptimizeModel(std::move(r.model), {"fuse_gelu"});
+  EXPECT_EQ(again.stats.rule_counts.count("fuse_gelu"), 0u);
+  EXPECT_EQ(OpCounts(*again.model->graph), before);
+}
+
+}  // namespace
+}  // namespace aic::rewrite
