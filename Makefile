@@ -1,7 +1,7 @@
 # Thin wrapper around CMake. The README's two commands:
 #   make demo   install dependencies, build, run the main job on testdata/
 #   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
-.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz conformance-docs clean
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz conformance-docs bench clean
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -62,6 +62,15 @@ test: test-release test-asan fuzz
 conformance-docs: build
 	python3 tests/conformance/make_conformance_doc.py build/tests/aic_conformance docs/CONFORMANCE.md \
 	  --allowlist tests/conformance/allowlist.txt
+
+# Regenerates bench/RESULTS.md (runtime vs ONNX Runtime) and bench/OPTIMIZERS.md
+# (opt vs onnxsim/onnxslim/ORT basic). Not part of `make test`: timing is kept out of tests.
+BENCH_VENV := build/bench-venv
+bench: setup build
+	[ -x $(BENCH_VENV)/bin/python ] || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q -r bench/requirements.txt
+	$(VENV)/bin/python bench/run_bench.py --aic build/aic-onnx
+	$(BENCH_VENV)/bin/python bench/compare_optimizers.py --aic build/aic-onnx
 
 clean:
 	rm -rf build build-asan build-fuzz
