@@ -24,6 +24,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterSequenceOps(*r);
     RegisterRnnOps(*r);
     RegisterMiscOps(*r);
+    RegisterFusedOps(*r);
     return r;
   }();
   return *registry;

@@ -49,5 +49,6 @@ void RegisterControlFlowOps(OpRegistry& r);
 void RegisterSequenceOps(OpRegistry& r);
 void RegisterRnnOps(OpRegistry& r);
 void RegisterMiscOps(OpRegistry& r);
+void RegisterFusedOps(OpRegistry& r);  // ai.aic: our executors' fused ops
 
 }  // namespace aic
