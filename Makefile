@@ -11,6 +11,7 @@ APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
   python3-onnx python3-numpy python3-venv
 VENV := .venv
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= 2000000
 
 setup: deps venv
 
@@ -49,8 +50,10 @@ fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DAIC_FUZZ=ON -DAIC_BUILD_TESTS=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer
-	mkdir -p build-fuzz/corpus
-	build-fuzz/load_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus
+	# Fixed seed and run count: the same inputs every time (what CI runs, you can rerun).
+	build-fuzz/load_fuzzer -seed=1 -runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -timeout=10 -artifact_prefix=build-fuzz/ \
 	  -print_final_stats=1 build-fuzz/corpus tests/fuzz/corpus > build-fuzz/fuzz.log 2>&1; \
 	  rc=$$?; tail -n 6 build-fuzz/fuzz.log; \
 	  if [ $$rc -ne 0 ]; then grep -m1 -A30 'ERROR\|==ERROR\|deadly' build-fuzz/fuzz.log; fi; \

@@ -105,6 +105,29 @@ absl::StatusOr<Tensor> TensorFromProto(TensorProto& proto, ExternalDataResolver*
     return Tensor(dtype, std::move(dims), Buffer::FromString(std::move(*raw)));
   }
 
+  // How many values the typed field holds, checked before allocating: a
+  // corrupt file may claim huge dims with a handful of values.
+  int64_t present = 0, per_element = 1;
+  switch (dtype) {
+    case DType::kFloat: present = proto.float_data_size(); break;
+    case DType::kComplex64: present = proto.float_data_size(); per_element = 2; break;
+    case DType::kDouble: present = proto.double_data_size(); break;
+    case DType::kComplex128: present = proto.double_data_size(); per_element = 2; break;
+    case DType::kInt64: present = proto.int64_data_size(); break;
+    case DType::kUint32: case DType::kUint64: present = proto.uint64_data_size(); break;
+    case DType::kUint4: case DType::kInt4: case DType::kFloat4E2M1:
+      present = proto.int32_data_size();
+      per_element = 0;  // packed: checked against the byte count below
+      break;
+    default: present = proto.int32_data_size(); break;
+  }
+  if (per_element > 0 ? present != count * per_element
+                      : static_cast<size_t>(present) != ByteSizeOf(dtype, count)) {
+    return Invalid(absl::StrCat("initializer '", name, "' has ", present,
+                                " values but its shape ", DimsToString(dims), " needs ",
+                                per_element > 0 ? count * per_element
+                                                : static_cast<int64_t>(ByteSizeOf(dtype, count))));
+  }
   Tensor t(dtype, dims);
   switch (dtype) {
     case DType::kFloat:

@@ -130,6 +130,13 @@ TEST(BadInputTest, InitializerSizeDisagreesWithShape) {
   ExpectOneLineError(LoadAndVerify(Serialize(raw)), "needs 16");
 }
 
+TEST(BadInputTest, HugeDimsWithFewValuesAreRefusedBeforeAllocating) {
+  onnx::ModelProto m = SmallModel();
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->set_dims(0, int64_t{1} << 40);  // 4 TiB of floats claimed, 4 values present
+  ExpectOneLineError(LoadAndVerify(Serialize(m)), "'w' has 4 values");
+}
+
 TEST(BadInputTest, NegativeDim) {
   onnx::ModelProto m = SmallModel();
   m.mutable_graph()->mutable_initializer(0)->set_dims(0, -4);
