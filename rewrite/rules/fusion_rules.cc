@@ -105,41 +105,40 @@ ClassId FuseConvBn(RuleContext& ctx, ClassId cls, const ENode& n) {
   return ScaledConv(g, *conv, p, s, t);
 }
 
-// Conv(x, W, b) + c -> Conv(x, W, b + c)   (c per output channel)
-ClassId FuseConvAddBias(RuleContext& ctx, ClassId cls, const ENode& n) {
-  EGraph& g = ctx.g;
+// Matches Conv(x, W, b) <op> c (either operand order) with c a constant per
+// output channel; returns the conv e-node with its parts and c per channel.
+const ENode* MatchConvPerChannel(EGraph& g, ClassId cls, const ENode& n, ConvParts& p,
+                                 std::vector<double>& per_channel) {
   for (int side = 0; side < 2; ++side) {
-    ConvParts p;
     const ENode* conv = ConstConv(g, Child(g, n, side), p);
     const Tensor* c = g.value(Child(g, n, 1 - side));
     const Shape* out = RankedShape(g, cls);
     const Shape* conv_out = RankedShape(g, Child(g, n, side));
     if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) continue;
-    // Why: the Add must not broadcast the conv output to a bigger shape.
+    // Why: the op must not broadcast the conv output to a bigger shape.
     if (!SameShape(*out, *conv_out)) continue;
-    std::vector<double> t = PerChannel(*c, out->rank(), p.wt->dim(0));
-    if (t.empty()) continue;
-    return ScaledConv(g, *conv, p, std::vector<double>(p.wt->dim(0), 1.0), t);
+    per_channel = PerChannel(*c, out->rank(), p.wt->dim(0));
+    if (!per_channel.empty()) return conv;
   }
-  return ctx.Decline("no Conv + per-channel constant");
+  return nullptr;
+}
+
+// Conv(x, W, b) + c -> Conv(x, W, b + c)   (c per output channel)
+ClassId FuseConvAddBias(RuleContext& ctx, ClassId cls, const ENode& n) {
+  ConvParts p;
+  std::vector<double> t;
+  const ENode* conv = MatchConvPerChannel(ctx.g, cls, n, p, t);
+  if (conv == nullptr) return ctx.Decline("no Conv + per-channel constant");
+  return ScaledConv(ctx.g, *conv, p, std::vector<double>(p.wt->dim(0), 1.0), t);
 }
 
 // Conv(x, W, b) * c -> Conv(x, W*c, b*c)   (c per output channel)
 ClassId FuseConvMulScale(RuleContext& ctx, ClassId cls, const ENode& n) {
-  EGraph& g = ctx.g;
-  for (int side = 0; side < 2; ++side) {
-    ConvParts p;
-    const ENode* conv = ConstConv(g, Child(g, n, side), p);
-    const Tensor* c = g.value(Child(g, n, 1 - side));
-    const Shape* out = RankedShape(g, cls);
-    const Shape* conv_out = RankedShape(g, Child(g, n, side));
-    if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) continue;
-    if (!SameShape(*out, *conv_out)) continue;
-    std::vector<double> s = PerChannel(*c, out->rank(), p.wt->dim(0));
-    if (s.empty()) continue;
-    return ScaledConv(g, *conv, p, s, std::vector<double>(p.wt->dim(0), 0.0));
-  }
-  return ctx.Decline("no Conv * per-channel constant");
+  ConvParts p;
+  std::vector<double> s;
+  const ENode* conv = MatchConvPerChannel(ctx.g, cls, n, p, s);
+  if (conv == nullptr) return ctx.Decline("no Conv * per-channel constant");
+  return ScaledConv(ctx.g, *conv, p, s, std::vector<double>(p.wt->dim(0), 0.0));
 }
 
 // MatMul(a, B) + c -> Gemm(a, B, c)   (a rank 2, B constant rank 2, c broadcasts to [N] or [M, N])
