@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "exec/cpu/internal.h"
-#include "exec/cpu/memory_planner.h"
+#include "exec/common/memory_planner.h"
 
 namespace aic::cpu {
 
@@ -57,7 +57,7 @@ void ShareInPlace(Plan& plan) {
 absl::Status PlaceArena(Plan& plan) {
   ComputeLifetimes(plan);
   ShareInPlace(plan);
-  std::vector<BufferRequest> requests;
+  std::vector<exec::BufferRequest> requests;
   std::vector<int> ids;
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const ArenaBuffer& buf = plan.buffers[b];
@@ -65,9 +65,9 @@ absl::Status PlaceArena(Plan& plan) {
     requests.push_back({buf.size, buf.first, buf.last});
     ids.push_back(static_cast<int>(b));
   }
-  MemoryPlan mp = PlanMemory(requests);
+  exec::MemoryPlan mp = exec::PlanMemory(requests);
   for (size_t i = 0; i < ids.size(); ++i) plan.buffers[ids[i]].offset = mp.offsets[i];
-  plan.arena = Buffer::Allocate(std::max<size_t>(mp.arena_bytes, kArenaAlignment));
+  plan.arena = Buffer::Allocate(std::max<size_t>(mp.arena_bytes, exec::kArenaAlignment));
   plan.stats.arena_bytes = mp.arena_bytes;
   uint8_t* base = plan.arena->mutable_data();
   std::shared_ptr<Buffer> arena = plan.arena;

@@ -1,10 +1,10 @@
-#include "exec/cpu/memory_planner.h"
+#include "exec/common/memory_planner.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 
-namespace aic::cpu {
+namespace aic::exec {
 
 namespace {
 
@@ -50,4 +50,4 @@ MemoryPlan PlanMemory(const std::vector<BufferRequest>& requests) {
   return plan;
 }
 
-}  // namespace aic::cpu
+}  // namespace aic::exec

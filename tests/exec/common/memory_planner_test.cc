@@ -1,10 +1,10 @@
-#include "exec/cpu/memory_planner.h"
+#include "exec/common/memory_planner.h"
 
 #include <random>
 
 #include "gtest/gtest.h"
 
-namespace aic::cpu {
+namespace aic::exec {
 namespace {
 
 void ExpectNoLiveOverlap(const std::vector<BufferRequest>& reqs, const MemoryPlan& plan) {
@@ -53,4 +53,4 @@ TEST(MemoryPlannerTest, RandomLifetimesNeverOverlap) {
 }
 
 }  // namespace
-}  // namespace aic::cpu
+}  // namespace aic::exec

@@ -1,5 +1,6 @@
-// The static memory plan of the CPU executor: every intermediate buffer has a
-// size and a lifetime (first and last step touching it, inclusive); buffers
+// The static memory plan shared by the executors (the CPU arena, the CUDA
+// device arena): every intermediate buffer has a size and a lifetime (first
+// and last step touching it, inclusive); buffers
 // are placed at offsets in one arena so that two buffers alive at the same
 // step never overlap. Placement is greedy by size (largest first), each
 // buffer taking the best-fitting gap among those already placed whose
@@ -12,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace aic::cpu {
+namespace aic::exec {
 
 struct BufferRequest {
   size_t size = 0;  // bytes
@@ -34,4 +35,4 @@ inline bool LifetimesOverlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-}  // namespace aic::cpu
+}  // namespace aic::exec
