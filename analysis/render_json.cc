@@ -154,6 +154,19 @@ const char* InvertibilityName(Invertibility i) {
   }
 }
 
+// `key`: the object `write` fills from *value, or null when there is none.
+template <typename Ptr, typename Write>
+void ObjectOrNull(Json& j, const char* key, const Ptr& value, Write write) {
+  j.Key(key);
+  if (!value) {
+    j.Null();
+    return;
+  }
+  j.BeginObject();
+  write(*value);
+  j.EndObject();
+}
+
 void NodeJson(Json& j, const ReportNode& n) {
   j.BeginObject();
   j.Key("index"); j.Int(n.index);
@@ -179,23 +192,15 @@ void NodeJson(Json& j, const ReportNode& n) {
   j.Key("collapse"); j.String(CollapseKindName(n.traits.collapse));
   j.Key("collapse_how"); j.String(n.traits.collapse_how);
   j.Key("representation"); j.String(RepresentationEffectName(n.traits.effect));
-  j.Key("layer");
-  if (n.is_layer) {
-    j.BeginObject();
-    j.Key("kind"); j.String(n.layer_kind);
-    j.Key("weight"); j.String(n.weight_name);
-    j.Key("weight_shape"); j.InlineInts(n.weight_dims);
-    j.Key("in_features"); j.Int(n.in_features);
-    j.Key("out_features"); j.Int(n.out_features);
-    j.Key("group"); j.Int(n.group);
-    j.EndObject();
-  } else {
-    j.Null();
-  }
-  j.Key("spectrum");
-  if (n.spectrum) {
-    const Spectrum& s = *n.spectrum;
-    j.BeginObject();
+  ObjectOrNull(j, "layer", n.is_layer ? &n : nullptr, [&](const ReportNode& layer) {
+    j.Key("kind"); j.String(layer.layer_kind);
+    j.Key("weight"); j.String(layer.weight_name);
+    j.Key("weight_shape"); j.InlineInts(layer.weight_dims);
+    j.Key("in_features"); j.Int(layer.in_features);
+    j.Key("out_features"); j.Int(layer.out_features);
+    j.Key("group"); j.Int(layer.group);
+  });
+  ObjectOrNull(j, "spectrum", n.spectrum, [&](const Spectrum& s) {
     j.Key("rows"); j.Int(s.rows);
     j.Key("cols"); j.Int(s.cols);
     j.Key("skipped"); s.skipped.empty() ? j.Null() : j.String(s.skipped);
@@ -207,14 +212,8 @@ void NodeJson(Json& j, const ReportNode& n) {
       j.Key("tolerance"); j.Double(s.tolerance);
       j.Key("singular_values"); j.InlineDoubles(s.singular_values);
     }
-    j.EndObject();
-  } else {
-    j.Null();
-  }
-  j.Key("low_rank");
-  if (n.low_rank) {
-    const LowRank& l = *n.low_rank;
-    j.BeginObject();
+  });
+  ObjectOrNull(j, "low_rank", n.low_rank, [&](const LowRank& l) {
     j.Key("rank"); j.Int(l.rank);
     j.Key("energy_kept"); j.Double(l.energy_kept);
     j.Key("relative_frobenius_error"); j.Double(l.relative_frobenius_error);
@@ -225,14 +224,8 @@ void NodeJson(Json& j, const ReportNode& n) {
     j.Key("params_after"); j.Int(l.params_after);
     j.Key("macs_before"); l.macs_before >= 0 ? j.Int(l.macs_before) : j.Null();
     j.Key("macs_after"); l.macs_before >= 0 ? j.Int(l.macs_after) : j.Null();
-    j.EndObject();
-  } else {
-    j.Null();
-  }
-  j.Key("activation");
-  if (n.activation) {
-    const Activation& a = *n.activation;
-    j.BeginObject();
+  });
+  ObjectOrNull(j, "activation", n.activation, [&](const Activation& a) {
     j.Key("samples"); j.Int(a.samples);
     j.Key("active_ratio"); j.Double(a.active_ratio);
     j.Key("unit_axis"); j.Int(a.unit_axis);
@@ -242,10 +235,7 @@ void NodeJson(Json& j, const ReportNode& n) {
     j.Key("rare_threshold"); j.Double(a.rare_threshold);
     j.Key("remaining_width"); j.Int(a.remaining_width);
     j.Key("unit_active_ratio"); j.InlineDoubles(a.unit_active_ratio);
-    j.EndObject();
-  } else {
-    j.Null();
-  }
+  });
   j.EndObject();
 }
 

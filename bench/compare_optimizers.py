@@ -19,7 +19,6 @@ Run it with a Python that has bench/requirements.txt installed:
 """
 import argparse
 import os
-import platform
 import resource
 import shlex
 import statistics
@@ -27,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from machine import machine_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -155,29 +156,6 @@ def make_chain(path, nodes, seed=0):
     onnx.save(m, path)
 
 
-def machine_line():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    import onnx
-    import onnxruntime
-    versions = [f"onnxruntime {onnxruntime.__version__}", f"onnx {onnx.__version__}"]
-    for mod in ("onnxsim", "onnxslim"):
-        try:
-            versions.append(f"{mod} {__import__(mod).__version__}")
-        except Exception:  # noqa: BLE001 - version is informative only
-            versions.append(f"{mod} ?")
-    load = os.getloadavg()[0]
-    return (f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, Python "
-            f"{platform.python_version()}, {', '.join(versions)}; load average {load:.1f} at start")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--aic", default=os.path.join(ROOT, "build", "aic-onnx"))
@@ -198,7 +176,7 @@ def main():
     if os.path.abspath(exe).startswith(ROOT + os.sep):
         exe = os.path.relpath(exe, ROOT)
     command = shlex.join([exe, os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:])
-    machine = machine_line()
+    machine = machine_line(["onnxruntime", "onnx", "onnxsim", "onnxslim"])
     opts = tools(os.path.abspath(args.aic))
     lines = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -52,7 +52,9 @@ def low_rank(rng, rows, cols, rank):
     return (u @ v / np.sqrt(rows * rank)).astype(np.float32)
 
 
-def encoder():
+def encoder(tied=True):
+    """tied=False gives every layer its own attention/FFN weights (BERT proper; the
+    benchmark's model, bench/make_bench_models.py); the test model ties them."""
     rng = np.random.default_rng(20261130)
     b = Builder()
 
@@ -62,16 +64,20 @@ def encoder():
     def bias(n):
         return (rng.standard_normal(n) * 0.02).astype(np.float32)
 
-    # Shared by every layer (stored as [in, out], the MatMul export layout).
-    w = {
-        "q": b.init("enc.attn.q.weight", low_rank(rng, D, D, Q_RANK)),
-        "k": b.init("enc.attn.k.weight", dense(D, D)),
-        "v": b.init("enc.attn.v.weight", dense(D, D)),
-        "o": b.init("enc.attn.o.weight", dense(D, D)),
-        "ff1": b.init("enc.ffn.fc1.weight", dense(D, FF)),
-        "ff2": b.init("enc.ffn.fc2.weight", dense(FF, D)),
-    }
-    bs = {k: b.init(f"{w[k][:-7]}.bias", bias(FF if k == "ff1" else D)) for k in w}
+    def layer_weights(prefix):
+        # Stored as [in, out], the MatMul export layout.
+        w = {
+            "q": b.init(f"{prefix}.attn.q.weight", low_rank(rng, D, D, Q_RANK)),
+            "k": b.init(f"{prefix}.attn.k.weight", dense(D, D)),
+            "v": b.init(f"{prefix}.attn.v.weight", dense(D, D)),
+            "o": b.init(f"{prefix}.attn.o.weight", dense(D, D)),
+            "ff1": b.init(f"{prefix}.ffn.fc1.weight", dense(D, FF)),
+            "ff2": b.init(f"{prefix}.ffn.fc2.weight", dense(FF, D)),
+        }
+        bs = {k: b.init(f"{w[k][:-7]}.bias", bias(FF if k == "ff1" else D)) for k in w}
+        return w, bs
+
+    shared = layer_weights("enc") if tied else None
     split_shape = b.init("split_heads_shape", np.array([0, 0, HEADS, D // HEADS], np.int64))
     merge_shape = b.init("merge_heads_shape", np.array([0, 0, D], np.int64))
     scale = b.init("attn_scale", np.array(1.0 / np.sqrt(D // HEADS), np.float32))
@@ -79,13 +85,15 @@ def encoder():
     one = b.init("gelu_one", np.array(1.0, np.float32))
     sqrt2 = b.init("gelu_sqrt2", np.array(np.sqrt(2.0), np.float32))
 
-    def linear(x, key, prefix):
-        mm = b.op("MatMul", [x, w[key]], name=f"{prefix}/MatMul")
-        return b.op("Add", [mm, bs[key]], name=f"{prefix}/Add")
-
     x = "x"
     for layer in range(LAYERS):
         p = f"layer{layer}"
+        w, bs = shared if tied else layer_weights(f"enc.layer{layer}")
+
+        def linear(x, key, prefix):
+            mm = b.op("MatMul", [x, w[key]], name=f"{prefix}/MatMul")
+            return b.op("Add", [mm, bs[key]], name=f"{prefix}/Add")
+
         heads = {}
         for key in ("q", "k", "v"):
             h = linear(x, key, f"{p}/attn/{key}")
