@@ -96,9 +96,8 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not an ONNX model (protobuf parse failed: truncated or corrupt)"));
   }
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  auto model = ModelFromParsed(proto, dir);
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  auto model = ModelFromParsed(proto, parent.empty() ? std::string(".") : parent.string());
   if (!model.ok()) return WithFile(path, model.status());
   return model;
 }
