@@ -32,7 +32,7 @@ build: deps
 	cmake --build build -j $(JOBS)
 
 build-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIC_SANITIZE=ON >/dev/null
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIC_SANITIZE=ON -DAIC_CUDA=OFF >/dev/null
 	cmake --build build-asan -j $(JOBS)
 
 demo: setup build
@@ -47,7 +47,7 @@ test-asan: setup build-asan
 	  ctest --output-on-failure -j $(JOBS)
 
 fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DAIC_FUZZ=ON -DAIC_BUILD_TESTS=OFF \
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DAIC_FUZZ=ON -DAIC_BUILD_TESTS=OFF -DAIC_CUDA=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer
 	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/cuda_device.h"
 #include "cli/inputs.h"
 #include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
@@ -25,19 +26,24 @@ namespace aic::cli {
 namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx bench IN.onnx [--shape NAME=D,D,..] [--input NAME=FILE]...
-                      [--iters N] [--warmup N] [--threads N] [--device cpu|reference]
-                      [--seed N] [--json] [--plan]
+                      [--iters N] [--warmup N] [--threads N] [--device cpu|cuda|reference]
+                      [--seed N] [--json] [--plan] [--profile]
 
 Times the model: --warmup runs (default 5), then --iters timed runs (default
 50), each on the same inputs (random unless --input gives them; symbolic dims
 are 1 unless --shape fixes them). Prints median, p10, p90 latency, throughput
 and the process's peak resident memory.
   --threads N   executor threads (default: the core count)
+  --device cuda the GPU executor: each run timed with CUDA events (input and
+                output copies included), cycling 8 sets of random inputs
   --json        one JSON object: median_ms, p10_ms, p90_ms, mean_ms,
                 throughput_per_s, peak_memory_bytes, baseline_memory_bytes,
                 arena_bytes, threads (what the plan ran on: tiny models
                 run on one), iters, warmup, compile_ms, steps, fallback_steps
   --plan        print the compiled plan (one line per step) to stderr
+  --profile     after the timing, time per step over the timed runs: a table
+                by step kind and op type (share of the total, sorted) and the
+                slowest steps (cpu device only; not with --json)
 )";
 
 // A field of /proc/self/status in bytes ("VmHWM", "VmRSS"), or 0.
@@ -67,7 +73,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   size_t baseline = ProcStatusBytes("VmRSS");
   auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--iters", "--warmup", "--threads",
                                           "--device"},
-                                         {"--help", "--json", "--plan"}});
+                                         {"--help", "--json", "--plan", "--profile"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -83,7 +89,10 @@ int BenchCommand(const std::vector<std::string>& argv) {
     return UsageError("--iters, --warmup, --threads and --seed take non-negative integers (--iters >= 1)");
   }
   std::string device = args->GetOr("--device", "cpu");
-  if (device != "cpu" && device != "reference") return UsageError("--device must be cpu or reference");
+  if (device == "cuda") HandOffToCudaCompanion();
+  if (device != "cpu" && device != "reference" && device != "cuda") {
+    return UsageError("--device must be cpu, cuda or reference");
+  }
   bool json = args->Has("--json");
   bool progress = !json && isatty(STDERR_FILENO);
 
@@ -97,6 +106,9 @@ int BenchCommand(const std::vector<std::string>& argv) {
   input_options.shapes = args->GetAll("--shape");
   auto feeds = BuildFeeds(**model, input_options);
   if (!feeds.ok()) return UsageError(path + ": " + std::string(feeds.status().message()));
+  if (device == "cuda") {
+    return BenchOnCuda(path, **model, input_options, {*iters, *warmup, json, args->Has("--plan")});
+  }
 
   cpu::CpuOptions options;
   options.threads = static_cast<int>(*threads);
@@ -113,14 +125,17 @@ int BenchCommand(const std::vector<std::string>& argv) {
     if (args->Has("--plan")) std::fputs(cpu::DescribePlan(*plan).c_str(), stderr);
   }
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cpu::RunProfile profile;
+  cpu::RunProfile* profiling = nullptr;  // set for the timed runs only
   auto run_once = [&]() -> absl::Status {
-    if (plan != nullptr) return cpu::Run(*plan, *feeds).status();
+    if (plan != nullptr) return cpu::Run(*plan, *feeds, profiling).status();
     return reference.Run(*feeds).status();
   };
   for (int64_t i = 0; i < *warmup; ++i) {
     if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
   }
   std::vector<double> ms;
+  if (args->Has("--profile") && plan != nullptr && !json) profiling = &profile;
   for (int64_t i = 0; i < *iters; ++i) {
     auto a = std::chrono::steady_clock::now();
     if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
@@ -156,6 +171,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
   std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms, %d steps (%d reference)\n",
               static_cast<double>(peak) / (1 << 20), static_cast<double>(arena) / (1 << 20), compile_ms, steps,
               fallback);
+  if (profiling != nullptr) std::fputs(cpu::FormatProfile(*plan, profile).c_str(), stdout);
   return 0;
 }
 

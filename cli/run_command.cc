@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/cuda_device.h"
 #include "cli/inputs.h"
 #include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
@@ -21,7 +22,7 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx run IN.onnx [--input NAME=FILE.npy|FILE.pb]... [--random]
                     [--shape NAME=D,D,..] [--seed N] [--out DIR]
-                    [--dump-intermediates DIR] [--device reference|cpu] [--threads N]
+                    [--dump-intermediates DIR] [--device reference|cpu|cuda] [--threads N]
 
 Runs the model and writes each output to DIR/<output name>.npy (default DIR:
 ./out), characters other than A-Za-z0-9._- in names replaced by '_'.
@@ -31,7 +32,8 @@ Runs the model and writes each output to DIR/<output name>.npy (default DIR:
                       are 1 unless --shape fixes them
   --dump-intermediates DIR   also write every node output there
   --device            reference (default): the reference interpreter;
-                      cpu: the fast executor (oneDNN kernels, planned memory)
+                      cpu: the fast executor (oneDNN kernels, planned memory);
+                      cuda: the GPU executor (needs a CUDA device; docs/CUDA.md)
   --threads N         threads for --device cpu (default: the core count)
 )";
 
@@ -67,8 +69,9 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (args->positional().size() != 1) return UsageError("run takes one model file (see --help)");
   const std::string& path = args->positional()[0];
   std::string device = args->GetOr("--device", "reference");
-  if (device != "reference" && device != "cpu") {
-    return UsageError("--device " + device + " is not available in this build (use reference or cpu)");
+  if (device == "cuda") HandOffToCudaCompanion();
+  if (device != "reference" && device != "cpu" && device != "cuda") {
+    return UsageError("--device " + device + " is not available in this build (use reference, cpu or cuda)");
   }
   auto threads = args->GetInt("--threads", 0);
   if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
@@ -90,6 +93,14 @@ int RunCommand(const std::vector<std::string>& argv) {
   std::vector<std::string> names;
   for (const Value* v : (*model)->graph->outputs()) names.push_back(v->name());
   std::string out_dir = args->GetOr("--out", "out");
+  if (device == "cuda") {
+    if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
+    auto outputs = RunOnCuda(**model, *feeds);
+    if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
+    std::printf("outputs:\n");
+    if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) return UsageError(std::string(s.message()));
+    return 0;
+  }
   if (device == "cpu") {
     cpu::EnsurePassiveOpenMpWait();
     if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");

@@ -1,8 +1,16 @@
 // Steps that do not call oneDNN: a node run by its reference kernel (any op
-// the fast path does not cover, any dtype), and a zero-copy view of a value
-// whose bytes are not in the arena (a feed or a reference kernel's result).
+// the fast path does not cover, any dtype, calls of model-local functions, control flow: If/Loop/Scan bodies
+// run as nested plans or by the reference interpreter, see body_plans.h, with
+// the outer values they read taken from their slots), and a zero-copy view of
+// a value whose bytes are not in the arena (a feed or a reference kernel's
+// result).
 #pragma once
 
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "exec/cpu/body_plans.h"
 #include "exec/cpu/internal.h"
 #include "ops/op_def.h"
 
@@ -10,9 +18,14 @@ namespace aic::cpu {
 
 class FallbackStep : public Step {
  public:
+  // `def` null: `node` calls a model-local function. `outer`: for a node with
+  // subgraphs, each value its bodies read from the enclosing graph and the
+  // plain slot holding it.
   FallbackStep(const Node* node, int64_t opset, const OpDef* def, std::vector<int> inputs,
-               std::vector<int> outputs);
+               std::vector<int> outputs, std::vector<std::pair<const Value*, int>> outer = {});
   absl::Status Execute(Plan& plan) override;
+  // The node's compiled bodies; null until a node with subgraphs first ran.
+  const BodyPlans* bodies() const { return bodies_.get(); }
 
  private:
   const Node* node_;
@@ -20,6 +33,8 @@ class FallbackStep : public Step {
   const OpDef* def_;
   std::vector<int> inputs_;   // -1 for an omitted optional input
   std::vector<int> outputs_;  // -1 for an unrequested output
+  std::vector<std::pair<const Value*, int>> outer_;
+  std::unique_ptr<BodyPlans> bodies_;
   std::vector<RuntimeValue> values_;
 };
 

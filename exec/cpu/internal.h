@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "exec/cpu/plan.h"
 #include "graph/model.h"
+#include "graph/runtime_value.h"
 #include "graph/tensor.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -40,7 +41,24 @@ struct Slot {
   int alias_of = -1;    // kArena views: the slot whose bytes these are
   Tensor tensor;        // kConstant/kFeed/kDynamic data; kArena plain: a view of the arena
   void* ptr = nullptr;  // current address of the bytes
+  // kFeed/kDynamic: this run's value when it is not a tensor (a sequence, an
+  // empty optional); `tensor` is undefined then.
+  bool holds_other = false;
+  RuntimeValue other;
   size_t bytes() const { return md.get_size(); }
+  RuntimeValue Get() const { return holds_other ? other : RuntimeValue(tensor); }
+  void Set(RuntimeValue v) {
+    holds_other = !v.is_tensor();
+    if (holds_other) {
+      other = std::move(v);
+      tensor = Tensor();
+      ptr = nullptr;
+    } else {
+      other = RuntimeValue();
+      tensor = std::move(v.tensor);
+      ptr = const_cast<void*>(tensor.raw_data());
+    }
+  }
 };
 
 struct ArenaBuffer {

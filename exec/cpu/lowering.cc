@@ -27,10 +27,10 @@ const absl::flat_hash_map<std::string, LowerFn>& LowerTable() {
       {"Sqrt", LowerUnary},           {"Abs", LowerUnary},
       {"Elu", LowerUnary},            {"HardSigmoid", LowerUnary},
       {"HardSwish", LowerUnary},      {"Clip", LowerUnary},
-      {"Neg", LowerUnary},            {"Pow", LowerUnary},
-      {"Add", LowerBinary},           {"Sub", LowerBinary},
-      {"Mul", LowerBinary},           {"Div", LowerBinary},
-      {"Max", LowerBinary},           {"Min", LowerBinary},
+      {"Neg", LowerUnary},            {"Pow", LowerUnaryOrNative},
+      {"Add", LowerBinaryOrNative},   {"Sub", LowerBinaryOrNative},
+      {"Mul", LowerBinaryOrNative},   {"Div", LowerBinaryOrNative},
+      {"Max", LowerBinaryOrNative},   {"Min", LowerBinaryOrNative},
       {"Conv", LowerConv},            {"ConvTranspose", LowerConvTranspose},
       {"MaxPool", LowerPool},         {"AveragePool", LowerPool},
       {"GlobalAveragePool", LowerPool}, {"GlobalMaxPool", LowerPool},
@@ -40,8 +40,30 @@ const absl::flat_hash_map<std::string, LowerFn>& LowerTable() {
       {"Concat", LowerConcat},        {"ReduceMean", LowerReduce},
       {"ReduceSum", LowerReduce},     {"ReduceMax", LowerReduce},
       {"ReduceMin", LowerReduce},     {"Transpose", LowerTranspose},
-      {"Slice", LowerSlice},         {"Resize", LowerResize},
-      {"Upsample", LowerResize},
+      {"Slice", LowerSlice},         {"Resize", LowerResizeOrNative},
+      {"Upsample", LowerResizeOrNative},
+      // Our own kernels (ops_native*.cc).
+      {"Gelu", LowerUnaryOrNative},   {"Erf", LowerNativeUnary},
+      {"Reciprocal", LowerNativeUnary}, {"Floor", LowerNativeUnary},
+      {"Ceil", LowerNativeUnary},     {"Round", LowerNativeUnary},
+      {"Sin", LowerNativeUnary},      {"Cos", LowerNativeUnary},
+      {"Log", LowerNativeUnary},      {"Softplus", LowerNativeUnary},
+      {"Softsign", LowerNativeUnary}, {"Sign", LowerNativeUnary},
+      {"PRelu", LowerNativeElementwise}, {"Where", LowerNativeElementwise},
+      {"Equal", LowerNativeElementwise}, {"Less", LowerNativeElementwise},
+      {"Greater", LowerNativeElementwise}, {"LessOrEqual", LowerNativeElementwise},
+      {"GreaterOrEqual", LowerNativeElementwise}, {"And", LowerNativeElementwise},
+      {"Or", LowerNativeElementwise}, {"Xor", LowerNativeElementwise},
+      {"LayerNormalization", LowerLayerNorm}, {"Gather", LowerGather},
+      {"Pad", LowerPad},              {"Cast", LowerCast},
+  };
+  return *table;
+}
+
+// aic-onnx's own fused ops (domain "ai.aic", emitted by `opt --target aic`).
+const absl::flat_hash_map<std::string, LowerFn>& AicLowerTable() {
+  static const auto* table = new absl::flat_hash_map<std::string, LowerFn>{
+      {"FusedLinearReLU", LowerFusedLinearReLU},
   };
   return *table;
 }
@@ -207,12 +229,6 @@ int Lowerer::FinishPostOps(DnnlStep* step, const Value* v, const std::vector<Pos
 
 absl::Status Lowerer::LowerAll() {
   Graph& graph = *plan_.model->graph;
-  for (const auto& n : graph.nodes()) {
-    if (!n->Subgraphs().empty()) {
-      return absl::UnimplementedError(
-          absl::StrCat(n->Describe(), ": control flow is not supported by --device cpu"));
-    }
-  }
   for (const auto& v : graph.values()) {
     ValueState& st = V(v.get());
     st.dtype = v->dtype();
@@ -227,6 +243,8 @@ absl::Status Lowerer::LowerAll() {
     for (const Value* in : n->inputs()) {
       if (in != nullptr) V(in).consumers.push_back(n.get());
     }
+    // A value a body reads must exist as computed (not fused into a post-op).
+    for (const Value* in : n->ImplicitInputs()) V(in).consumers.push_back(n.get());
   }
   for (const Value* out : graph.outputs()) V(out).graph_output = true;
   for (const Value* in : graph.inputs()) {
@@ -237,7 +255,10 @@ absl::Status Lowerer::LowerAll() {
     s.dtype = in->dtype();
     s.dims = st.dims;
     s.static_shape = st.is_static;
-    if (!st.is_static) {
+    if (!in->type().is_tensor()) {
+      // A sequence or optional: passed through to reference kernels as fed.
+      s.static_shape = false;
+    } else if (!st.is_static) {
       return absl::InvalidArgumentError(absl::StrCat("graph input '", in->name(),
                                                      "' has no concrete shape (give --shape)"));
     }
@@ -277,6 +298,7 @@ absl::Status Lowerer::LowerAll() {
 }
 
 bool Lowerer::FoldConstant(const Node& n) {
+  if (!n.Subgraphs().empty()) return false;  // bodies may read non-constant outer values
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, OpsetOf(n));
   if (def == nullptr || !def->kernel || def->nondeterministic) return false;
   if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && n.has_input(0) &&
@@ -339,7 +361,9 @@ bool Lowerer::FoldConstant(const Node& n) {
 absl::Status Lowerer::Fallback(const Node& n) {
   int64_t opset = OpsetOf(n);
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, opset);
-  if (def == nullptr || !def->kernel) {
+  if (def != nullptr && !def->kernel) def = nullptr;
+  // A call of a model-local function runs on the reference interpreter (def null).
+  if (def == nullptr && plan_.model->FindFunction(n.domain, n.op_type) == nullptr) {
     return absl::UnimplementedError(absl::StrCat("no kernel for op ", n.op_type, " (domain '",
                                                  n.domain.empty() ? "ai.onnx" : n.domain, "', opset ",
                                                  opset, ") at node ", n.Describe()));
@@ -354,6 +378,14 @@ absl::Status Lowerer::Fallback(const Node& n) {
       return absl::InternalError(absl::StrCat(n.Describe(), ": input '", v->name(), "' has no value"));
     }
     ins.push_back(PlainSlot(v));
+  }
+  // Values the bodies of a control-flow node read from this graph, in plain layout.
+  std::vector<std::pair<const Value*, int>> outer;
+  for (const Value* v : n.ImplicitInputs()) {
+    if (Const(v) == nullptr && V(v).slot < 0) {
+      return absl::InternalError(absl::StrCat(n.Describe(), ": outer value '", v->name(), "' has no value"));
+    }
+    outer.emplace_back(v, PlainSlot(v));
   }
   for (const Value* v : n.outputs()) {
     if (v == nullptr) {
@@ -372,16 +404,18 @@ absl::Status Lowerer::Fallback(const Node& n) {
     st.slot = static_cast<int>(plan_.slots.size()) - 1;
     outs.push_back(st.slot);
   }
-  plan_.steps.push_back(std::make_unique<FallbackStep>(&n, opset, def, std::move(ins), std::move(outs)));
+  plan_.steps.push_back(std::make_unique<FallbackStep>(&n, opset, def, std::move(ins), std::move(outs),
+                                                          std::move(outer)));
   plan_.stats.fallback_ops.push_back(n.op_type);
   return absl::OkStatus();
 }
 
 absl::Status Lowerer::LowerNode(const Node& n) {
   if (FoldConstant(n)) return absl::OkStatus();
-  if (n.domain.empty()) {
-    auto it = LowerTable().find(n.op_type);
-    if (it != LowerTable().end()) {
+  const auto* table = n.domain.empty() ? &LowerTable() : n.domain == "ai.aic" ? &AicLowerTable() : nullptr;
+  if (table != nullptr) {
+    auto it = table->find(n.op_type);
+    if (it != table->end()) {
       bool lowered = false;
       try {
         lowered = it->second(*this, n);

@@ -90,6 +90,9 @@ class Lowerer {
                     const memory::desc& dst_md, bool dst_plain, const memory::desc* arg_md = nullptr);
   static dnnl::primitive_attr MakeAttr(const std::vector<PostOp>& chain, size_t k);
 
+  // GELU spelled x*0.5*(1+erf(x/√2)) (any grouping) on v's consumers: one
+  // gelu_erf eltwise standing for all its nodes.
+  bool MatchGelu(const Value* v, PostOp* op);
   // The eltwise ops computing node n from its activation input x, if any.
   std::vector<Elt> UnaryAsEltwise(const Node& n, const Value* x);
   // Inference BatchNormalization with constant params as y = x*scale + shift per channel.
@@ -143,6 +146,7 @@ bool LowerConvTranspose(Lowerer& L, const Node& n);
 bool LowerPool(Lowerer& L, const Node& n);
 bool LowerMatMul(Lowerer& L, const Node& n);
 bool LowerGemm(Lowerer& L, const Node& n);
+bool LowerFusedLinearReLU(Lowerer& L, const Node& n);  // ai.aic
 bool LowerBatchNorm(Lowerer& L, const Node& n);
 bool LowerSoftmax(Lowerer& L, const Node& n);
 bool LowerConcat(Lowerer& L, const Node& n);
@@ -150,5 +154,16 @@ bool LowerReduce(Lowerer& L, const Node& n);
 bool LowerTranspose(Lowerer& L, const Node& n);
 bool LowerSlice(Lowerer& L, const Node& n);
 bool LowerResize(Lowerer& L, const Node& n);
+// Native kernels (ops_native*.cc, exec/cpu/kernels/); the *OrNative ones try
+// the oneDNN lowering first.
+bool LowerNativeUnary(Lowerer& L, const Node& n);
+bool LowerNativeElementwise(Lowerer& L, const Node& n);
+bool LowerBinaryOrNative(Lowerer& L, const Node& n);
+bool LowerUnaryOrNative(Lowerer& L, const Node& n);
+bool LowerResizeOrNative(Lowerer& L, const Node& n);
+bool LowerLayerNorm(Lowerer& L, const Node& n);
+bool LowerGather(Lowerer& L, const Node& n);
+bool LowerPad(Lowerer& L, const Node& n);
+bool LowerCast(Lowerer& L, const Node& n);
 
 }  // namespace aic::cpu

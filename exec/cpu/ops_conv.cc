@@ -133,11 +133,9 @@ bool LowerConv(Lowerer& L, const Node& n) {
                                         b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
         attr, plan.engine);
   });
-  if (bn != nullptr) {
-    plan.constants.push_back(weights);
-    weights = plan.constants.back();
-    L.MarkDone(bn);
-  }
+  if (bn != nullptr) L.MarkDone(bn);
+  // The slot keeps what it needs: the packed copy, or `weights` itself when
+  // the layouts agree; the BN-scaled temporary is not kept beside it.
   int ws = L.PackedConstSlot(weights, w_plain, pd.weights_desc());
   int bs = -1;
   if (bias.defined()) {

@@ -344,6 +344,28 @@ bool LowerTranspose(Lowerer& L, const Node& n) {
   }
   Plan& plan = L.plan();
   memory::desc view(vd, memory::data_type::f32, vs);
+  // Read only by MatMuls (attention heads): a strided view of x's bytes, no
+  // copy; oneDNN's matmul takes any strides (LowerMatMul reorders it to plain
+  // if its primitive declines).
+  const ValueState& xs = L.V(x);
+  const ValueState& os = L.V(out);
+  bool matmuls_only = !os.consumers.empty() && !os.graph_output;
+  for (const Node* c : os.consumers) matmuls_only = matmuls_only && c->op_type == "MatMul" && c->domain.empty();
+  if (matmuls_only && xs.slot >= 0 && plan.slots[xs.slot].plain &&
+      plan.slots[xs.slot].storage == Slot::Storage::kArena) {
+    Slot s;
+    s.name = out->name();
+    s.dtype = DType::kFloat;
+    s.dims = os.dims;
+    s.md = view;
+    s.plain = false;
+    s.storage = Slot::Storage::kArena;
+    s.buffer = plan.slots[xs.slot].buffer;
+    s.alias_of = xs.slot;
+    plan.slots.push_back(std::move(s));
+    L.V(out).slot = static_cast<int>(plan.slots.size()) - 1;
+    return true;
+  }
   memory::desc dst = PlainMd(L.V(out).dims);
   dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
   int src = L.PlainSlot(x);

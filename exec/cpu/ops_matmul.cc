@@ -2,6 +2,11 @@
 // are packed once (format_tag::any lets oneDNN choose its GEMM-friendly
 // layout), Gemm's alpha is folded into the packed weights and beta*C becomes
 // the bias, and bias adds/activations after a MatMul become post-ops.
+// ai.aic FusedLinearReLU (Gemm + ReLU, from `opt --target aic`) is the Gemm
+// lowering with the ReLU as its first, mandatory post-op.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
 #include "exec/cpu/lowering.h"
 
 namespace aic::cpu {
@@ -22,6 +27,41 @@ Tensor Scaled(const Tensor& t, float k) {
 
 }  // namespace
 
+namespace {
+
+// A strided (not blocked) layout: a transposed view (LowerTranspose), which
+// oneDNN's matmul reads in place.
+bool IsStridedView(const Slot& s) {
+  return !s.plain && s.md.data.format_kind == dnnl_blocked && s.md.data.format_desc.blocking.inner_nblks == 0;
+}
+
+// When out's only reader is a Transpose that keeps the last dim (attention's
+// head merge), the dims-of-out desc whose bytes are laid out as that
+// transpose's plain output, so the matmul writes the transposed tensor directly.
+const Node* TransposedDst(Lowerer& L, const Value* out, memory::desc* md) {
+  const ValueState& st = L.V(out);
+  if (st.graph_output || st.consumers.size() != 1) return nullptr;
+  const Node* t = st.consumers[0];
+  if (t->op_type != "Transpose" || !t->domain.empty() || t->output(0) == nullptr || !L.IsF32(t->output(0))) {
+    return nullptr;
+  }
+  auto rank = static_cast<int64_t>(st.dims.size());
+  std::vector<int64_t> perm = t->GetInts("perm");
+  if (static_cast<int64_t>(perm.size()) != rank || perm.back() != rank - 1) return nullptr;
+  const std::vector<int64_t>& td = L.V(t->output(0)).dims;
+  std::vector<int64_t> tstrides(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i) tstrides[i] = tstrides[i + 1] * td[i + 1];
+  memory::dims strides(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank) return nullptr;
+    strides[perm[i]] = tstrides[i];  // out dim perm[i] is the transposed dim i
+  }
+  *md = memory::desc(ToDnnlDims(st.dims), memory::data_type::f32, strides);
+  return t;
+}
+
+}  // namespace
+
 bool LowerMatMul(Lowerer& L, const Node& n) {
   const Value* a = n.input(0);
   const Value* b = n.input(1);
@@ -38,19 +78,75 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   memory::desc dst_md = PlainMd(od);
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(out);
-  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, dst_md), attr, plan.engine);
-  });
-  int sa = L.PlainSlot(a);
-  int sb = bc != nullptr ? L.PackedConstSlot(*bc, b_plain, pd.weights_desc()) : L.PlainSlot(b);
+  auto build = [&](const memory::desc& am, const memory::desc& bm, const memory::desc& dm) {
+    return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, dm), attr, plan.engine);
+    });
+  };
+  // Transposed views as operands and a transposed destination, when the
+  // primitive takes them with an optimized kernel; else plain copies.
+  int sa = -1, sb = -1;
+  const Slot* va = L.V(a).slot >= 0 && L.Const(a) == nullptr ? &plan.slots[L.V(a).slot] : nullptr;
+  const Slot* vb = L.V(b).slot >= 0 && bc == nullptr ? &plan.slots[L.V(b).slot] : nullptr;
+  bool a_view = va != nullptr && IsStridedView(*va) && ad.size() == od.size();
+  bool b_view = vb != nullptr && IsStridedView(*vb) && bd.size() == od.size();
+  memory::desc tdst;
+  const Node* transpose = chain.empty() ? TransposedDst(L, out, &tdst) : nullptr;
+  std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
+  if (a_view || b_view || transpose != nullptr) {
+    try {
+      auto p = build(a_view ? va->md : a_md, b_view ? vb->md : b_md, transpose != nullptr ? tdst : dst_md);
+      if (std::strncmp(p.first.impl_info_str(), "ref", 3) != 0) built = p;
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (built) {
+    if (a_view) {
+      a_md = va->md;
+      sa = L.V(a).slot;
+    }
+    if (b_view) {
+      b_md = vb->md;
+      sb = L.V(b).slot;
+    }
+  } else {
+    transpose = nullptr;
+    built = build(a_md, b_md, dst_md);
+  }
+  auto& [pd, k] = *built;
+  if (sa < 0) sa = L.PlainSlot(a);
+  if (sb < 0) sb = bc != nullptr ? L.PackedConstSlot(*bc, b_plain, pd.weights_desc()) : L.PlainSlot(b);
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul", n);
   step->AddArg(DNNL_ARG_SRC, sa, a_md, false);
   step->AddArg(DNNL_ARG_WEIGHTS, sb, pd.weights_desc(), false);
-  L.FinishPostOps(step, out, chain, k, dst_md, true);
+  if (transpose == nullptr) {
+    L.FinishPostOps(step, out, chain, k, dst_md, true);
+    return true;
+  }
+  // out lives in the transposed order; the Transpose's output is a plain
+  // alias of the same bytes, and the Transpose node is done.
+  int slot = L.FinishPostOps(step, out, chain, 0, tdst, false);
+  const Value* tout = transpose->output(0);
+  Slot s;
+  s.name = tout->name();
+  s.dtype = DType::kFloat;
+  s.dims = L.V(tout).dims;
+  s.md = PlainMd(s.dims);
+  s.plain = true;
+  s.storage = Slot::Storage::kArena;
+  s.buffer = plan.slots[slot].buffer;
+  s.alias_of = slot;
+  plan.slots.push_back(std::move(s));
+  L.V(tout).slot = static_cast<int>(plan.slots.size()) - 1;
+  L.MarkDone(transpose);
+  absl::StrAppend(&step->label, " + [", transpose->Describe(), "]");
   return true;
 }
 
-bool LowerGemm(Lowerer& L, const Node& n) {
+namespace {
+
+// Gemm, followed by a ReLU fused into the same primitive when `relu`.
+bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   const Value* a = n.input(0);
   const Value* b = n.input(1);
   const Value* c = n.has_input(2) ? n.input(2) : nullptr;
@@ -81,10 +177,20 @@ bool LowerGemm(Lowerer& L, const Node& n) {
   }
   memory::desc dst_md = PlainMd(od);
   Plan& plan = L.plan();
-  std::vector<PostOp> chain = L.CollectPostOps(out);
+  std::vector<PostOp> chain;
+  if (relu) {
+    PostOp r;
+    r.alg = dnnl::algorithm::eltwise_relu;
+    r.out = out;  // the node's own output: no graph node besides n behind it
+    r.name = "relu";
+    chain.push_back(r);
+  }
+  std::vector<PostOp> more = L.CollectPostOps(out);
+  chain.insert(chain.end(), more.begin(), more.end());
   auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, bias_md, dst_md), attr, plan.engine);
   });
+  if (relu && k == 0) return false;  // the ReLU is part of the node: never drop it
   int sa = L.PlainSlot(a);
   int sb;
   if (bc != nullptr) {
@@ -107,5 +213,10 @@ bool LowerGemm(Lowerer& L, const Node& n) {
   L.FinishPostOps(step, out, chain, k, dst_md, true);
   return true;
 }
+
+}  // namespace
+
+bool LowerGemm(Lowerer& L, const Node& n) { return LowerGemmWith(L, n, /*relu=*/false); }
+bool LowerFusedLinearReLU(Lowerer& L, const Node& n) { return LowerGemmWith(L, n, /*relu=*/true); }
 
 }  // namespace aic::cpu

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -28,6 +29,8 @@ std::unique_ptr<Model> SpecializedClone(const Model& model,
   for (Value* in : m->graph->inputs()) {
     auto it = shapes.find(in->name());
     if (it == shapes.end()) continue;
+    // Sequences and optionals keep their type: the plan passes them through.
+    if (in->type().known() && !in->type().is_tensor()) continue;
     DType dtype = in->type().is_tensor() ? in->dtype() : DType::kFloat;
     in->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(it->second)));
   }
@@ -77,7 +80,8 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   return plan;
 }
 
-absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
+absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds,
+                                              RunProfile* profile) {
   SetCpuThreads(plan.threads);
   if (feeds.size() != plan.feeds.size()) {
     for (const auto& [name, v] : feeds) {
@@ -89,8 +93,12 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
   for (const auto& [name, slot_id] : plan.feeds) {
     auto it = feeds.find(name);
     if (it == feeds.end()) return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' not fed"));
-    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
     Slot& s = plan.slots[slot_id];
+    if (!s.static_shape) {  // a sequence or optional input: whatever was fed
+      s.Set(it->second);
+      continue;
+    }
+    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
     const Tensor& t = it->second.tensor;
     if (t.dtype() != s.dtype || t.dims() != s.dims) {
       return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ", DTypeName(t.dtype()),
@@ -100,12 +108,31 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
     s.tensor = t;
     s.ptr = const_cast<void*>(t.raw_data());
   }
-  for (auto& step : plan.steps) AIC_RETURN_IF_ERROR(step->Execute(plan));
+  if (profile == nullptr) {
+    for (auto& step : plan.steps) AIC_RETURN_IF_ERROR(step->Execute(plan));
+  } else {
+    // CPU-engine primitives return when done, so a step's wall time is its cost.
+    profile->step_seconds.resize(plan.steps.size(), 0.0);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      AIC_RETURN_IF_ERROR(plan.steps[i]->Execute(plan));
+      profile->step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    ++profile->runs;
+  }
   plan.stream.wait();
   std::vector<RuntimeValue> outs;
   outs.reserve(plan.outputs.size());
   for (int id : plan.outputs) {
     const Slot& s = plan.slots[id];
+    if (s.holds_other || (s.storage == Slot::Storage::kFeed && !s.static_shape)) {
+      // A sequence or optional (possibly holding a tensor this run).
+      RuntimeValue v = s.Get();
+      if (v.is_tensor()) v.tensor = v.tensor.Clone();
+      for (Tensor& t : v.sequence) t = t.Clone();
+      outs.push_back(std::move(v));
+      continue;
+    }
     if (s.dtype == DType::kString || s.storage == Slot::Storage::kDynamic) {
       outs.emplace_back(s.tensor.Clone());
       continue;
@@ -145,7 +172,10 @@ absl::StatusOr<Plan*> CpuExecutor::PlanFor(const std::map<std::string, RuntimeVa
   std::string key;
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& [name, v] : feeds) {
-    if (!v.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
+    if (!v.is_tensor()) {  // a sequence or optional input: the plan does not depend on it
+      absl::StrAppend(&key, name, ":value;");
+      continue;
+    }
     absl::StrAppend(&key, name, DimsToString(v.tensor.dims()), ";");
     shapes[name] = v.tensor.dims();
   }

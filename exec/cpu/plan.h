@@ -48,8 +48,20 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
                                               const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                               const CpuOptions& options = {});
 
-// Runs the plan; feeds must match the compiled shapes. Outputs are fresh tensors.
-absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds);
+// Wall time per step, summed over the runs it was handed to (bench --profile).
+struct RunProfile {
+  std::vector<double> step_seconds;  // indexed like the plan's steps
+  int runs = 0;
+};
+
+// Runs the plan; feeds must match the compiled shapes. Outputs are fresh
+// tensors. With `profile`, each step is timed (nothing is timed without it).
+absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds,
+                                              RunProfile* profile = nullptr);
+
+// The profile as a table: time per (step kind, op type), sorted, with its
+// share of the total, then the slowest single steps.
+std::string FormatProfile(const Plan& plan, const RunProfile& profile, int top_steps = 10);
 
 const PlanStats& StatsOf(const Plan& plan);
 int ThreadsOf(const Plan& plan);

@@ -61,6 +61,10 @@ std::vector<Elt> Lowerer::UnaryAsEltwise(const Node& n, const Value* x) {
   if (unary && op == "Elu") return {{algorithm::eltwise_elu, n.GetFloat("alpha", 1.0f), 0, "elu"}};
   if (unary && op == "Neg") return {{algorithm::eltwise_linear, -1.0f, 0, "neg"}};
   if (unary && op == "HardSwish") return {{algorithm::eltwise_hardswish, 1.0f / 6, 0.5f, "hardswish"}};
+  if (unary && op == "Gelu") {
+    bool tanh = n.GetString("approximate", "none") == "tanh";
+    return {{tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf, 0, 0, tanh ? "gelu_tanh" : "gelu"}};
+  }
   if (unary && op == "HardSigmoid") {
     return {{algorithm::eltwise_linear, n.GetFloat("alpha", 0.2f), n.GetFloat("beta", 0.5f), "hardsigmoid"},
             {algorithm::eltwise_clip_v2, 0.0f, 1.0f, "hardsigmoid"}};
@@ -144,6 +148,72 @@ bool Lowerer::MatchHardSwish(const Value* v, PostOp* op) {
   return false;
 }
 
+bool Lowerer::MatchGelu(const Value* v, PostOp* op) {
+  const std::vector<const Node*>& cs = V(v).consumers;
+  if (cs.size() != 2 || !IsF32(v)) return false;
+  auto single = [&](const Value* x) -> const Node* {
+    if (x == nullptr || V(x).graph_output || V(x).consumers.size() != 1) return nullptr;
+    return V(x).consumers[0];
+  };
+  // Node m is `op`(x, c) (or (c, x) when commutative) with scalar constant c
+  // within 1e-6 of `want` (exporters round √2 and 1/√2 differently).
+  auto by_scalar = [&](const Node* m, const char* type, const Value* x, double want) {
+    if (m == nullptr || m->op_type != type || !m->domain.empty() || m->num_inputs() != 2 || !IsF32(m->output(0)) ||
+        V(m->output(0)).dims != V(v).dims) {
+      return false;
+    }
+    bool commutative = m->op_type != "Div";
+    for (int side = 0; side < (commutative ? 2 : 1); ++side) {
+      if (m->input(side) != x) continue;
+      std::optional<float> c = ScalarConst(m->input(1 - side));
+      if (c && std::fabs(*c - want) <= 1e-6 * std::fabs(want)) return true;
+    }
+    return false;
+  };
+  auto is_mul_of = [&](const Node* m, const Value* a, const Value* b) {
+    return m != nullptr && m->op_type == "Mul" && m->domain.empty() && m->num_inputs() == 2 &&
+           ((m->input(0) == a && m->input(1) == b) || (m->input(0) == b && m->input(1) == a));
+  };
+  for (int swap = 0; swap < 2; ++swap) {
+    const Node* scale = cs[swap];
+    const Node* other = cs[1 - swap];
+    if (!by_scalar(scale, "Div", v, std::sqrt(2.0)) && !by_scalar(scale, "Mul", v, std::sqrt(0.5))) continue;
+    const Node* erf = single(scale->output(0));
+    if (erf == nullptr || erf->op_type != "Erf" || !erf->domain.empty()) continue;
+    const Node* add = single(erf->output(0));
+    if (!by_scalar(add, "Add", erf->output(0), 1.0)) continue;
+    const Value* a = add->output(0);  // 1 + erf(x/√2)
+    const Node* m1 = single(a);
+    std::vector<const Node*> nodes = {scale, erf, add};
+    const Value* out = nullptr;
+    if (m1 == other && is_mul_of(m1, v, a)) {  // (x * A) * 0.5
+      const Node* m2 = single(m1->output(0));
+      if (!by_scalar(m2, "Mul", m1->output(0), 0.5)) continue;
+      nodes.insert(nodes.end(), {m1, m2});
+      out = m2->output(0);
+    } else if (by_scalar(other, "Mul", v, 0.5) && single(other->output(0)) == m1 &&
+               is_mul_of(m1, other->output(0), a)) {  // (x * 0.5) * A
+      nodes.insert(nodes.end(), {other, m1});
+      out = m1->output(0);
+    } else if (by_scalar(m1, "Mul", a, 0.5) && single(m1->output(0)) == other &&
+               is_mul_of(other, v, m1->output(0))) {  // x * (0.5 * A)
+      nodes.insert(nodes.end(), {m1, other});
+      out = other->output(0);
+    } else {
+      continue;
+    }
+    if (!IsF32(out) || V(out).dims != V(v).dims) continue;
+    op->binary = false;
+    op->alg = algorithm::eltwise_gelu_erf;
+    op->alpha = op->beta = 0;
+    op->nodes = nodes;
+    op->out = out;
+    op->name = "gelu";
+    return true;
+  }
+  return false;
+}
+
 std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
   std::vector<PostOp> chain;
   if (!options_.fuse_post_ops) return chain;
@@ -155,6 +225,13 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
     bool hardswish_seen = false;
     for (const PostOp& p : chain) hardswish_seen = hardswish_seen || (!p.binary && p.alg == algorithm::eltwise_hardswish);
     if (!hardswish_seen && MatchHardSwish(cur, &hs)) {
+      chain.push_back(hs);
+      cur = hs.out;
+      continue;
+    }
+    bool gelu_seen = false;
+    for (const PostOp& p : chain) gelu_seen = gelu_seen || (!p.binary && p.alg == algorithm::eltwise_gelu_erf);
+    if (!gelu_seen && MatchGelu(cur, &hs)) {
       chain.push_back(hs);
       cur = hs.out;
       continue;

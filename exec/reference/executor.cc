@@ -77,6 +77,15 @@ class Interpreter : public SubgraphRunner {
 
   const Frame* current_frame_ = nullptr;
 
+  // A function call whose inputs are in `frame`; its outputs go there too.
+  absl::Status RunCall(const Node& call, Frame& frame) {
+    const Function* fn = model_.FindFunction(call.domain, call.op_type);
+    if (fn == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(call.Describe(), ": not a model-local function"));
+    }
+    return RunFunction(call, *fn, frame);
+  }
+
  private:
   absl::Status RunNode(const Node& node, Frame& frame, bool top_level) {
     int64_t opset = model_.OpsetFor(node.domain);
@@ -192,7 +201,49 @@ class Interpreter : public SubgraphRunner {
   const ReferenceRunOptions* options_;
 };
 
+// The bodies of one node run outside the reference executor: the given outer
+// values form the root frame the bodies' frames chain to.
+class ScopedSubgraphRunner : public SubgraphRunner {
+ public:
+  ScopedSubgraphRunner(const Model& model, std::vector<std::pair<const Value*, RuntimeValue>> outer)
+      : root_(nullptr), interp_(model, nullptr) {
+    for (auto& [v, rv] : outer) root_.Set(v, std::move(rv));
+    interp_.current_frame_ = &root_;
+  }
+  absl::StatusOr<std::vector<RuntimeValue>> RunSubgraph(
+      const Graph& body, const std::vector<RuntimeValue>& inputs) override {
+    return interp_.RunSubgraph(body, inputs);
+  }
+
+ private:
+  Frame root_;
+  Interpreter interp_;
+};
+
 }  // namespace
+
+std::unique_ptr<SubgraphRunner> MakeReferenceSubgraphRunner(
+    const Model& model, std::vector<std::pair<const Value*, RuntimeValue>> outer_scope) {
+  return std::make_unique<ScopedSubgraphRunner>(model, std::move(outer_scope));
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> RunReferenceFunctionCall(const Model& model, const Node& call,
+                                                                   const std::vector<const RuntimeValue*>& inputs) {
+  Frame frame(nullptr);
+  for (size_t i = 0; i < inputs.size() && i < call.num_inputs(); ++i) {
+    if (inputs[i] != nullptr && call.input(i) != nullptr) frame.Set(call.input(i), *inputs[i]);
+  }
+  Interpreter interp(model, nullptr);
+  interp.current_frame_ = &frame;
+  AIC_RETURN_IF_ERROR(interp.RunCall(call, frame));
+  std::vector<RuntimeValue> outs(call.num_outputs());
+  for (size_t i = 0; i < call.num_outputs(); ++i) {
+    if (const Value* v = call.output(i)) {
+      if (const RuntimeValue* rv = frame.Find(v)) outs[i] = *rv;
+    }
+  }
+  return outs;
+}
 
 ReferenceExecutor::ReferenceExecutor(const Model& model) : model_(model) {}
 

@@ -6,11 +6,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/model.h"
+#include "ops/kernel_context.h"
 #include "ops/runtime_value.h"
 
 namespace aic {
@@ -38,5 +41,17 @@ class ReferenceExecutor {
  private:
   const Model& model_;
 };
+
+// For executors that run a control-flow node's reference kernel themselves
+// (exec/cpu's fallback steps): runs the node's bodies with the reference
+// kernels, the values they read from enclosing graphs given in `outer_scope`
+// (Node::ImplicitInputs() of the node, with their current values).
+std::unique_ptr<SubgraphRunner> MakeReferenceSubgraphRunner(
+    const Model& model, std::vector<std::pair<const Value*, RuntimeValue>> outer_scope);
+
+// For the same executors: runs `call`, a call of one of `model`'s local
+// functions, with its inputs (null for omitted ones); returns its outputs.
+absl::StatusOr<std::vector<RuntimeValue>> RunReferenceFunctionCall(const Model& model, const Node& call,
+                                                                   const std::vector<const RuntimeValue*>& inputs);
 
 }  // namespace aic

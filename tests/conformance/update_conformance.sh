@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/CONFORMANCE.md and the allow-list from a fresh run.
+# Regenerates docs/CONFORMANCE.md and the allow-lists (allowlist.txt for the
+# reference executor, allowlist_cpu.txt for --device cpu) from fresh runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cmake --build build --target aic_conformance -j "$(nproc)"

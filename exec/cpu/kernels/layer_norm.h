@@ -1,0 +1,14 @@
+// LayerNormalization over rows: y = (x - mean) / sqrt(var + eps) * scale (+ bias),
+// mean and variance over each row of `cols` contiguous elements.
+#pragma once
+
+#include <cstdint>
+
+namespace aic::cpu::kernels {
+
+// x, y: rows x cols (y may equal x); scale, bias: cols (bias may be null);
+// mean, inv_std: rows, or null when not wanted. Rows are spread over threads.
+void LayerNormF32(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
+                  float epsilon, float* mean = nullptr, float* inv_std = nullptr);
+
+}  // namespace aic::cpu::kernels

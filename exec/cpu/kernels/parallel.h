@@ -1,0 +1,48 @@
+// How our kernels use threads: OpenMP, the runtime oneDNN runs on, so the
+// count set by SetCpuThreads (--threads) governs both; work below a size
+// threshold stays on the calling thread (waking a worker costs microseconds,
+// more than a small kernel takes). AIC_KERNEL_CLONES compiles a hot loop for
+// AVX-512, AVX2 and baseline x86-64 and picks one at load time, so the build
+// needs no -march and the binary runs on any x86-64.
+#pragma once
+
+#include <omp.h>
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AIC_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define AIC_KERNEL_CLONES
+#endif
+
+namespace aic::cpu::kernels {
+
+// Elements (or comparable units of work) below which a kernel runs serially:
+// under OMP_WAIT_POLICY=PASSIVE (threading.cc) waking a worker costs tens of
+// microseconds, more than a cheap pass over 256K floats takes on one core.
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+
+// f(i) for i in [0, items); split across threads when items * work_per_item
+// is worth it.
+template <typename F>
+void ParallelFor(int64_t items, int64_t work_per_item, F&& f) {
+  if (items <= 1 || items * work_per_item < kMinParallelWork || omp_get_max_threads() <= 1) {
+    for (int64_t i = 0; i < items; ++i) f(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < items; ++i) f(i);
+}
+
+// The number of pieces to cut `rows` rows of `work_per_row` into so every
+// thread gets some when the work is big enough (1 when it is not).
+inline int64_t PiecesPerRow(int64_t rows, int64_t work_per_row) {
+  int threads = omp_get_max_threads();
+  if (threads <= 1 || rows * work_per_row < kMinParallelWork || rows >= 4 * threads) return 1;
+  int64_t want = (4 * threads + rows - 1) / rows;
+  int64_t most = work_per_row / 1024;  // pieces of at least 1K elements
+  return most < 1 ? 1 : (want < most ? want : most);
+}
+
+}  // namespace aic::cpu::kernels

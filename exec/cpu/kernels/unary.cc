@@ -1,0 +1,64 @@
+#include "exec/cpu/kernels/unary.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "exec/cpu/kernels/erf.h"
+#include "exec/cpu/kernels/parallel.h"
+
+namespace aic::cpu::kernels {
+
+namespace {
+
+template <typename F>
+inline void Map(const float* x, float* y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+// One cloned row kernel per op; the body is a scalar lambda.
+#define AIC_UNARY(name, expr)                                                                        \
+  AIC_KERNEL_CLONES void name(const float* x, float* y, int64_t n) { Map(x, y, n, [](float v) { return expr; }); }
+
+AIC_UNARY(ErfRow, ErfApprox(v))
+AIC_UNARY(ReciprocalRow, 1.0f / v)
+AIC_UNARY(FloorRow, std::floor(v))
+AIC_UNARY(CeilRow, std::ceil(v))
+AIC_UNARY(RoundRow, std::nearbyint(v))  // half to even under the default rounding mode
+AIC_UNARY(SinRow, std::sin(v))
+AIC_UNARY(CosRow, std::cos(v))
+AIC_UNARY(LogRow, std::log(v))
+// log(1 + e^v) without overflow: max(v, 0) + log1p(e^-|v|).
+AIC_UNARY(SoftplusRow, (v > 0.0f ? v : 0.0f) + std::log1p(std::exp(-std::fabs(v))))
+AIC_UNARY(SoftsignRow, v / (1.0f + std::fabs(v)))
+AIC_UNARY(SignRow, v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v))
+AIC_UNARY(GeluErfRow, 0.5f * v * (1.0f + ErfApprox(v * 0.70710678118654752f)))
+AIC_UNARY(GeluTanhRow, 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
+
+#undef AIC_UNARY
+
+}  // namespace
+
+UnaryRowFn UnaryKernel(const std::string& op) {
+  static const auto* table = new absl::flat_hash_map<std::string, UnaryRowFn>{
+      {"Erf", ErfRow},           {"Reciprocal", ReciprocalRow}, {"Floor", FloorRow},
+      {"Ceil", CeilRow},         {"Round", RoundRow},           {"Sin", SinRow},
+      {"Cos", CosRow},           {"Log", LogRow},               {"Softplus", SoftplusRow},
+      {"Softsign", SoftsignRow}, {"Sign", SignRow},             {"GeluErf", GeluErfRow},
+      {"GeluTanh", GeluTanhRow},
+  };
+  auto it = table->find(op);
+  return it == table->end() ? nullptr : it->second;
+}
+
+void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n) {
+  constexpr int64_t kPiece = 8192;
+  int64_t pieces = (n + kPiece - 1) / kPiece;
+  ParallelFor(pieces, kPiece, [&](int64_t p) {
+    int64_t begin = p * kPiece;
+    int64_t len = n - begin < kPiece ? n - begin : kPiece;
+    fn(x + begin, y + begin, len);
+  });
+}
+
+}  // namespace aic::cpu::kernels

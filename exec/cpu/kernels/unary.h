@@ -1,0 +1,22 @@
+// Native unary elementwise kernels over dense f32 (y[i] = f(x[i])) for ops
+// oneDNN's eltwise lacks, plus GELU (exact and tanh forms) for when it cannot
+// ride on a producing primitive. Each is a vectorizable loop compiled for
+// several instruction sets; UnaryF32 runs one over threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace aic::cpu::kernels {
+
+using UnaryRowFn = void (*)(const float* x, float* y, int64_t n);
+
+// The row kernel for ONNX op `op` ("Erf", "Reciprocal", "Floor", "Ceil",
+// "Round", "Sin", "Cos", "Softplus", "Softsign", "Sign", "Log", "GeluErf",
+// "GeluTanh"), or null.
+UnaryRowFn UnaryKernel(const std::string& op);
+
+// y = f(x) over n elements, threaded when large. x may equal y.
+void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n);
+
+}  // namespace aic::cpu::kernels

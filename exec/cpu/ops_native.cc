@@ -1,0 +1,233 @@
+// Lowerings onto our own elementwise kernels (exec/cpu/kernels/): unary ops
+// oneDNN's eltwise lacks (Erf, Reciprocal, Floor, ...), any broadcasting
+// binary oneDNN's binary cannot take (broadcast first operand, Pow, PRelu,
+// integers, comparisons, logical ops) and Where, one GELU step for the
+// exported erf pattern when no producer took it as a post-op, and
+// LayerNormalization. Each returns false (nothing emitted) to let the
+// reference kernel run instead.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/binary.h"
+#include "exec/cpu/kernels/broadcast.h"
+#include "exec/cpu/kernels/layer_norm.h"
+#include "exec/cpu/kernels/unary.h"
+#include "exec/cpu/native_step.h"
+
+namespace aic::cpu {
+
+int NativeOutSlot(Lowerer& L, const Value* v) {
+  if (v == nullptr) return -1;
+  ValueState& st = L.V(v);
+  size_t elem = ElementSize(st.dtype);
+  if (!st.is_static || elem == 0 || st.dtype == DType::kString || IsOpaqueStorageOnly(st.dtype)) return -1;
+  int64_t count = NumElements(st.dims);
+  if (count <= 0) return -1;
+  if (st.dtype == DType::kFloat) return L.NewArenaSlot(v, PlainMd(st.dims), true);
+  // Other dtypes: the arena sizes buffers by their desc, so describe the bytes.
+  Plan& plan = L.plan();
+  memory::desc bytes({static_cast<memory::dim>(static_cast<size_t>(count) * elem)}, memory::data_type::u8,
+                     memory::format_tag::a);
+  Slot s;
+  s.name = v->name();
+  s.dtype = st.dtype;
+  s.dims = st.dims;
+  s.md = bytes;
+  s.plain = true;
+  s.storage = Slot::Storage::kArena;
+  s.buffer = static_cast<int>(plan.buffers.size());
+  plan.buffers.push_back({bytes.get_size(), -1, -1, 0});
+  plan.slots.push_back(std::move(s));
+  st.slot = static_cast<int>(plan.slots.size()) - 1;
+  return st.slot;
+}
+
+bool NativeReady(Lowerer& L, const Value* v) {
+  if (v == nullptr) return false;
+  ValueState& st = L.V(v);
+  if (!st.is_static || ElementSize(st.dtype) == 0 || st.dtype == DType::kString) return false;
+  return L.Const(v) != nullptr || st.slot >= 0;
+}
+
+NativeStep* AddNativeStep(Lowerer& L, const Node& n, std::vector<int> inputs, std::vector<int> outputs,
+                          NativeStep::Body body) {
+  auto step = std::make_unique<NativeStep>(std::move(inputs), std::move(outputs), std::move(body), "native",
+                                           n.Describe());
+  NativeStep* raw = step.get();
+  L.plan().steps.push_back(std::move(step));
+  return raw;
+}
+
+NativeStep* AddNativeStep(Lowerer& L, const Node& n, std::vector<int> inputs, int output,
+                          std::function<absl::Status(const void* const* in, void* out)> body) {
+  return AddNativeStep(L, n, std::move(inputs), std::vector<int>{output},
+                       [body = std::move(body)](const void* const* in, void* const* out) { return body(in, out[0]); });
+}
+
+namespace {
+
+// y = fn(x) elementwise over f32; out must have x's dims.
+bool EmitUnary(Lowerer& L, const Node& n, const Value* x, const Value* out, kernels::UnaryRowFn fn) {
+  if (fn == nullptr || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) {
+    return false;
+  }
+  int64_t count = NumElements(L.V(x).dims);
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {in}, slot, [fn, count](const void* const* ins, void* y) {
+    kernels::UnaryF32(fn, static_cast<const float*>(ins[0]), static_cast<float*>(y), count);
+    return absl::OkStatus();
+  });
+  step->inplace_ok = true;
+  return true;
+}
+
+// The exported GELU at one of its nodes, when the producer of x did not take
+// it as a post-op: one step for all its nodes.
+bool LowerGeluPattern(Lowerer& L, const Node& n) {
+  for (const Value* x : n.inputs()) {
+    if (x == nullptr || L.Const(x) != nullptr) continue;
+    PostOp gelu;
+    if (!L.MatchGelu(x, &gelu)) continue;
+    bool mine = false;
+    for (const Node* m : gelu.nodes) mine = mine || m == &n;
+    if (!mine) continue;
+    if (!EmitUnary(L, n, x, gelu.out, kernels::UnaryKernel("GeluErf"))) return false;
+    L.plan().steps.back()->label = absl::StrCat("Gelu [", n.Describe(), " ...]");
+    for (const Node* m : gelu.nodes) {
+      if (m != &n) L.MarkDone(m);
+    }
+    return true;
+  }
+  return false;
+}
+
+bool TryOneDnn(bool (*lower)(Lowerer&, const Node&), Lowerer& L, const Node& n) {
+  try {
+    return lower(L, n);
+  } catch (const dnnl::error&) {
+    return false;  // declined by oneDNN before anything was emitted
+  }
+}
+
+}  // namespace
+
+bool LowerNativeUnary(Lowerer& L, const Node& n) {
+  if (n.num_inputs() < 1 || n.output(0) == nullptr) return false;
+  std::string op = n.op_type;
+  if (op == "Gelu") op = n.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "GeluErf";
+  return EmitUnary(L, n, n.input(0), n.output(0), kernels::UnaryKernel(op));
+}
+
+bool LowerNativeElementwise(Lowerer& L, const Node& n) {
+  const Value* out = n.output(0);
+  bool where = n.op_type == "Where";
+  if (out == nullptr || n.num_inputs() != (where ? 3u : 2u)) return false;
+  for (const Value* v : n.inputs()) {
+    if (!NativeReady(L, v)) return false;
+  }
+  kernels::RowFn fn = nullptr;
+  DType out_dtype = DType::kUndefined;
+  if (where) {
+    DType t = L.V(n.input(1)).dtype;
+    if (L.V(n.input(0)).dtype != DType::kBool || L.V(n.input(2)).dtype != t) return false;
+    fn = kernels::WhereKernel(ElementSize(t));
+    out_dtype = t;
+  } else {
+    DType t = L.V(n.input(0)).dtype;
+    if (L.V(n.input(1)).dtype != t) return false;
+    fn = kernels::BinaryKernel(n.op_type, t, &out_dtype);
+  }
+  if (fn == nullptr || L.V(out).dtype != out_dtype) return false;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<int64_t> sizes;
+  for (const Value* v : n.inputs()) {
+    dims.push_back(L.V(v).dims);
+    sizes.push_back(static_cast<int64_t>(ElementSize(L.V(v).dtype)));
+  }
+  auto loop = kernels::MakeBroadcastLoop(L.V(out).dims, dims, sizes, static_cast<int64_t>(ElementSize(out_dtype)));
+  if (!loop) return false;
+  std::vector<int> ins;
+  for (const Value* v : n.inputs()) ins.push_back(L.PlainSlot(v));
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, ins, slot, [fn, l = *loop](const void* const* in, void* y) {
+    kernels::RunBroadcast(l, in, y, fn);
+    return absl::OkStatus();
+  });
+  // In place only when the first operand is not broadcast (same bytes, same
+  // walk) and no broadcast operand views the same bytes.
+  bool inplace = L.V(n.input(0)).dims == L.V(out).dims && L.V(n.input(0)).dtype == out_dtype;
+  const Slot& first = L.plan().slots[ins[0]];
+  for (size_t k = 1; k < ins.size(); ++k) {
+    const Slot& other = L.plan().slots[ins[k]];
+    bool shares = first.storage == Slot::Storage::kArena && other.storage == Slot::Storage::kArena &&
+                  other.buffer == first.buffer;
+    if (shares && L.V(n.input(k)).dims != L.V(out).dims) inplace = false;
+  }
+  step->inplace_ok = inplace;
+  return true;
+}
+
+bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
+  if ((n.op_type == "Mul" || n.op_type == "Div") && LowerGeluPattern(L, n)) return true;
+  return TryOneDnn(LowerBinary, L, n) || LowerNativeElementwise(L, n);
+}
+
+bool LowerUnaryOrNative(Lowerer& L, const Node& n) {
+  if (TryOneDnn(LowerUnary, L, n)) return true;
+  return n.op_type == "Pow" ? LowerNativeElementwise(L, n) : LowerNativeUnary(L, n);
+}
+
+bool LowerLayerNorm(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (n.num_inputs() < 2 || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
+  int64_t rows = 1, cols = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
+  if (rows * cols == 0) return false;
+  // Scale and bias: exactly the normalized dims (leading 1s allowed).
+  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
+  auto fits = [&](const Value* p) {
+    if (!L.IsF32(p) || !NativeReady(L, p)) return false;
+    std::vector<int64_t> d = L.V(p).dims;
+    while (d.size() > norm.size() && d.front() == 1) d.erase(d.begin());
+    return d == norm;
+  };
+  const Value* scale = n.input(1);
+  const Value* bias = n.num_inputs() > 2 ? n.input(2) : nullptr;
+  if (!fits(scale) || (bias != nullptr && !fits(bias))) return false;
+  // Mean and InvStdDev (optional outputs): f32, the input's dims with 1s from the axis on.
+  std::vector<int64_t> stat_dims(dims.begin(), dims.begin() + axis);
+  stat_dims.resize(dims.size(), 1);
+  for (size_t i = 1; i < n.num_outputs() && i < 3; ++i) {
+    const Value* s = n.output(i);
+    if (s != nullptr && (!L.IsF32(s) || L.V(s).dims != stat_dims)) return false;
+  }
+  if (n.num_outputs() > 3) return false;
+  float eps = n.GetFloat("epsilon", 1e-5f);
+  std::vector<int> ins = {L.PlainSlot(x), L.PlainSlot(scale), bias != nullptr ? L.PlainSlot(bias) : -1};
+  std::vector<int> outs = {NativeOutSlot(L, out)};
+  for (size_t i = 1; i < 3; ++i) {
+    const Value* s = i < n.num_outputs() ? n.output(i) : nullptr;
+    outs.push_back(s != nullptr ? NativeOutSlot(L, s) : -1);
+  }
+  if (outs[0] < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, ins, outs, [rows, cols, eps](const void* const* in, void* const* out) {
+    kernels::LayerNormF32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                          static_cast<const float*>(in[2]), static_cast<float*>(out[0]), rows, cols, eps,
+                          static_cast<float*>(out[1]), static_cast<float*>(out[2]));
+    return absl::OkStatus();
+  });
+  step->kind = "layernorm";
+  step->inplace_ok = true;
+  return true;
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,164 @@
+// BuildPlan() (the host stage), Emulate(), descriptions and the
+// per-signature plan cache. The device stage is device.cc.
+#include "exec/cuda/plan.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "exec/cuda/internal.h"
+#include "exec/cuda/lowering.h"
+#include "graph/clone.h"
+#include "ops/infer_shapes.h"
+
+namespace aic::cuda {
+
+namespace {
+
+std::unique_ptr<Model> SpecializedClone(const Model& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  auto m = std::make_unique<Model>();
+  m->ir_version = model.ir_version;
+  m->opset_imports = model.opset_imports;
+  m->functions = model.functions;
+  m->graph = CloneGraph(*model.graph, nullptr);
+  for (Value* in : m->graph->inputs()) {
+    auto it = shapes.find(in->name());
+    if (it == shapes.end()) continue;
+    DType dtype = in->type().is_tensor() ? in->dtype() : DType::kFloat;
+    in->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(it->second)));
+  }
+  return m;
+}
+
+}  // namespace
+
+absl::Status CheckFeeds(const Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
+  for (const auto& [name, v] : feeds) {
+    bool known = false;
+    for (const auto& f : plan.feeds) known |= f.first == name;
+    if (!known) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
+  }
+  for (const auto& [name, slot_id] : plan.feeds) {
+    auto it = feeds.find(name);
+    if (it == feeds.end()) return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' not fed"));
+    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
+    const Slot& s = plan.slots[slot_id];
+    const Tensor& t = it->second.tensor;
+    if (t.dtype() != s.dtype || t.dims() != s.dims) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ", DTypeName(t.dtype()),
+                                                     DimsToString(t.dims()), ", the plan was compiled for ",
+                                                     DTypeName(s.dtype), DimsToString(s.dims)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const Model& model,
+                                                const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                                const CudaOptions& options) {
+  auto plan = std::make_unique<Plan>();
+  plan->options = options;
+  plan->model = SpecializedClone(model, input_shapes);
+  InferOptions io;
+  io.best_effort = true;
+  AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
+  Lowerer lowerer(*plan);
+  AIC_RETURN_IF_ERROR(lowerer.LowerAll());
+  AIC_RETURN_IF_ERROR(PlanArena(*plan));
+  plan->stats.graph_blocker = GraphBlocker(*plan);
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
+                                              const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                              const CudaOptions& options) {
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, BuildPlan(model, input_shapes, options));
+  AIC_RETURN_IF_ERROR(Instantiate(*plan));
+  return plan;
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> Emulate(const Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
+  AIC_RETURN_IF_ERROR(CheckFeeds(plan, feeds));
+  // 64-byte aligned host arena; garbage-filled so a read of unwritten bytes shows.
+  std::shared_ptr<Buffer> arena = Buffer::Allocate(std::max<size_t>(plan.arena_bytes, 64));
+  std::memset(arena->mutable_data(), 0x7f, arena->size());
+  std::shared_ptr<Buffer> weights = Buffer::Allocate(std::max<size_t>(plan.weights.size(), 64));
+  if (!plan.weights.empty()) std::memcpy(weights->mutable_data(), plan.weights.data(), plan.weights.size());
+  Memory mem{arena->mutable_data(), weights->mutable_data()};
+  for (const auto& [name, slot] : plan.feeds) {
+    const Tensor& t = feeds.at(name).tensor;
+    if (t.byte_size() > 0) std::memcpy(plan.Ptr(slot, mem), t.raw_data(), t.byte_size());
+  }
+  for (const auto& step : plan.steps) AIC_RETURN_IF_ERROR(step->Emulate(plan, mem));
+  std::vector<RuntimeValue> outs;
+  for (int id : plan.outputs) {
+    const Slot& s = plan.slots[id];
+    Tensor t(s.dtype, s.dims);
+    if (t.byte_size() > 0) std::memcpy(t.mutable_raw_data(), plan.Ptr(id, mem), t.byte_size());
+    outs.emplace_back(std::move(t));
+  }
+  return outs;
+}
+
+const PlanStats& StatsOf(const Plan& plan) { return plan.stats; }
+
+std::string DescribePlan(const Plan& plan) {
+  std::string out;
+  for (const auto& s : plan.steps) {
+    absl::StrAppend(&out, s->kind, "\t", s->label);
+    for (int w : s->writes) absl::StrAppend(&out, " -> ", plan.slots[w].name, DimsToString(plan.slots[w].dims));
+    absl::StrAppend(&out, "\n");
+  }
+  const PlanStats& st = plan.stats;
+  absl::StrAppend(&out, st.steps, " steps: ", st.gemm_steps, " cuBLASLt, ", st.conv_steps, " conv, ", st.kernel_steps,
+                  " own kernels, ", st.fallback_steps, " host fallbacks; ", st.view_steps, " views, ", st.fused_nodes,
+                  " nodes fused, ", st.folded_nodes, " folded; arena ", st.arena_bytes, " bytes, weights ",
+                  st.weight_bytes,
+                  " bytes; CUDA Graph: ", st.graph_blocker.empty() ? "yes" : "no (" + st.graph_blocker + ")", "\n");
+  return out;
+}
+
+absl::StatusOr<std::string> DescribeBuild(const Model& model,
+                                          const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                          const CudaOptions& options) {
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, BuildPlan(model, input_shapes, options));
+  return DescribePlan(*plan);
+}
+
+CudaExecutor::CudaExecutor(const Model& model, CudaOptions options) : model_(model), options_(options) {}
+CudaExecutor::~CudaExecutor() = default;
+
+absl::StatusOr<Plan*> CudaExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
+  std::string key;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [name, v] : feeds) {
+    if (!v.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
+    absl::StrAppend(&key, name, DimsToString(v.tensor.dims()), ";");
+    shapes[name] = v.tensor.dims();
+  }
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second.get();
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));
+  Plan* raw = plan.get();
+  plans_[key] = std::move(plan);
+  return raw;
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> CudaExecutor::Run(const std::map<std::string, RuntimeValue>& feeds) {
+  AIC_ASSIGN_OR_RETURN(Plan * plan, PlanFor(feeds));
+  return cuda::Run(*plan, feeds);
+}
+
+absl::StatusOr<std::vector<RuntimeValue>> RunModel(const Model& model, const std::map<std::string, RuntimeValue>& feeds,
+                                                   std::string* coverage) {
+  CudaExecutor executor(model);
+  AIC_ASSIGN_OR_RETURN(Plan * plan, executor.PlanFor(feeds));
+  if (coverage != nullptr) {
+    const PlanStats& st = plan->stats;
+    int device_steps = st.steps - st.fallback_steps;
+    *coverage =
+        st.fallback_steps == 0 ? (device_steps > 0 ? "fast" : "folded") : (device_steps > 0 ? "mixed" : "reference");
+  }
+  return cuda::Run(*plan, feeds);
+}
+
+}  // namespace aic::cuda

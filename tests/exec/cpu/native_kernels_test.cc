@@ -1,0 +1,589 @@
+// Our own CPU kernels (exec/cpu/kernels/, lowered by exec/cpu/ops_native*.cc)
+// against the reference kernels: small models built here run through the
+// fast executor and the reference executor on random inputs, over shapes,
+// broadcasts and attributes; each case also checks the plan ran it natively
+// (no reference fallback). The kernels with thresholds for threading are
+// also called directly on inputs big enough to take the threaded path.
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/broadcast.h"
+#include "exec/cpu/kernels/binary.h"
+#include "exec/cpu/kernels/erf.h"
+#include "exec/cpu/kernels/layer_norm.h"
+#include "exec/cpu/kernels/unary.h"
+#include "exec/cpu/plan.h"
+#include "exec/reference/executor.h"
+#include "graph/builder.h"
+#include "gtest/gtest.h"
+
+namespace aic::cpu {
+namespace {
+
+Tensor RandomF32(const std::vector<int64_t>& dims, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
+  Tensor t(DType::kFloat, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float& v : t.mutable_span<float>()) v = dist(rng);
+  return t;
+}
+
+template <typename T>
+Tensor RandomInts(const std::vector<int64_t>& dims, uint32_t seed, int lo, int hi) {
+  Tensor t(DTypeOf<T>::value, dims);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  for (T& v : t.mutable_span<T>()) v = static_cast<T>(dist(rng));
+  return t;
+}
+
+Tensor RandomBool(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t(DType::kBool, dims);
+  std::mt19937 rng(seed);
+  auto* p = static_cast<uint8_t*>(t.mutable_raw_data());
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = rng() & 1;
+  return t;
+}
+
+std::vector<Dim> D(const std::vector<int64_t>& dims) { return std::vector<Dim>(dims.begin(), dims.end()); }
+
+void ExpectClose(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-5) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.dims(), want.dims());
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double a = got.ElementAsDouble(i), b = want.ElementAsDouble(i);
+    if (std::isnan(b)) {
+      ASSERT_TRUE(std::isnan(a)) << "element " << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(a - b), atol + rtol * std::fabs(b)) << "element " << i << ": " << a << " vs " << b;
+  }
+}
+
+// Runs `model` on both executors; checks the outputs agree and returns the plan's description.
+std::string RunBoth(const Model& model, const std::map<std::string, RuntimeValue>& feeds, int max_fallbacks = 0,
+                    double atol = 1e-5, double rtol = 1e-5) {
+  auto want = ReferenceExecutor(model).Run(feeds);
+  EXPECT_TRUE(want.ok()) << want.status();
+  if (!want.ok()) return "";
+  CpuExecutor cpu(model);
+  auto got = cpu.Run(feeds);
+  EXPECT_TRUE(got.ok()) << got.status();
+  if (!got.ok()) return "";
+  EXPECT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size() && i < want->size(); ++i) {
+    ExpectClose((*got)[i].tensor, (*want)[i].tensor, atol, rtol);
+  }
+  auto plan = cpu.PlanFor(feeds);
+  EXPECT_TRUE(plan.ok());
+  std::string desc = DescribePlan(**plan);
+  EXPECT_LE(StatsOf(**plan).fallback_steps, max_fallbacks) << desc;
+  return desc;
+}
+
+// --- Erf ---------------------------------------------------------------------
+
+TEST(NativeKernelsTest, ErfMatchesStdErfOnADenseGrid) {
+  double worst_rel = 0, worst_abs = 0;
+  for (int64_t i = -700000; i <= 700000; ++i) {
+    float x = static_cast<float>(i) * 1e-5f;  // [-7, 7] every 1e-5
+    double want = std::erf(static_cast<double>(x));
+    double got = kernels::ErfApprox(x);
+    if (std::fabs(x) < 1e-2f) {
+      worst_abs = std::max(worst_abs, std::fabs(got - want));
+    } else {
+      worst_rel = std::max(worst_rel, std::fabs(got - want) / std::fabs(want));
+    }
+  }
+  for (float x = 1e-30f; x < 1e-2f; x *= 1.7f) {  // tiny magnitudes: still relative
+    for (float s : {x, -x}) {
+      double want = std::erf(static_cast<double>(s));
+      worst_rel = std::max(worst_rel, std::fabs(kernels::ErfApprox(s) - want) / std::fabs(want));
+    }
+  }
+  EXPECT_LE(worst_rel, 1e-6);
+  EXPECT_LE(worst_abs, 1e-7);
+  EXPECT_EQ(kernels::ErfApprox(0.0f), 0.0f);
+  EXPECT_EQ(kernels::ErfApprox(INFINITY), 1.0f);
+  EXPECT_EQ(kernels::ErfApprox(-INFINITY), -1.0f);
+  EXPECT_TRUE(std::isnan(kernels::ErfApprox(NAN)));
+}
+
+// --- unary -------------------------------------------------------------------
+
+TEST(NativeKernelsTest, UnaryOpsMatchTheReference) {
+  struct Case {
+    const char* op;
+    float lo, hi;
+    int opset;
+    std::vector<Attribute> attrs;
+  };
+  std::vector<Case> cases = {
+      {"Erf", -5, 5, 13, {}},          {"Reciprocal", 0.5f, 4, 13, {}}, {"Floor", -9, 9, 13, {}},
+      {"Ceil", -9, 9, 13, {}},         {"Round", -9, 9, 13, {}},        {"Sin", -9, 9, 13, {}},
+      {"Cos", -9, 9, 13, {}},          {"Log", 0.01f, 50, 13, {}},      {"Softplus", -30, 30, 13, {}},
+      {"Softsign", -9, 9, 13, {}},     {"Sign", -2, 2, 13, {}},         {"Gelu", -6, 6, 20, {}},
+      {"Gelu", -6, 6, 20, {Attribute::String("approximate", "tanh")}},
+  };
+  for (const Case& c : cases) {
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 3, 5}, std::vector<int64_t>{1}, {40000}}) {
+      SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(dims)));
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, D(dims));
+      b.Output(b.Op(c.op, {x}, c.attrs));
+      auto model = b.Build(c.opset);
+      RunBoth(*model, {{"x", RandomF32(dims, 7, c.lo, c.hi)}}, 0, 1e-6, 2e-6);
+    }
+  }
+}
+
+// --- the broadcast driver -------------------------------------------------------
+
+// Whether b broadcasts to a's shape (PRelu's slope must).
+bool Unidirectional(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (b.size() > a.size()) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    int64_t d = b[b.size() - 1 - i];
+    if (d != 1 && d != a[a.size() - 1 - i]) return false;
+  }
+  return true;
+}
+
+TEST(NativeKernelsTest, BinaryBroadcastsMatchTheReference) {
+  using Dims = std::vector<int64_t>;
+  std::vector<std::pair<Dims, Dims>> shapes = {
+      {{2, 3, 4}, {2, 3, 4}}, {{4}, {3, 4}},       {{3, 1, 5}, {4, 5}}, {{1}, {2, 3}},
+      {{}, {3}},              {{2, 1, 4}, {1, 3, 1}}, {{5, 1}, {1, 6}}, {{1, 1, 7}, {2, 3, 1}},
+  };
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"}) {
+    for (const auto& [da, db] : shapes) {
+      if (std::string(op) == "PRelu" && !Unidirectional(da, db)) continue;  // the slope broadcasts to x
+      SCOPED_TRACE(absl::StrCat(op, " ", DimsToString(da), " ", DimsToString(db)));
+      GraphBuilder b;
+      Value* a = b.Input("a", DType::kFloat, D(da));
+      Value* c = b.Input("b", DType::kFloat, D(db));
+      b.Output(b.Op(op, {a, c}));
+      auto model = b.Build(13);
+      bool pow = std::string(op) == "Pow";
+      RunBoth(*model, {{"a", RandomF32(da, 1, pow ? 0.1f : -3, 3)}, {"b", RandomF32(db, 2, pow ? -2 : 0.5f, 3)}});
+    }
+  }
+}
+
+TEST(NativeKernelsTest, IntegerComparisonAndLogicalOpsMatchTheReference) {
+  using Dims = std::vector<int64_t>;
+  for (const auto& [da, db] : std::vector<std::pair<Dims, Dims>>{{{3, 4}, {3, 4}}, {{4}, {3, 4}}, {{2, 1, 3}, {1}}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(da), " ", DimsToString(db)));
+    for (const char* op : {"Add", "Sub", "Mul", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual",
+                           "GreaterOrEqual"}) {
+      for (DType t : {DType::kInt64, DType::kInt32, DType::kFloat}) {
+        SCOPED_TRACE(absl::StrCat(op, " ", DTypeName(t)));
+        GraphBuilder b;
+        Value* a = b.Input("a", t, D(da));
+        Value* c = b.Input("b", t, D(db));
+        b.Output(b.Op(op, {a, c}));
+        auto model = b.Build(16);
+        auto make = [&](const Dims& d, uint32_t seed) {
+          if (t == DType::kInt64) return RandomInts<int64_t>(d, seed, -3, 3);
+          if (t == DType::kInt32) return RandomInts<int32_t>(d, seed, -3, 3);
+          Tensor f = RandomInts<int32_t>(d, seed, -3, 3);  // small integers: equal values occur
+          Tensor g(DType::kFloat, d);
+          for (int64_t i = 0; i < f.num_elements(); ++i) g.mutable_data<float>()[i] = static_cast<float>(f.data<int32_t>()[i]);
+          return g;
+        };
+        RunBoth(*model, {{"a", make(da, 3)}, {"b", make(db, 4)}});
+      }
+    }
+    for (const char* op : {"And", "Or", "Xor"}) {
+      SCOPED_TRACE(op);
+      GraphBuilder b;
+      b.Output(b.Op(op, {b.Input("a", DType::kBool, D(da)), b.Input("b", DType::kBool, D(db))}));
+      auto model = b.Build(16);
+      RunBoth(*model, {{"a", RandomBool(da, 5)}, {"b", RandomBool(db, 6)}});
+    }
+  }
+}
+
+TEST(NativeKernelsTest, WhereBroadcastsAllThreeOperands) {
+  using Dims = std::vector<int64_t>;
+  for (DType t : {DType::kFloat, DType::kInt64}) {
+    for (const auto& [dc, dx, dy] : std::vector<std::tuple<Dims, Dims, Dims>>{
+             {{2, 3}, {2, 3}, {2, 3}}, {{3}, {2, 3}, {1}}, {{2, 1, 4}, {3, 1}, {4}}}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(t), DimsToString(dc), DimsToString(dx), DimsToString(dy)));
+      GraphBuilder b;
+      b.Output(b.Op("Where", {b.Input("c", DType::kBool, D(dc)), b.Input("x", t, D(dx)), b.Input("y", t, D(dy))}));
+      auto model = b.Build(16);
+      auto make = [&](const Dims& d, uint32_t seed) {
+        return t == DType::kFloat ? RandomF32(d, seed) : RandomInts<int64_t>(d, seed, -100, 100);
+      };
+      RunBoth(*model, {{"c", RandomBool(dc, 1)}, {"x", make(dx, 2)}, {"y", make(dy, 3)}});
+    }
+  }
+}
+
+TEST(NativeKernelsTest, ZeroSizedAndSizeOneOperandsStillWork) {
+  using Dims = std::vector<int64_t>;
+  for (const auto& [da, db] : std::vector<std::pair<Dims, Dims>>{{{0, 3}, {3}}, {{1, 1}, {1}}, {{3}, {0, 3}}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(da), " ", DimsToString(db)));
+    GraphBuilder b;
+    b.Output(b.Op("Pow", {b.Input("a", DType::kFloat, D(da)), b.Input("b", DType::kFloat, D(db))}));
+    auto model = b.Build(13);
+    RunBoth(*model, {{"a", RandomF32(da, 1, 0.5f, 2)}, {"b", RandomF32(db, 2)}}, /*max_fallbacks=*/1);
+  }
+}
+
+// Big enough to take the threaded paths, with two threads.
+TEST(NativeKernelsTest, ThreadedKernelsMatchSerialOnes) {
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(2);
+  std::vector<int64_t> out = {3, 700, 400};
+  Tensor a = RandomF32({3, 1, 400}, 1), b = RandomF32({700, 1}, 2);
+  auto loop = kernels::MakeBroadcastLoop(out, {{3, 1, 400}, {700, 1}}, {4, 4}, 4);
+  ASSERT_TRUE(loop.has_value());
+  DType bool_out;
+  kernels::RowFn sub = kernels::BinaryKernel("Sub", DType::kFloat, &bool_out);
+  ASSERT_NE(sub, nullptr);
+  Tensor y(DType::kFloat, out);
+  const void* ins[] = {a.raw_data(), b.raw_data()};
+  kernels::RunBroadcast(*loop, ins, y.mutable_raw_data(), sub);
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 700; ++j) {
+      for (int64_t k = 0; k < 400; ++k) {
+        ASSERT_EQ(y.data<float>()[(i * 700 + j) * 400 + k], a.data<float>()[i * 400 + k] - b.data<float>()[j])
+            << i << "," << j << "," << k;
+      }
+    }
+  }
+  // LayerNorm over rows far from zero (a shifted mean must not cancel).
+  int64_t rows = 600, cols = 1000;
+  Tensor x = RandomF32({rows, cols}, 3, 999.0f, 1001.0f), s = RandomF32({cols}, 4), bias = RandomF32({cols}, 5);
+  Tensor ln(DType::kFloat, {rows, cols});
+  kernels::LayerNormF32(x.data<float>(), s.data<float>(), bias.data<float>(), ln.mutable_data<float>(), rows, cols,
+                        1e-5f);
+  for (int64_t r = 0; r < rows; r += 37) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x.data<float>()[r * cols + c];
+    mean /= cols;
+    for (int64_t c = 0; c < cols; ++c) var += std::pow(x.data<float>()[r * cols + c] - mean, 2);
+    var /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double want = (x.data<float>()[r * cols + c] - mean) / std::sqrt(var + 1e-5) * s.data<float>()[c] +
+                    bias.data<float>()[c];
+      ASSERT_NEAR(ln.data<float>()[r * cols + c], want, 2e-4) << r << "," << c;
+    }
+  }
+  // Unary in place.
+  Tensor e = RandomF32({300000}, 6), e_copy = e.Clone();
+  kernels::UnaryF32(kernels::UnaryKernel("Erf"), e.data<float>(), e.mutable_data<float>(), e.num_elements());
+  for (int64_t i = 0; i < e.num_elements(); i += 101) {
+    ASSERT_NEAR(e.data<float>()[i], std::erf(e_copy.data<float>()[i]), 1e-6);
+  }
+  omp_set_num_threads(saved);
+}
+
+// --- GELU ----------------------------------------------------------------------
+
+// x = MatMul(in, W) + c, then GELU written out in one of its groupings.
+std::unique_ptr<Model> MatMulGelu(int grouping, bool mul_by_rsqrt2, bool producer = true) {
+  GraphBuilder b;
+  Value* in = b.Input("in", DType::kFloat, {4, 16});
+  Value* x = in;
+  if (producer) {
+    x = b.Op("MatMul", {in, b.Constant("W", RandomF32({16, 32}, 11, -0.5f, 0.5f))});
+    x = b.Op("Add", {x, b.Constant("c", RandomF32({32}, 12))});
+  }
+  auto scalar = [&](const char* name, float v) { return b.Constant(name, Tensor::Scalar<float>(v)); };
+  Value* s = mul_by_rsqrt2 ? b.Op("Mul", {x, scalar("r2", 0.70710678f)}) : b.Op("Div", {x, scalar("s2", 1.4142135f)});
+  Value* a = b.Op("Add", {scalar("one", 1.0f), b.Op("Erf", {s})});
+  Value* y = nullptr;
+  if (grouping == 0) y = b.Op("Mul", {b.Op("Mul", {x, a}), scalar("half", 0.5f)});     // (x*A)*0.5
+  if (grouping == 1) y = b.Op("Mul", {b.Op("Mul", {x, scalar("half", 0.5f)}), a});     // (x*0.5)*A
+  if (grouping == 2) y = b.Op("Mul", {x, b.Op("Mul", {scalar("half", 0.5f), a})});     // x*(0.5*A)
+  b.Output(y);
+  return b.Build(13);
+}
+
+TEST(NativeKernelsTest, ExportedGeluBecomesOneOperation) {
+  for (bool producer : {true, false}) {
+    for (int grouping = 0; grouping < 3; ++grouping) {
+      for (bool rsqrt : {false, true}) {
+        SCOPED_TRACE(absl::StrCat("producer=", producer, " grouping=", grouping, " rsqrt2=", rsqrt));
+        auto model = MatMulGelu(grouping, rsqrt, producer);
+        std::string plan = RunBoth(*model, {{"in", RandomF32({4, 16}, 13)}}, 0, 1e-5, 1e-5);
+        EXPECT_EQ(plan.find("Erf"), std::string::npos) << plan;
+        EXPECT_NE(plan.find("elu"), std::string::npos) << plan;  // gelu post-op or Gelu(...) step
+        EXPECT_NE(plan.find("\n1 steps"), std::string::npos) << plan;  // one step for it all
+      }
+    }
+  }
+}
+
+TEST(NativeKernelsTest, GeluPatternWithAnotherScaleIsLeftAlone) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {8});
+  Value* s = b.Op("Div", {x, b.Constant("s", Tensor::Scalar<float>(1.5f))});
+  Value* a = b.Op("Add", {b.Op("Erf", {s}), b.Constant("one", Tensor::Scalar<float>(1.0f))});
+  b.Output(b.Op("Mul", {b.Op("Mul", {x, a}), b.Constant("half", Tensor::Scalar<float>(0.5f))}));
+  auto model = b.Build(13);
+  std::string plan = RunBoth(*model, {{"x", RandomF32({8}, 1)}});
+  EXPECT_NE(plan.find("Erf"), std::string::npos) << plan;  // its own (native) step
+}
+
+// --- attention's transposes --------------------------------------------------------
+
+// Multi-head attention as exporters write it: the head split/merge
+// transposes around the batched MatMuls are strided views and a transposed
+// destination, not copies.
+std::unique_ptr<Model> Attention(bool expose_heads) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 16, 32});
+  auto i64 = [](std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}); };
+  Value* split = b.Constant("split", i64({1, 16, 4, 8}));
+  auto heads = [&](const char* w, uint32_t seed, std::vector<int64_t> perm) {
+    Value* p = b.Op("MatMul", {x, b.Constant(w, RandomF32({32, 32}, seed, -0.3f, 0.3f))});
+    return b.Op("Transpose", {b.Op("Reshape", {p, split})}, {Attribute::Ints("perm", perm)});
+  };
+  Value* q = heads("wq", 1, {0, 2, 1, 3});
+  Value* k = heads("wk", 2, {0, 2, 3, 1});
+  Value* v = heads("wv", 3, {0, 2, 1, 3});
+  Value* probs = b.Op("Softmax", {b.Op("MatMul", {q, k})}, {Attribute::Int("axis", -1)});
+  Value* ctx = b.Op("MatMul", {probs, v});
+  Value* merged = b.Op("Transpose", {ctx}, {Attribute::Ints("perm", {0, 2, 1, 3})});
+  b.Output(b.Op("Reshape", {merged, b.Constant("merge", i64({1, 16, 32}))}));
+  if (expose_heads) b.Output(q);
+  return b.Build(13);
+}
+
+TEST(NativeKernelsTest, AttentionTransposesAreViews) {
+  for (bool expose : {false, true}) {
+    SCOPED_TRACE(absl::StrCat("expose_heads=", expose));
+    auto model = Attention(expose);
+    std::string plan = RunBoth(*model, {{"x", RandomF32({1, 16, 32}, 9)}});
+    size_t transposes = 0;
+    for (size_t at = plan.find("\ntranspose"); at != std::string::npos; at = plan.find("\ntranspose", at + 1)) {
+      ++transposes;
+    }
+    // A head read by a graph output is a real copy; the rest are views.
+    EXPECT_EQ(transposes, expose ? 1u : 0u) << plan;
+    EXPECT_NE(plan.find("+ [Transpose"), std::string::npos) << plan;  // the head merge
+  }
+}
+
+// A transposed view the MatMul cannot read as is (it broadcasts against a
+// higher-rank operand) is copied to plain first; two MatMuls share one view.
+TEST(NativeKernelsTest, TransposedViewsFallBackToCopies) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {8, 4});
+  Value* t = b.Op("Transpose", {b.Op("Relu", {x})}, {Attribute::Ints("perm", {1, 0})});  // [4, 8]
+  b.Output(b.Op("MatMul", {t, b.Input("y", DType::kFloat, {2, 8, 5})}));
+  b.Output(b.Op("MatMul", {t, b.Input("z", DType::kFloat, {8, 3})}));
+  auto model = b.Build(13);
+  RunBoth(*model, {{"x", RandomF32({8, 4}, 1)}, {"y", RandomF32({2, 8, 5}, 2)}, {"z", RandomF32({8, 3}, 3)}});
+}
+
+// --- LayerNormalization -------------------------------------------------------------
+
+TEST(NativeKernelsTest, LayerNormMatchesTheReference) {
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t axis;
+    bool bias;
+    float eps, offset;
+  };
+  for (const Case& c : {Case{{2, 3, 8}, -1, true, 1e-5f, 0}, Case{{2, 3, 8}, 1, true, 1e-3f, 0},
+                        Case{{2, 3, 8}, -2, false, 1e-5f, 0}, Case{{4, 1}, -1, true, 1e-5f, 0},
+                        Case{{5, 64}, -1, true, 1e-5f, 500}, Case{{3, 2, 1, 5}, 0, true, 1e-5f, 0}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(c.dims), " axis=", c.axis, " bias=", c.bias));
+    int64_t rank = static_cast<int64_t>(c.dims.size());
+    int64_t axis = c.axis < 0 ? c.axis + rank : c.axis;
+    std::vector<int64_t> norm(c.dims.begin() + axis, c.dims.end());
+    GraphBuilder b;
+    std::vector<Value*> ins = {b.Input("x", DType::kFloat, D(c.dims)), b.Constant("s", RandomF32(norm, 2))};
+    if (c.bias) ins.push_back(b.Constant("b", RandomF32(norm, 3)));
+    b.Output(b.Op("LayerNormalization", ins, {Attribute::Int("axis", c.axis), Attribute::Float("epsilon", c.eps)}));
+    auto model = b.Build(17);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(c.dims, 1, c.offset - 2, c.offset + 2)}}, 0, 1e-6, 1e-5);
+    EXPECT_NE(plan.find("layernorm"), std::string::npos) << plan;
+  }
+}
+
+TEST(NativeKernelsTest, LayerNormComputesMeanAndInvStdDevToo) {
+  for (int64_t axis : {-1, 1, 0}) {
+    for (int outputs : {2, 3}) {
+      SCOPED_TRACE(absl::StrCat("axis=", axis, " outputs=", outputs));
+      GraphBuilder b;
+      auto outs = b.OpN("LayerNormalization",
+                        {b.Input("x", DType::kFloat, {2, 3, 4}),
+                         b.Constant("s", RandomF32(axis == -1 ? std::vector<int64_t>{4}
+                                                   : axis == 1 ? std::vector<int64_t>{3, 4}
+                                                               : std::vector<int64_t>{2, 3, 4},
+                                                   2))},
+                        outputs, {Attribute::Int("axis", axis)});
+      for (Value* o : outs) b.Output(o);
+      auto model = b.Build(17);
+      RunBoth(*model, {{"x", RandomF32({2, 3, 4}, 1)}}, 0, 1e-6, 1e-5);
+    }
+  }
+}
+
+// --- Gather, Pad, Resize, Cast ---------------------------------------------------------
+
+TEST(NativeKernelsTest, GatherMatchesTheReference) {
+  struct Case {
+    std::vector<int64_t> data, idx;
+    int64_t axis;
+  };
+  for (const Case& c : {Case{{5, 3}, {4}, 0}, Case{{5, 3}, {2, 2}, 1}, Case{{2, 5, 3}, {}, -2},
+                        Case{{2, 5, 3}, {3, 1}, -1}, Case{{7}, {6}, 0}}) {
+    for (DType it : {DType::kInt64, DType::kInt32}) {
+      for (DType dt : {DType::kFloat, DType::kInt64}) {
+        SCOPED_TRACE(absl::StrCat(DimsToString(c.data), DimsToString(c.idx), " axis=", c.axis, " ", DTypeName(it),
+                                  " ", DTypeName(dt)));
+        int64_t rank = static_cast<int64_t>(c.data.size());
+        int64_t n = c.data[c.axis < 0 ? c.axis + rank : c.axis];
+        GraphBuilder b;
+        b.Output(b.Op("Gather", {b.Input("d", dt, D(c.data)), b.Input("i", it, D(c.idx))},
+                      {Attribute::Int("axis", c.axis)}));
+        auto model = b.Build(13);
+        Tensor idx = it == DType::kInt64 ? RandomInts<int64_t>(c.idx, 4, static_cast<int>(-n), static_cast<int>(n - 1))
+                                         : RandomInts<int32_t>(c.idx, 4, static_cast<int>(-n), static_cast<int>(n - 1));
+        Tensor data = dt == DType::kFloat ? RandomF32(c.data, 5) : RandomInts<int64_t>(c.data, 5, -1000, 1000);
+        std::string plan = RunBoth(*model, {{"d", data}, {"i", idx}});
+        EXPECT_NE(plan.find("gather"), std::string::npos) << plan;
+      }
+    }
+  }
+}
+
+// An embedding table: constant data, indices fed at run time.
+TEST(NativeKernelsTest, GatherFromAConstantTable) {
+  GraphBuilder b;
+  b.Output(b.Op("Gather", {b.Constant("table", RandomF32({50, 16}, 1)), b.Input("ids", DType::kInt64, {2, 7})}));
+  auto model = b.Build(13);
+  std::string plan = RunBoth(*model, {{"ids", RandomInts<int64_t>({2, 7}, 2, -50, 49)}});
+  EXPECT_NE(plan.find("gather"), std::string::npos) << plan;
+}
+
+TEST(NativeKernelsTest, GatherOutOfRangeIsAnError) {
+  GraphBuilder b;
+  b.Output(b.Op("Gather", {b.Input("d", DType::kFloat, {4, 2}), b.Input("i", DType::kInt64, {2})}));
+  auto model = b.Build(13);
+  CpuExecutor cpu(*model);
+  auto got = cpu.Run({{"d", RandomF32({4, 2}, 1)}, {"i", Tensor::FromVector<int64_t>({1, 4}, {2})}});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("out of range"), std::string::npos) << got.status();
+}
+
+TEST(NativeKernelsTest, PadMatchesTheReference) {
+  struct Case {
+    std::vector<int64_t> dims, pads;
+    const char* mode;
+  };
+  for (const Case& c : {Case{{2, 3, 4}, {0, 1, 2, 1, 0, 3}, "constant"}, Case{{2, 3, 4}, {0, 2, 3, 0, 1, 2}, "reflect"},
+                        Case{{2, 3, 4}, {1, 0, 2, 1, 2, 5}, "edge"}, Case{{3, 5}, {-1, 1, 0, -2}, "constant"},
+                        Case{{1, 2, 4, 4}, {0, 0, 1, 1, 0, 0, 1, 1}, "reflect"}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(c.dims), " ", c.mode));
+    int64_t rank = static_cast<int64_t>(c.dims.size());
+    for (int form = 0; form < 2; ++form) {  // opset 11 inputs, opset 2 attributes
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, D(c.dims));
+      if (form == 0) {
+        b.Output(b.Op("Pad", {x, b.Constant("p", Tensor::FromVector<int64_t>(c.pads, {2 * rank})),
+                              b.Constant("v", Tensor::Scalar<float>(1.5f))},
+                      {Attribute::String("mode", c.mode)}));
+      } else {
+        b.Output(b.Op("Pad", {x},
+                      {Attribute::String("mode", c.mode), Attribute::Ints("pads", c.pads),
+                       Attribute::Float("value", -2.0f)}));
+      }
+      auto model = b.Build(form == 0 ? 13 : 2);
+      std::string plan = RunBoth(*model, {{"x", RandomF32(c.dims, 1)}});
+      EXPECT_NE(plan.find("pad"), std::string::npos) << plan;
+    }
+  }
+  // opset 18: pads for some axes only.
+  GraphBuilder b;
+  b.Output(b.Op("Pad", {b.Input("x", DType::kFloat, {2, 3, 4}), b.Constant("p", Tensor::FromVector<int64_t>({1, 2, 0, 3}, {4})),
+                        b.Constant("v", Tensor::Scalar<float>(0.5f)), b.Constant("a", Tensor::FromVector<int64_t>({0, -1}, {2}))}));
+  auto model = b.Build(18);
+  RunBoth(*model, {{"x", RandomF32({2, 3, 4}, 2)}});
+}
+
+TEST(NativeKernelsTest, ResizeLinearMatchesTheReference) {
+  for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+    for (int form = 0; form < 3; ++form) {  // scales x2, scales x0.5, sizes
+      SCOPED_TRACE(absl::StrCat(coord, " form ", form));
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {1, 2, 6, 5});
+      Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
+      Value* y;
+      std::vector<Attribute> attrs = {Attribute::String("mode", "linear"),
+                                      Attribute::String("coordinate_transformation_mode", coord)};
+      if (form < 2) {
+        float s = form == 0 ? 2.0f : 0.5f;
+        y = b.Op("Resize", {x, roi, b.Constant("s", Tensor::FromVector<float>({1, 1, s, s}, {4}))}, attrs);
+      } else {
+        y = b.Op("Resize", {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
+                            b.Constant("z", Tensor::FromVector<int64_t>({1, 2, 4, 9}, {4}))},
+                 attrs);
+      }
+      b.Output(y);
+      auto model = b.Build(13);
+      std::string plan = RunBoth(*model, {{"x", RandomF32({1, 2, 6, 5}, 3)}});
+      EXPECT_NE(plan.find("resize"), std::string::npos) << plan;
+    }
+  }
+  // Upsample: asymmetric coordinates; scales an input (opset 9) or an attribute (opset 7).
+  for (int opset : {9, 7}) {
+    SCOPED_TRACE(absl::StrCat("Upsample-", opset));
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 1, 3, 4});
+    std::vector<Attribute> attrs = {Attribute::String("mode", "linear")};
+    std::vector<Value*> ins = {x};
+    if (opset == 9) {
+      ins.push_back(b.Constant("s", Tensor::FromVector<float>({1, 1, 2, 3}, {4})));
+    } else {
+      attrs.push_back(Attribute::Floats("scales", {1, 1, 2, 3}));
+    }
+    b.Output(b.Op("Upsample", ins, attrs));
+    auto model = b.Build(opset);
+    std::string plan = RunBoth(*model, {{"x", RandomF32({1, 1, 3, 4}, 4)}});
+    EXPECT_NE(plan.find("resize"), std::string::npos) << plan;
+  }
+}
+
+TEST(NativeKernelsTest, CastMatchesTheReference) {
+  std::vector<std::pair<DType, DType>> pairs = {
+      {DType::kFloat, DType::kInt32}, {DType::kFloat, DType::kInt64}, {DType::kFloat, DType::kBool},
+      {DType::kFloat, DType::kFloat16}, {DType::kFloat16, DType::kFloat}, {DType::kInt64, DType::kFloat},
+      {DType::kInt64, DType::kInt32}, {DType::kBool, DType::kFloat}, {DType::kInt32, DType::kUint8}};
+  for (const auto& [from, to] : pairs) {
+    SCOPED_TRACE(absl::StrCat(DTypeName(from), " -> ", DTypeName(to)));
+    GraphBuilder b;
+    b.Output(b.Op("Cast", {b.Input("x", from, {3, 7})}, {Attribute::Int("to", static_cast<int64_t>(to))}));
+    auto model = b.Build(13);
+    Tensor x;
+    if (from == DType::kFloat) {
+      x = RandomF32({3, 7}, 1, -300, 300);
+      x.mutable_data<float>()[0] = 0.0f;
+      x.mutable_data<float>()[1] = -0.7f;
+    } else if (from == DType::kFloat16) {
+      x = Tensor(DType::kFloat16, {3, 7});
+      for (int64_t i = 0; i < 21; ++i) x.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(0x3c00 + 37 * i);
+    } else if (from == DType::kBool) {
+      x = RandomBool({3, 7}, 2);
+    } else if (from == DType::kInt64) {
+      x = RandomInts<int64_t>({3, 7}, 3, -100000, 100000);
+    } else {
+      x = RandomInts<int32_t>({3, 7}, 3, -1000, 1000);
+    }
+    std::string plan = RunBoth(*model, {{"x", x}}, 0, 0, 0);
+    EXPECT_NE(plan.find("cast"), std::string::npos) << plan;
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
