@@ -1,9 +1,10 @@
-// aic_conformance: runs the ONNX 1.12 backend test suite through the reference
-// executor. Each test runs in a forked child (a crash or a hang in one kernel
-// fails that test, not the run). Prints one line per failure with --verbose,
-// then `conformance: N passed, N failed, N skipped`.
+// aic_conformance: runs the ONNX 1.12 backend test suite through one executor
+// (--device reference, the default, or cpu: see devices.h). Each test runs in
+// a forked child (a crash or a hang in one kernel fails that test, not the
+// run). Prints one line per failure with --verbose, then
+// `conformance: N passed, N failed, N skipped`.
 //
-//   aic_conformance [--root DIR] [--sets node,simple,...] [--filter REGEX]
+//   aic_conformance [--device NAME] [--root DIR] [--sets node,simple,...] [--filter REGEX]
 //                   [--allowlist FILE] [--write-allowlist FILE] [--json FILE]
 //                   [--timeout SECONDS] [--verbose]
 //
@@ -25,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/conformance/conformance.h"
+#include "tests/conformance/devices.h"
 
 namespace {
 
@@ -32,6 +34,7 @@ namespace fs = std::filesystem;
 using aic::conformance::TestResult;
 
 struct Options {
+  std::string device = "reference";
   std::string root = "/usr/share/libonnx-testdata/data";
   std::vector<std::string> sets = {"node", "pytorch-converted", "pytorch-operator", "simple"};
   std::string filter;
@@ -41,19 +44,19 @@ struct Options {
 };
 
 // Runs the test in a child process; the child reports through a pipe as
-// "<status>\t<shape_check>\t<category>\t<reason>".
-TestResult RunIsolated(const std::string& dir, int timeout_s) {
+// "<status>\t<shape_check>\t<coverage>\t<category>\t<reason>".
+TestResult RunIsolated(const std::string& dir, const std::string& device, int timeout_s) {
   int fds[2];
-  if (pipe(fds) != 0) return aic::conformance::RunBackendTest(dir);
+  if (pipe(fds) != 0) return aic::conformance::RunBackendTest(dir, device);
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    TestResult r = aic::conformance::RunBackendTest(dir);
+    TestResult r = aic::conformance::RunBackendTest(dir, device);
     std::string reason = r.reason;
     for (char& c : reason) {
       if (c == '\n' || c == '\t') c = ' ';
     }
-    std::string line = absl::StrCat(static_cast<int>(r.status), "\t", r.shape_check, "\t",
+    std::string line = absl::StrCat(static_cast<int>(r.status), "\t", r.shape_check, "\t", r.coverage, "\t",
                                     r.category, "\t", reason.substr(0, 400), "\n");
     ssize_t unused = write(fds[1], line.data(), line.size());
     (void)unused;
@@ -86,8 +89,8 @@ TestResult RunIsolated(const std::string& dir, int timeout_s) {
   ssize_t n;
   while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
   close(fds[0]);
-  std::vector<std::string> parts = absl::StrSplit(out, absl::MaxSplits('\t', 3));
-  if (parts.size() < 4 || !WIFEXITED(status)) {
+  std::vector<std::string> parts = absl::StrSplit(out, absl::MaxSplits('\t', 4));
+  if (parts.size() < 5 || !WIFEXITED(status)) {
     r.category = "crash";
     r.reason = WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status))
                                    : "child exited without a result";
@@ -95,8 +98,9 @@ TestResult RunIsolated(const std::string& dir, int timeout_s) {
   }
   r.status = static_cast<TestResult::Status>(std::stoi(parts[0]));
   r.shape_check = parts[1];
-  r.category = parts[2];
-  r.reason = parts[3];
+  r.coverage = parts[2];
+  r.category = parts[3];
+  r.reason = parts[4];
   while (!r.reason.empty() && r.reason.back() == '\n') r.reason.pop_back();
   return r;
 }
@@ -127,7 +131,8 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--root") opt.root = value();
+    if (a == "--device") opt.device = value();
+    else if (a == "--root") opt.root = value();
     else if (a == "--sets") opt.sets = absl::StrSplit(value(), ',');
     else if (a == "--filter") opt.filter = value();
     else if (a == "--allowlist") opt.allowlist = value();
@@ -140,6 +145,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (!aic::conformance::IsKnownDevice(opt.device)) {
+    std::fprintf(stderr, "aic_conformance: unknown device %s\n", opt.device.c_str());
+    return 2;
+  }
   if (!fs::exists(opt.root)) {
     std::printf("conformance: suite not found at %s (install libonnx-testdata); skipped\n",
                 opt.root.c_str());
@@ -149,7 +158,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::map<std::string, int>> per_set;  // set -> status -> count
   std::map<std::string, TestResult> results;                  // "set/test" -> result
   int passed = 0, failed = 0, skipped = 0;
-  std::map<std::string, int> shape_counts;
+  std::map<std::string, int> shape_counts, coverage_counts;
   for (const std::string& set : opt.sets) {
     fs::path set_dir = fs::path(opt.root) / set;
     if (!fs::exists(set_dir)) continue;
@@ -160,7 +169,7 @@ int main(int argc, char** argv) {
     std::sort(tests.begin(), tests.end());
     for (const std::string& test : tests) {
       if (!std::regex_search(test, filter)) continue;
-      TestResult r = RunIsolated((set_dir / test).string(), opt.timeout_s);
+      TestResult r = RunIsolated((set_dir / test).string(), opt.device, opt.timeout_s);
       std::string key = set + "/" + test;
       results[key] = r;
       switch (r.status) {
@@ -168,7 +177,10 @@ int main(int argc, char** argv) {
         case TestResult::Status::kFailed: ++failed; per_set[set]["failed"]++; break;
         case TestResult::Status::kSkipped: ++skipped; per_set[set]["skipped"]++; break;
       }
-      if (r.status == TestResult::Status::kPassed) shape_counts[r.shape_check]++;
+      if (r.status == TestResult::Status::kPassed) {
+        shape_counts[r.shape_check]++;
+        if (!r.coverage.empty()) coverage_counts[r.coverage]++;
+      }
       if (opt.verbose && r.status != TestResult::Status::kPassed) {
         std::printf("%s %s: [%s] %s\n", r.status == TestResult::Status::kFailed ? "FAIL" : "SKIP",
                     key.c_str(), r.category.c_str(), r.reason.c_str());
@@ -181,6 +193,11 @@ int main(int argc, char** argv) {
   }
   std::printf("  shape inference on passing tests: %d match, %d mismatch, %d not static\n",
               shape_counts["match"], shape_counts["mismatch"], shape_counts["unknown"]);
+  if (!coverage_counts.empty()) {
+    std::printf("  plans of passing tests: %d fast, %d mixed, %d reference kernels only, %d folded\n",
+                coverage_counts["fast"], coverage_counts["mixed"], coverage_counts["reference"],
+                coverage_counts["folded"]);
+  }
 
   if (!opt.json.empty()) {
     std::ofstream f(opt.json);
@@ -194,13 +211,13 @@ int main(int argc, char** argv) {
                                                                  : "skipped";
       f << "    {\"test\": \"" << key << "\", \"status\": \"" << st << "\", \"category\": \""
         << JsonEscape(r.category) << "\", \"reason\": \"" << JsonEscape(r.reason)
-        << "\", \"shape_check\": \"" << r.shape_check << "\"}";
+        << "\", \"shape_check\": \"" << r.shape_check << "\", \"coverage\": \"" << r.coverage << "\"}";
     }
     f << "\n  ]\n}\n";
   }
   if (!opt.write_allowlist.empty()) {
     std::ofstream f(opt.write_allowlist);
-    f << "# Backend-suite tests the reference executor passes; CI fails if one regresses.\n"
+    f << "# Backend-suite tests that pass on --device " << opt.device << "; CI fails if one regresses.\n"
       << "# Regenerate with: tests/conformance/update_conformance.sh\n";
     for (const auto& [key, r] : results) {
       if (r.status == TestResult::Status::kPassed) f << key << "\n";
