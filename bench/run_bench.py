@@ -244,7 +244,8 @@ def write_results(args, rows, overhead, peaks, machine):
         "; the `ORT − binding` column subtracts it. Peak memory is the peak resident-set growth over the process's "
         "own baseline, each engine in its own process. `max |Δ|` compares aic-onnx's outputs with ORT's on the "
         "bench input (ok = within |Δ| ≤ 1e-4 + 1e-3·|ORT|). aic-onnx runs oneDNN on OpenMP with "
-        "OMP_WAIT_POLICY=PASSIVE (it sets this itself unless the environment does; see exec/cpu/threading.cc). "
+        "a bounded spin, OMP_WAIT_POLICY=PASSIVE with GOMP_SPINCOUNT=1000 (it sets these itself unless the environment "
+        "sets either; see exec/cpu/threading.cc). "
         f"Load average at the end: {os.getloadavg()[0]:.1f} (this machine is shared: timings at 2 threads "
         "depend on what else runs).",
         "",

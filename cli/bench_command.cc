@@ -69,7 +69,7 @@ double Percentile(std::vector<double> sorted, double p) {
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& argv) {
-  cpu::EnsurePassiveOpenMpWait();
+  cpu::ConfigureOpenMpWait();
   size_t baseline = ProcStatusBytes("VmRSS");
   auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--iters", "--warmup", "--threads",
                                           "--device"},

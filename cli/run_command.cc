@@ -102,7 +102,7 @@ int RunCommand(const std::vector<std::string>& argv) {
     return 0;
   }
   if (device == "cpu") {
-    cpu::EnsurePassiveOpenMpWait();
+    cpu::ConfigureOpenMpWait();
     if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
     cpu::CpuOptions cpu_options;
     cpu_options.threads = static_cast<int>(*threads);

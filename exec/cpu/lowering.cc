@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exec/cpu/fallback_step.h"
+#include "exec/cpu/native_step.h"
 #include "graph/topo.h"
 #include "ops/registry.h"
 
@@ -290,6 +291,8 @@ absl::Status Lowerer::LowerAll() {
       ++stats.fallback_steps;
     } else if (s->kind == "view") {
       ++stats.view_steps;
+    } else if (dynamic_cast<const NativeStep*>(s.get()) != nullptr) {
+      ++stats.native_steps;
     } else {
       ++stats.dnnl_steps;
     }

@@ -158,7 +158,7 @@ std::string DescribePlan(const Plan& plan) {
     absl::StrAppend(&out, "\n");
   }
   const PlanStats& st = plan.stats;
-  absl::StrAppend(&out, st.steps, " steps: ", st.dnnl_steps, " oneDNN, ", st.reorder_steps, " reorders, ",
+  absl::StrAppend(&out, st.steps, " steps: ", st.dnnl_steps, " oneDNN, ", st.native_steps, " own kernels, ", st.reorder_steps, " reorders, ",
                   st.fallback_steps, " reference, ", st.view_steps, " views; ", st.fused_nodes, " nodes fused, ",
                   st.folded_nodes, " folded; arena ", st.arena_bytes, " bytes, packed weights ", st.weight_bytes,
                   " bytes\n");

@@ -29,6 +29,7 @@ struct CpuOptions {
 struct PlanStats {
   int steps = 0;
   int dnnl_steps = 0;
+  int native_steps = 0;        // our own kernels (exec/cpu/kernels)
   int reorder_steps = 0;
   int fallback_steps = 0;     // reference kernels
   int view_steps = 0;
@@ -86,8 +87,9 @@ class CpuExecutor {
 // Sets the thread count of oneDNN's OpenMP runtime (0: core count); returns it.
 int SetCpuThreads(int threads);
 
-// Re-executes the process with OMP_WAIT_POLICY=PASSIVE unless the variable is
-// set (see threading.cc); call first thing in a command that runs plans.
-void EnsurePassiveOpenMpWait();
+// Re-executes the process with a bounded OpenMP spin (OMP_WAIT_POLICY=PASSIVE,
+// GOMP_SPINCOUNT=1000) unless the environment sets either (see
+// threading.cc); call first thing in a command that runs plans.
+void ConfigureOpenMpWait();
 
 }  // namespace aic::cpu

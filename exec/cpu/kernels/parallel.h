@@ -19,8 +19,8 @@
 namespace aic::cpu::kernels {
 
 // Elements (or comparable units of work) below which a kernel runs serially:
-// under OMP_WAIT_POLICY=PASSIVE (threading.cc) waking a worker costs tens of
-// microseconds, more than a cheap pass over 256K floats takes on one core.
+// a worker that has gone to sleep (threading.cc) costs tens of microseconds
+// to wake, more than a cheap pass over 256K floats takes on one core.
 inline constexpr int64_t kMinParallelWork = int64_t{1} << 18;
 
 // f(i) for i in [0, items); split across threads when items * work_per_item
