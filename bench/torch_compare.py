@@ -10,6 +10,12 @@ itself (torch.matmul). Writes results.md and results.json into --out; exit 1 whe
 target is missed or outputs disagree.
 
 usage: torch_compare.py --aic build/aic-onnx --out DIR [--root REPO]
+       torch_compare.py --cpu-check [--root REPO]
+       torch_compare.py --dry-cpu --aic build/aic-onnx --out DIR
+--cpu-check needs no GPU and no aic-onnx: it runs the PyTorch mirrors of the models on the
+CPU against ONNX Runtime (so that a wrong mirror is found before device time is spent).
+--dry-cpu runs the whole comparison with both sides on the CPU (aic-onnx --device cpu,
+wall-clock timers, fewer runs): a rehearsal of this script without a GPU, not a result.
 """
 import argparse
 import json
@@ -17,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import torch
@@ -27,7 +34,31 @@ import onnx_lite  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
-DEV = "cuda"
+DEV = "cuda"         # PyTorch's device; "cpu" under --cpu-check / --dry-cpu
+AIC_DEVICE = "cuda"  # aic-onnx's --device; "cpu" under --dry-cpu
+
+
+class _WallEvent:
+    """torch.cuda.Event's timing surface over the wall clock, for --dry-cpu."""
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1e3
+
+
+def timing_events():
+    if DEV == "cuda":
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    return _WallEvent(), _WallEvent()
+
+
+def pinned(t):
+    return t.pin_memory() if DEV == "cuda" else t
 INPUT_SETS = 8
 
 
@@ -81,10 +112,10 @@ def resnet_cnn(w):
 
 def time_torch(fwd, dims, warmup, iters, seed=0):
     rng = np.random.default_rng(seed)
-    hosts = [torch.from_numpy(rng.standard_normal(dims).astype(np.float32)).pin_memory() for _ in range(INPUT_SETS)]
+    hosts = [pinned(torch.from_numpy(rng.standard_normal(dims).astype(np.float32))) for _ in range(INPUT_SETS)]
     with torch.inference_mode():
-        out_host = torch.empty_like(fwd(hosts[0].to(DEV)), device="cpu").pin_memory()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        out_host = pinned(torch.empty_like(fwd(hosts[0].to(DEV)), device="cpu"))
+        start, stop = timing_events()
         ms = []
         for i in range(warmup + iters):
             start.record()
@@ -98,7 +129,7 @@ def time_torch(fwd, dims, warmup, iters, seed=0):
 
 
 def aic_bench(aic, model, shape, warmup, iters):
-    cmd = [aic, "bench", model, "--device", "cuda", "--json", "--iters", str(iters), "--warmup", str(warmup)]
+    cmd = [aic, "bench", model, "--device", AIC_DEVICE, "--json", "--iters", str(iters), "--warmup", str(warmup)]
     if shape:
         cmd += ["--shape", shape]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -110,8 +141,8 @@ def aic_bench(aic, model, shape, warmup, iters):
 def aic_run(aic, model, input_name, x, tmp):
     path = os.path.join(tmp, "x.npy")
     np.save(path, x)
-    out = os.path.join(tmp, "out")
-    r = subprocess.run([aic, "run", model, "--device", "cuda", "--input", f"{input_name}={path}", "--out", out],
+    out = tempfile.mkdtemp(dir=tmp)  # fresh per call: an earlier model's outputs must not be read
+    r = subprocess.run([aic, "run", model, "--device", AIC_DEVICE, "--input", f"{input_name}={path}", "--out", out],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stdout + r.stderr)
@@ -134,7 +165,7 @@ def rel_err(a, b):
 def gemm_check(aic, n, tmp, iters):
     """aic-onnx fp32 GEMM of n x n x n vs cuBLAS (torch.matmul), in TFLOP/s. The model is
     Expand(s) @ W then a row mean, so its input and output are tiny and the GEMM dominates."""
-    w = np.random.default_rng(n).standard_normal((n, n)).astype(np.float32) / np.sqrt(n)
+    w = (np.random.default_rng(n).standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)  # f32 after NEP 50
     nodes = [onnx_lite.node("Expand", ["s", "shape"], ["a"], "expand"),
              onnx_lite.node("MatMul", ["a", "w"], ["m"], "gemm"),
              onnx_lite.node("ReduceMean", ["m"], ["y"], "mean", axes=[1], keepdims=1)]
@@ -145,7 +176,7 @@ def gemm_check(aic, n, tmp, iters):
     aic_ms = aic_bench(aic, path, None, 3, iters)["median_ms"]
     a = torch.randn(n, n, device=DEV)
     b = torch.from_numpy(w).to(DEV)
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, stop = timing_events()
     ms = []
     for i in range(3 + iters):
         start.record()
@@ -159,37 +190,71 @@ def gemm_check(aic, n, tmp, iters):
             "cublas_tflops": flops / cublas_ms / 1e9, "ratio": cublas_ms / aic_ms}
 
 
+CASES = [  # name, file, input, dims, torch builder, --shape, warmup, iters, speedup target
+    ("seed MLP", "seed_mlp.onnx", "input", (1, 10), seed_mlp, None, 50, 500, 1.0),
+    ("encoder b1", "encoder.onnx", "x", (1, 128, 256), encoder, "x=1,128,256", 30, 300, 1.5),
+    ("encoder b32", "encoder.onnx", "x", (32, 128, 256), encoder, "x=32,128,256", 10, 100, 1.0),
+    ("ResNet CNN", "resnet_cnn.onnx", "x", (1, 3, 224, 224), resnet_cnn, None, 30, 300, 1.0),
+]
+
+
+def cpu_check(td):
+    """The PyTorch mirrors on the CPU against ONNX Runtime; 0 when every model agrees."""
+    global DEV
+    DEV = "cpu"
+    ok = True
+    for name, file, inp, dims, build, *_ in CASES:
+        model = os.path.join(td, file)
+        x = np.random.default_rng(123).standard_normal(dims).astype(np.float32)
+        with torch.inference_mode():
+            got = build(load_weights(model))(torch.from_numpy(x)).numpy()
+        want = ort_run(model, inp, x)
+        if want is None:
+            print("cpu-check needs onnxruntime")
+            return 1
+        err = rel_err(got, want)
+        ok &= err < 1e-4
+        print(f"{name}: PyTorch (CPU) vs ONNX Runtime rel. err {err:.1e} {'ok' if err < 1e-4 else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--aic", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--aic")
+    ap.add_argument("--out")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--cpu-check", action="store_true")
+    ap.add_argument("--dry-cpu", action="store_true")
     args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    global DEV, AIC_DEVICE
+    if args.dry_cpu:
+        DEV = AIC_DEVICE = "cpu"
     td = os.path.join(args.root, "testdata")
-    cases = [  # name, file, input, dims, torch builder, --shape, warmup, iters, speedup target
-        ("seed MLP", "seed_mlp.onnx", "input", (1, 10), seed_mlp, None, 50, 500, 1.0),
-        ("encoder b1", "encoder.onnx", "x", (1, 128, 256), encoder, "x=1,128,256", 30, 300, 1.5),
-        ("encoder b32", "encoder.onnx", "x", (32, 128, 256), encoder, "x=32,128,256", 10, 100, 1.0),
-        ("ResNet CNN", "resnet_cnn.onnx", "x", (1, 3, 224, 224), resnet_cnn, None, 30, 300, 1.0),
-    ]
+    if args.cpu_check:
+        return cpu_check(td)
+    if not args.aic or not args.out:
+        ap.error("--aic and --out are required")
+    os.makedirs(args.out, exist_ok=True)
+    # --dry-cpu: a few runs each, and GEMMs small enough for a CPU.
+    cases = [c[:6] + (2, 5) + c[8:] if args.dry_cpu else c for c in CASES]
+    gemm_sizes = (256, 512) if args.dry_cpu else (4096, 8192)
     rows, ok = [], True
     with tempfile.TemporaryDirectory() as tmp:
         for name, file, inp, dims, build, shape, warmup, iters, target in cases:
             model = os.path.join(td, file)
-            fwd = build(load_weights(model))
-            x = np.random.default_rng(123).standard_normal(dims).astype(np.float32)
-            with torch.inference_mode():
-                want = fwd(torch.from_numpy(x).to(DEV)).cpu().numpy()
             row = {"model": name, "target_speedup": target}
             try:
+                fwd = build(load_weights(model))
+                x = np.random.default_rng(123).standard_normal(dims).astype(np.float32)
+                with torch.inference_mode():
+                    want = fwd(torch.from_numpy(x).to(DEV)).cpu().numpy()
                 ours = aic_run(args.aic, model, inp, x, tmp)
                 row["err_vs_aic"] = rel_err(ours, want)
                 ort_out = ort_run(model, inp, x)
                 row["err_vs_ort"] = None if ort_out is None else rel_err(ort_out, want)
                 row["agree"] = row["err_vs_aic"] < 1e-3 and (ort_out is None or row["err_vs_ort"] < 1e-3)
                 bench = aic_bench(args.aic, model, shape, warmup, iters)
-                row.update(aic_ms=bench["median_ms"], cuda_graph=bench["cuda_graph"],
+                row.update(aic_ms=bench["median_ms"], cuda_graph=bench.get("cuda_graph"),
                            fallback_steps=bench["fallback_steps"])
                 row["torch_ms"] = time_torch(fwd, dims, warmup, iters)
                 row["speedup"] = row["torch_ms"] / row["aic_ms"]
@@ -200,21 +265,24 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
         gemms = []
-        for n in (4096, 8192):
+        for n in gemm_sizes:
             try:
-                g = gemm_check(args.aic, n, tmp, 20)
+                g = gemm_check(args.aic, n, tmp, 5 if args.dry_cpu else 20)
                 g["meets_target"] = g["ratio"] >= 0.70
             except Exception as e:
                 g = {"n": n, "error": str(e)[-500:], "meets_target": False}
             ok &= g["meets_target"]
             gemms.append(g)
             print(json.dumps(g), flush=True)
+    try:
+        gpu = torch.cuda.get_device_name(0) if DEV == "cuda" else "CPU dry run, not a result"
+    except Exception as e:  # no device: the rows say why
+        gpu = f"no GPU: {str(e)[:80]}"
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"models": rows, "gemm": gemms, "gpu": torch.cuda.get_device_name(0),
+        json.dump({"models": rows, "gemm": gemms, "gpu": gpu,
                    "torch": torch.__version__}, f, indent=1)
     with open(os.path.join(args.out, "results.md"), "w") as f:
-        gpu = torch.cuda.get_device_name(0)
-        f.write(f"# aic-onnx --device cuda vs PyTorch eager ({gpu}, torch {torch.__version__})\n\n")
+        f.write(f"# aic-onnx --device {AIC_DEVICE} vs PyTorch eager ({gpu}, torch {torch.__version__})\n\n")
         f.write("Median of CUDA-event times per run (input copy in, model, output copy out; fp32, TF32 off;\n"
                 "fresh random inputs cycled; warm-up excluded). Speedup = PyTorch / aic-onnx.\n\n")
         f.write("| model | aic-onnx ms | PyTorch ms | speedup | target | CUDA Graph | rel. err vs aic / ORT | ok |\n")
