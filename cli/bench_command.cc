@@ -157,10 +157,12 @@ int BenchCommand(const std::vector<std::string>& argv) {
         "{\"model\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
         "\"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, \"peak_memory_bytes\": %zu, "
         "\"baseline_memory_bytes\": %zu, \"arena_bytes\": %zu, \"threads\": %d, \"iters\": %lld, "
-        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu}\n",
+        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu, "
+        "\"macs\": %lld}\n",
         path.c_str(), device.c_str(), median, p10, p90, mean, sorted.front(), 1000.0 / median, peak, baseline,
         arena, used_threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms, steps,
-        fallback, plan != nullptr ? cpu::StatsOf(*plan).activation_bytes : size_t{0});
+        fallback, plan != nullptr ? cpu::StatsOf(*plan).activation_bytes : size_t{0},
+        static_cast<long long>(plan != nullptr ? cpu::StatsOf(*plan).macs : 0));
     return 0;
   }
   std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), used_threads,

@@ -12,12 +12,43 @@
 #include "exec/cpu/lowering.h"
 #include "graph/clone.h"
 #include "ops/infer_shapes.h"
+#include "ops/op_context.h"
+#include "ops/registry.h"
 
 namespace aic::cpu {
 
 namespace {
 
-constexpr size_t kSingleThreadBelowBytes = size_t{32} << 20;
+// Threads pay off when the steps have enough arithmetic each: forking and
+// joining a team costs microseconds per primitive, so a model of many small
+// ops (PP-OCR cls: ~0.1 M MACs a node) runs faster on one thread, while a
+// single large GEMM or a ResNet wants them all.
+constexpr int64_t kParallelMinMacs = int64_t{10} << 20;       // whole model
+constexpr int64_t kParallelMinMacsPerNode = int64_t{1} << 19;  // on average
+
+// Multiply-accumulates of the (shape-specialized) graph from the OpDefs' cost
+// hooks; ops whose cost is not known count zero.
+int64_t GraphMacs(const Model& model) {
+  int64_t total = 0;
+  for (const auto& n : model.graph->nodes()) {
+    int64_t opset = model.OpsetFor(n->domain);
+    const OpDef* def = OpRegistry::Global().Find(n->domain, n->op_type, opset);
+    if (def == nullptr || !def->cost) continue;
+    std::vector<TypeInfo> types;
+    std::vector<const Tensor*> constants;
+    for (const Value* v : n->inputs()) {
+      types.push_back(v != nullptr ? v->type() : TypeInfo());
+      constants.push_back(v != nullptr ? v->initializer() : nullptr);
+    }
+    OpContext ctx(*n, opset, std::move(types), std::move(constants), nullptr);
+    for (size_t i = 0; i < n->num_outputs(); ++i) {
+      if (n->output(i) != nullptr) ctx.set_output_type(i, n->output(i)->type());
+    }
+    Cost cost = def->cost(ctx);
+    if (cost.known) total += std::max<int64_t>(0, cost.macs);
+  }
+  return total;
+}
 
 std::unique_ptr<Model> SpecializedClone(const Model& model,
                                         const std::map<std::string, std::vector<int64_t>>& shapes) {
@@ -58,9 +89,6 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   InferOptions io;
   io.best_effort = true;
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
-  // Tiny models lose more to waking a second worker at every primitive than
-  // they gain from splitting it (ORT makes the same call per op): below a
-  // few MB of activations the plan runs on one thread.
   size_t activation_bytes = 0;
   for (const auto& v : plan->model->graph->values()) {
     if (v->producer() != nullptr && v->type().is_tensor() && v->dtype() == DType::kFloat &&
@@ -69,7 +97,12 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
     }
   }
   plan->stats.activation_bytes = activation_bytes;
-  if (plan->threads > 1 && activation_bytes < kSingleThreadBelowBytes) plan->threads = SetCpuThreads(1);
+  plan->stats.macs = GraphMacs(*plan->model);
+  int64_t nodes = std::max<int64_t>(1, static_cast<int64_t>(plan->model->graph->nodes().size()));
+  if (plan->threads > 1 &&
+      (plan->stats.macs < kParallelMinMacs || plan->stats.macs / nodes < kParallelMinMacsPerNode)) {
+    plan->threads = SetCpuThreads(1);
+  }
   try {
     Lowerer lowerer(*plan, options);
     AIC_RETURN_IF_ERROR(lowerer.LowerAll());

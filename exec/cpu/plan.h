@@ -21,7 +21,7 @@
 namespace aic::cpu {
 
 struct CpuOptions {
-  int threads = 0;             // 0: the machine's core count
+  int threads = 0;             // the most the plan uses (0: the core count); small models take 1
   bool fuse_post_ops = true;   // fold activations/scales/BN/residual adds into primitives
   bool blocked_layouts = true; // let oneDNN pick activation layouts (format_tag::any)
 };
@@ -38,6 +38,7 @@ struct PlanStats {
   size_t arena_bytes = 0;
   size_t weight_bytes = 0;    // packed constants owned by the plan
   size_t activation_bytes = 0;  // all f32 node outputs, as if none were reused
+  int64_t macs = 0;             // multiply-accumulates of one run (ops with a known cost)
   int threads = 0;            // what the plan runs on (1 for tiny models)
   std::vector<std::string> fallback_ops;  // "OpType" for each fallback step
 };
