@@ -52,9 +52,33 @@ void ShareInPlace(Plan& plan) {
   }
 }
 
+// Gives each plain graph output that owns its arena buffer (no view of it,
+// no view itself) a fresh tensor per run instead: its producer writes there
+// directly, so Run hands the tensor over rather than copying it out of the
+// arena, and the arena need not hold it.
+void PromoteOutputs(Plan& plan) {
+  for (int id : plan.outputs) {
+    if (id < 0) continue;
+    Slot& s = plan.slots[id];
+    if (s.storage != Slot::Storage::kArena || !s.plain || s.alias_of >= 0 || s.buffer < 0 ||
+        s.dtype == DType::kUndefined || s.dtype == DType::kString || s.holds_other) {
+      continue;
+    }
+    bool shared = false;
+    for (size_t j = 0; j < plan.slots.size() && !shared; ++j) {
+      shared = static_cast<int>(j) != id && plan.slots[j].storage == Slot::Storage::kArena &&
+               plan.slots[j].buffer == s.buffer;
+    }
+    if (shared) continue;
+    s.storage = Slot::Storage::kOutput;
+    s.buffer = -1;
+  }
+}
+
 }  // namespace
 
 absl::Status PlaceArena(Plan& plan) {
+  PromoteOutputs(plan);
   ComputeLifetimes(plan);
   ShareInPlace(plan);
   std::vector<exec::BufferRequest> requests;

@@ -29,6 +29,7 @@ struct Slot {
     kConstant,  // owned or borrowed constant (weights, folded values)
     kFeed,      // a graph input, pointed at the caller's tensor each run
     kDynamic,   // produced by a reference kernel each run (its own allocation)
+    kOutput,    // a graph output: a fresh tensor each run, written in place by its producer
   };
   std::string name;
   DType dtype = DType::kUndefined;

@@ -141,6 +141,13 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
     s.tensor = t;
     s.ptr = const_cast<void*>(t.raw_data());
   }
+  for (int id : plan.outputs) {
+    Slot& s = plan.slots[id];
+    if (s.storage != Slot::Storage::kOutput || s.ptr != nullptr) continue;  // listed twice
+    s.tensor = Tensor();  // (already handed over) not alive beside its successor
+    s.tensor = Tensor(s.dtype, s.dims);
+    s.ptr = s.tensor.mutable_raw_data();
+  }
   if (profile == nullptr) {
     for (auto& step : plan.steps) AIC_RETURN_IF_ERROR(step->Execute(plan));
   } else {
@@ -157,13 +164,26 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
   std::vector<RuntimeValue> outs;
   outs.reserve(plan.outputs.size());
   for (int id : plan.outputs) {
-    const Slot& s = plan.slots[id];
+    Slot& s = plan.slots[id];
     if (s.holds_other || (s.storage == Slot::Storage::kFeed && !s.static_shape)) {
       // A sequence or optional (possibly holding a tensor this run).
       RuntimeValue v = s.Get();
       if (v.is_tensor()) v.tensor = v.tensor.Clone();
       for (Tensor& t : v.sequence) t = t.Clone();
       outs.push_back(std::move(v));
+      continue;
+    }
+    if (s.storage == Slot::Storage::kOutput) {
+      // Handed over, not kept; a second listing of the same output gets a copy.
+      if (s.ptr != nullptr) {
+        outs.emplace_back(std::move(s.tensor));
+        s.tensor = Tensor();
+        s.ptr = nullptr;
+      } else {
+        size_t first = 0;
+        while (plan.outputs[first] != id) ++first;
+        outs.emplace_back(outs[first].tensor.Clone());
+      }
       continue;
     }
     if (s.dtype == DType::kString || s.storage == Slot::Storage::kDynamic) {

@@ -29,7 +29,8 @@ void DnnlStep::Bind(Plan& plan) {
     const Slot& s = plan.slots[a.slot];
     memory m(a.md, plan.engine, s.ptr != nullptr ? s.ptr : DNNL_MEMORY_NONE);
     bound_[a.arg] = m;
-    if (s.storage == Slot::Storage::kFeed || s.storage == Slot::Storage::kDynamic) {
+    if (s.storage == Slot::Storage::kFeed || s.storage == Slot::Storage::kDynamic ||
+        s.storage == Slot::Storage::kOutput) {
       refresh_.emplace_back(m, a.slot);
     }
   }
