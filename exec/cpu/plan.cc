@@ -144,8 +144,14 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
   for (int id : plan.outputs) {
     Slot& s = plan.slots[id];
     if (s.storage != Slot::Storage::kOutput || s.ptr != nullptr) continue;  // listed twice
-    s.tensor = Tensor();  // (already handed over) not alive beside its successor
-    s.tensor = Tensor(s.dtype, s.dims);
+    // The last run's tensor comes back when its caller has let it go (the
+    // common loop): its pages are already mapped, and a fresh allocation
+    // would fault them in again inside the producing kernel.
+    bool reusable = s.tensor.buffer() != nullptr && s.tensor.buffer().use_count() == 1;
+    if (!reusable) {
+      s.tensor = Tensor();  // not alive beside its successor
+      s.tensor = Tensor(s.dtype, s.dims);
+    }
     s.ptr = s.tensor.mutable_raw_data();
   }
   if (profile == nullptr) {
@@ -174,10 +180,9 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
       continue;
     }
     if (s.storage == Slot::Storage::kOutput) {
-      // Handed over, not kept; a second listing of the same output gets a copy.
+      // Handed over; a second listing of the same output gets a copy.
       if (s.ptr != nullptr) {
-        outs.emplace_back(std::move(s.tensor));
-        s.tensor = Tensor();
+        outs.emplace_back(s.tensor);  // shared: the slot may reuse it once the caller drops it
         s.ptr = nullptr;
       } else {
         size_t first = 0;

@@ -13,6 +13,7 @@
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "onnx_io/load.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic::cpu {
 namespace {
@@ -118,6 +119,31 @@ TEST(CpuExecutorTest, SmallCnnMatchesReference) {
   // A second run with other data reuses the plan and still agrees.
   std::map<std::string, RuntimeValue> feeds2 = {{"x", RandomTensor({1, 8, 12, 12}, 12)}};
   CompareWithReference(*model, feeds2, 1e-3, 1e-5, nullptr, &exec);
+}
+
+// Outputs are written in place into tensors handed to the caller; a run must
+// never overwrite what an earlier run returned while the caller still holds
+// it, and a released output's memory may be reused.
+TEST(CpuExecutorTest, HeldOutputsSurviveLaterRuns) {
+  std::unique_ptr<Model> model = SmallCnn();
+  CpuExecutor exec(*model);
+  std::map<std::string, RuntimeValue> a = {{"x", RandomTensor({1, 8, 12, 12}, 31)}};
+  std::map<std::string, RuntimeValue> b = {{"x", RandomTensor({1, 8, 12, 12}, 32)}};
+  auto first = exec.Run(a);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::vector<Tensor> kept;
+  for (const RuntimeValue& v : *first) kept.push_back(v.tensor.Clone());
+  for (int i = 0; i < 3; ++i) {
+    auto later = exec.Run(b);
+    ASSERT_TRUE(later.ok()) << later.status();
+    auto again = exec.Run(b);  // `later` is still held here
+    ASSERT_TRUE(again.ok()) << again.status();
+    for (size_t k = 0; k < later->size(); ++k) {
+      EXPECT_EQ(testing::MaxAbsDiff((*later)[k].tensor, (*again)[k].tensor), 0.0);
+      EXPECT_NE((*later)[k].tensor.raw_data(), (*again)[k].tensor.raw_data());
+    }
+  }
+  for (size_t k = 0; k < kept.size(); ++k) EXPECT_EQ(testing::MaxAbsDiff((*first)[k].tensor, kept[k]), 0.0) << k;
 }
 
 TEST(CpuExecutorTest, UnfusedAndPlainLayoutsAgreeToo) {
