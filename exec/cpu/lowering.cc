@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "exec/common/specialize.h"
 #include "absl/strings/str_join.h"
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/native_step.h"
@@ -304,30 +305,18 @@ bool Lowerer::FoldConstant(const Node& n) {
   if (!n.Subgraphs().empty()) return false;  // bodies may read non-constant outer values
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, OpsetOf(n));
   if (def == nullptr || !def->kernel || def->nondeterministic) return false;
-  if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && n.has_input(0) &&
-      V(n.input(0)).is_static && n.output(0) != nullptr) {
+  if (n.has_input(0) && n.output(0) != nullptr && V(n.input(0)).is_static) {
     // Shape and Size read only the dims, which are concrete here.
-    const std::vector<int64_t>& dims = V(n.input(0)).dims;
-    Tensor t;
-    if (n.op_type == "Size") {
-      t = Tensor::Scalar<int64_t>(NumElements(dims));
-    } else {
-      auto rank = static_cast<int64_t>(dims.size());
-      auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank); };
-      int64_t start = OpsetOf(n) >= 15 ? norm(n.GetInt("start", 0)) : 0;
-      int64_t end = OpsetOf(n) >= 15 ? norm(n.GetInt("end", rank)) : rank;
-      std::vector<int64_t> part;
-      for (int64_t i = start; i < end; ++i) part.push_back(dims[static_cast<size_t>(i)]);
-      t = Tensor::FromVector<int64_t>(part, {static_cast<int64_t>(part.size())});
+    if (std::optional<Tensor> t = exec::ShapeOrSizeOf(n, OpsetOf(n), V(n.input(0)).dims)) {
+      plan_.constants.push_back(*t);
+      ValueState& st = V(n.output(0));
+      st.constant = &plan_.constants.back();
+      st.dims = t->dims();
+      st.dtype = DType::kInt64;
+      st.is_static = true;
+      ++plan_.stats.folded_nodes;
+      return true;
     }
-    plan_.constants.push_back(t);
-    ValueState& st = V(n.output(0));
-    st.constant = &plan_.constants.back();
-    st.dims = t.dims();
-    st.dtype = DType::kInt64;
-    st.is_static = true;
-    ++plan_.stats.folded_nodes;
-    return true;
   }
   std::vector<RuntimeValue> holders(n.num_inputs());
   std::vector<const RuntimeValue*> ins(n.num_inputs(), nullptr);

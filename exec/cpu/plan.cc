@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/internal.h"
+#include "exec/common/specialize.h"
 #include "exec/cpu/lowering.h"
-#include "graph/clone.h"
 #include "ops/infer_shapes.h"
 #include "ops/op_context.h"
 #include "ops/registry.h"
@@ -50,23 +50,6 @@ int64_t GraphMacs(const Model& model) {
   return total;
 }
 
-std::unique_ptr<Model> SpecializedClone(const Model& model,
-                                        const std::map<std::string, std::vector<int64_t>>& shapes) {
-  auto m = std::make_unique<Model>();
-  m->ir_version = model.ir_version;
-  m->opset_imports = model.opset_imports;
-  m->functions = model.functions;
-  m->graph = CloneGraph(*model.graph, nullptr);
-  for (Value* in : m->graph->inputs()) {
-    auto it = shapes.find(in->name());
-    if (it == shapes.end()) continue;
-    // Sequences and optionals keep their type: the plan passes them through.
-    if (in->type().known() && !in->type().is_tensor()) continue;
-    DType dtype = in->type().is_tensor() ? in->dtype() : DType::kFloat;
-    in->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(it->second)));
-  }
-  return m;
-}
 
 }  // namespace
 
@@ -85,7 +68,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
                                               const CpuOptions& options) {
   auto plan = std::make_unique<Plan>();
   plan->threads = SetCpuThreads(options.threads);
-  plan->model = SpecializedClone(model, input_shapes);
+  plan->model = exec::SpecializedClone(model, input_shapes);
   InferOptions io;
   io.best_effort = true;
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));

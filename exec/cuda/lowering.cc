@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "exec/common/specialize.h"
 #include "exec/common/memory_planner.h"
 #include "graph/topo.h"
 #include "ops/kernel_context.h"
@@ -204,29 +205,18 @@ absl::Status Lowerer::LowerAll() {
 bool Lowerer::FoldConstant(const Node& n) {
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, OpsetOf(n));
   if (def == nullptr || !def->kernel || def->nondeterministic) return false;
-  if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && n.has_input(0) && V(n.input(0)).is_static &&
-      n.output(0) != nullptr) {
+  if (n.has_input(0) && n.output(0) != nullptr && V(n.input(0)).is_static) {
     // Shape and Size read only the dims, which are concrete here.
-    const std::vector<int64_t>& dims = V(n.input(0)).dims;
-    Tensor t;
-    if (n.op_type == "Size") {
-      t = Tensor::Scalar<int64_t>(NumElements(dims));
-    } else {
-      auto rank = static_cast<int64_t>(dims.size());
-      auto norm = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank); };
-      int64_t start = OpsetOf(n) >= 15 ? norm(n.GetInt("start", 0)) : 0;
-      int64_t end = OpsetOf(n) >= 15 ? norm(n.GetInt("end", rank)) : rank;
-      std::vector<int64_t> part(dims.begin() + start, dims.begin() + std::max(start, end));
-      t = Tensor::FromVector<int64_t>(part, {static_cast<int64_t>(part.size())});
+    if (std::optional<Tensor> t = exec::ShapeOrSizeOf(n, OpsetOf(n), V(n.input(0)).dims)) {
+      plan_.constants.push_back(*t);
+      ValueInfo& vi = V(n.output(0));
+      vi.constant = &plan_.constants.back();
+      vi.dims = t->dims();
+      vi.dtype = DType::kInt64;
+      vi.is_static = true;
+      ++plan_.stats.folded_nodes;
+      return true;
     }
-    plan_.constants.push_back(t);
-    ValueInfo& vi = V(n.output(0));
-    vi.constant = &plan_.constants.back();
-    vi.dims = t.dims();
-    vi.dtype = DType::kInt64;
-    vi.is_static = true;
-    ++plan_.stats.folded_nodes;
-    return true;
   }
   std::vector<RuntimeValue> holders(n.num_inputs());
   std::vector<const RuntimeValue*> ins(n.num_inputs(), nullptr);

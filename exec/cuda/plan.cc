@@ -7,29 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cuda/internal.h"
 #include "exec/cuda/lowering.h"
-#include "graph/clone.h"
+#include "exec/common/specialize.h"
 #include "ops/infer_shapes.h"
 
 namespace aic::cuda {
-
-namespace {
-
-std::unique_ptr<Model> SpecializedClone(const Model& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
-  auto m = std::make_unique<Model>();
-  m->ir_version = model.ir_version;
-  m->opset_imports = model.opset_imports;
-  m->functions = model.functions;
-  m->graph = CloneGraph(*model.graph, nullptr);
-  for (Value* in : m->graph->inputs()) {
-    auto it = shapes.find(in->name());
-    if (it == shapes.end()) continue;
-    DType dtype = in->type().is_tensor() ? in->dtype() : DType::kFloat;
-    in->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(it->second)));
-  }
-  return m;
-}
-
-}  // namespace
 
 absl::Status CheckFeeds(const Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
   for (const auto& [name, v] : feeds) {
@@ -57,7 +38,7 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const Model& model,
                                                 const CudaOptions& options) {
   auto plan = std::make_unique<Plan>();
   plan->options = options;
-  plan->model = SpecializedClone(model, input_shapes);
+  plan->model = exec::SpecializedClone(model, input_shapes);
   InferOptions io;
   io.best_effort = true;
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
