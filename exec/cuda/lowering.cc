@@ -203,39 +203,14 @@ absl::Status Lowerer::LowerAll() {
 }
 
 bool Lowerer::FoldConstant(const Node& n) {
-  const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, OpsetOf(n));
-  if (def == nullptr || !def->kernel || def->nondeterministic) return false;
-  if (n.has_input(0) && n.output(0) != nullptr && V(n.input(0)).is_static) {
-    // Shape and Size read only the dims, which are concrete here.
-    if (std::optional<Tensor> t = exec::ShapeOrSizeOf(n, OpsetOf(n), V(n.input(0)).dims)) {
-      plan_.constants.push_back(*t);
-      ValueInfo& vi = V(n.output(0));
-      vi.constant = &plan_.constants.back();
-      vi.dims = t->dims();
-      vi.dtype = DType::kInt64;
-      vi.is_static = true;
-      ++plan_.stats.folded_nodes;
-      return true;
-    }
-  }
-  std::vector<RuntimeValue> holders(n.num_inputs());
-  std::vector<const RuntimeValue*> ins(n.num_inputs(), nullptr);
-  for (size_t i = 0; i < n.num_inputs(); ++i) {
-    const Value* v = n.input(i);
-    if (v == nullptr) continue;
-    const Tensor* c = Const(v);
-    if (c == nullptr) return false;
-    holders[i] = RuntimeValue(*c);
-    ins[i] = &holders[i];
-  }
-  KernelContext ctx(n, OpsetOf(n), std::move(ins), nullptr);
-  if (!def->kernel(ctx).ok()) return false;
-  for (size_t i = 0; i < n.num_outputs(); ++i) {
-    if (n.output(i) != nullptr && !ctx.outputs()[i].is_tensor()) return false;
-  }
+  std::vector<const Tensor*> constants;
+  for (const Value* v : n.inputs()) constants.push_back(Const(v));
+  const std::vector<int64_t>* dims0 = n.has_input(0) && V(n.input(0)).is_static ? &V(n.input(0)).dims : nullptr;
+  std::optional<std::vector<Tensor>> outputs = exec::FoldNode(n, OpsetOf(n), constants, dims0);
+  if (!outputs) return false;
   for (size_t i = 0; i < n.num_outputs(); ++i) {
     if (n.output(i) == nullptr) continue;
-    plan_.constants.push_back(ctx.outputs()[i].tensor);
+    plan_.constants.push_back((*outputs)[i]);
     ValueInfo& vi = V(n.output(i));
     vi.constant = &plan_.constants.back();
     vi.dims = vi.constant->dims();
