@@ -25,6 +25,20 @@ std::unique_ptr<Model> SpecializedClone(const Model& model,
   return m;
 }
 
+std::string ShapeSignature(const std::map<std::string, RuntimeValue>& feeds,
+                           std::map<std::string, std::vector<int64_t>>* shapes) {
+  std::string key;
+  for (const auto& [name, v] : feeds) {
+    if (!v.is_tensor()) {  // a sequence or optional: the plan does not depend on it
+      key += name + ":value;";
+      continue;
+    }
+    key += name + DimsToString(v.tensor.dims()) + ";";
+    (*shapes)[name] = v.tensor.dims();
+  }
+  return key;
+}
+
 std::optional<Tensor> ShapeOrSizeOf(const Node& node, int64_t opset, const std::vector<int64_t>& dims) {
   if (!node.domain.empty()) return std::nullopt;
   if (node.op_type == "Size") return Tensor::Scalar<int64_t>(NumElements(dims));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/model.h"
+#include "graph/runtime_value.h"
 #include "graph/tensor.h"
 
 namespace aic::exec {
@@ -22,6 +23,12 @@ namespace aic::exec {
 // type. Initializers are shared with `model`, not copied.
 std::unique_ptr<Model> SpecializedClone(const Model& model,
                                         const std::map<std::string, std::vector<int64_t>>& shapes);
+
+// The input-shape signature plans are cached under ("x[1,3,224,224];...";
+// a non-tensor feed contributes only its name), and the tensor feeds' dims
+// into `shapes`.
+std::string ShapeSignature(const std::map<std::string, RuntimeValue>& feeds,
+                           std::map<std::string, std::vector<int64_t>>* shapes);
 
 // The value of a Shape (with opset-15 start/end) or Size node whose input has
 // the concrete `dims`; nullopt for any other node.

@@ -210,16 +210,8 @@ CpuExecutor::CpuExecutor(const Model& model, CpuOptions options) : model_(model)
 CpuExecutor::~CpuExecutor() = default;
 
 absl::StatusOr<Plan*> CpuExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
-  std::string key;
   std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& [name, v] : feeds) {
-    if (!v.is_tensor()) {  // a sequence or optional input: the plan does not depend on it
-      absl::StrAppend(&key, name, ":value;");
-      continue;
-    }
-    absl::StrAppend(&key, name, DimsToString(v.tensor.dims()), ";");
-    shapes[name] = v.tensor.dims();
-  }
+  std::string key = exec::ShapeSignature(feeds, &shapes);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));

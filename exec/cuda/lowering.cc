@@ -7,7 +7,6 @@
 #include "exec/common/specialize.h"
 #include "exec/common/memory_planner.h"
 #include "graph/topo.h"
-#include "ops/kernel_context.h"
 #include "ops/registry.h"
 
 namespace aic::cuda {

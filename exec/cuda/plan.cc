@@ -109,13 +109,11 @@ CudaExecutor::CudaExecutor(const Model& model, CudaOptions options) : model_(mod
 CudaExecutor::~CudaExecutor() = default;
 
 absl::StatusOr<Plan*> CudaExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
-  std::string key;
-  std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& [name, v] : feeds) {
     if (!v.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
-    absl::StrAppend(&key, name, DimsToString(v.tensor.dims()), ";");
-    shapes[name] = v.tensor.dims();
   }
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::string key = exec::ShapeSignature(feeds, &shapes);
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second.get();
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));
