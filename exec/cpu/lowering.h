@@ -135,6 +135,8 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
 std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
                                                    const std::vector<int64_t>& out);
 memory::desc AnyMd(const std::vector<int64_t>& dims);
+// oneDNN's binary algorithm for an ONNX op type (Add, Sub, Mul, Div, Max, Min).
+std::optional<dnnl::algorithm> BinaryAlg(const std::string& op);
 
 // Op lowerings: each returns true when it emitted steps for n, false to let
 // the caller fall back to the reference kernel (nothing emitted then).

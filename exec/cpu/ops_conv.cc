@@ -69,18 +69,31 @@ memory::dims PlainStrides(const memory::dims& d) {
   return s;
 }
 
+// What both conv lowerings need: f32 activations with a slot, a constant f32
+// weight of the input's rank (1-D to 3-D spatial) and, if given, a constant
+// f32 bias.
+bool ConstantConvOperands(Lowerer& L, const Node& n, const Tensor** w, const Tensor** b) {
+  const Value* x = n.input(0);
+  *w = L.Const(n.input(1));
+  *b = n.has_input(2) ? L.Const(n.input(2)) : nullptr;
+  if (!L.IsF32(x) || !L.IsF32(n.output(0)) || L.V(x).slot < 0 || *w == nullptr || (*w)->dtype() != DType::kFloat) {
+    return false;
+  }
+  if (n.has_input(2) && (*b == nullptr || (*b)->dtype() != DType::kFloat)) return false;
+  size_t rank = L.V(x).dims.size();
+  return rank >= 3 && rank <= 5 && (*w)->rank() == static_cast<int64_t>(rank);
+}
+
 }  // namespace
 
 bool LowerConv(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  const Tensor* w = L.Const(n.input(1));
-  const Tensor* b = n.has_input(2) ? L.Const(n.input(2)) : nullptr;
-  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || w == nullptr || w->dtype() != DType::kFloat) return false;
-  if (n.has_input(2) && (b == nullptr || b->dtype() != DType::kFloat)) return false;
+  const Tensor* w = nullptr;
+  const Tensor* b = nullptr;
+  if (!ConstantConvOperands(L, n, &w, &b)) return false;
   const std::vector<int64_t>& xd = L.V(x).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
-  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;
   int64_t groups = n.GetInt("group", 1);
   int64_t oc = w->dim(0);
   if (groups < 1 || oc % groups != 0) return false;
@@ -207,13 +220,11 @@ bool LowerPatchDeconv(Lowerer& L, const Node& n, const Tensor& w, const Tensor* 
 bool LowerConvTranspose(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  const Tensor* w = L.Const(n.input(1));
-  const Tensor* b = n.has_input(2) ? L.Const(n.input(2)) : nullptr;
-  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || w == nullptr || w->dtype() != DType::kFloat) return false;
-  if (n.has_input(2) && (b == nullptr || b->dtype() != DType::kFloat)) return false;
+  const Tensor* w = nullptr;
+  const Tensor* b = nullptr;
+  if (!ConstantConvOperands(L, n, &w, &b)) return false;
   const std::vector<int64_t>& xd = L.V(x).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
-  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;
   int64_t groups = n.GetInt("group", 1);
   int64_t ic = w->dim(0), ocg = w->dim(1), oc = ocg * groups;
   if (groups < 1 || ic % groups != 0 || od[1] != oc) return false;

@@ -18,16 +18,6 @@ using dnnl::prop_kind;
 
 bool IsCommutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
 
-std::optional<algorithm> BinaryAlgOf(const std::string& op) {
-  if (op == "Add") return algorithm::binary_add;
-  if (op == "Sub") return algorithm::binary_sub;
-  if (op == "Mul") return algorithm::binary_mul;
-  if (op == "Div") return algorithm::binary_div;
-  if (op == "Max") return algorithm::binary_max;
-  if (op == "Min") return algorithm::binary_min;
-  return std::nullopt;
-}
-
 // x -> elts[0] -> ... -> elts[n-1] (+ the successors' post-ops on the last).
 bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<Elt>& elts) {
   Plan& plan = L.plan();
@@ -121,7 +111,7 @@ bool LowerBinary(Lowerer& L, const Node& n) {
       if (!elts.empty()) return EmitEltwise(L, n, x, elts);
     }
   }
-  std::optional<algorithm> alg = BinaryAlgOf(n.op_type);
+  std::optional<algorithm> alg = BinaryAlg(n.op_type);
   if (!alg || !L.IsF32(a) || !L.IsF32(b) || !L.IsF32(out)) return false;
   const std::vector<int64_t>& od = L.V(out).dims;
   if (L.V(a).dims != od || L.Const(a) != nullptr) {

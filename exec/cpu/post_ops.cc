@@ -19,6 +19,8 @@ using dnnl::algorithm;
 
 bool Near(float a, float b) { return std::fabs(a - b) <= 1e-6f * std::max(1.0f, std::fabs(b)); }
 
+}  // namespace
+
 std::optional<algorithm> BinaryAlg(const std::string& op) {
   if (op == "Add") return algorithm::binary_add;
   if (op == "Sub") return algorithm::binary_sub;
@@ -28,8 +30,6 @@ std::optional<algorithm> BinaryAlg(const std::string& op) {
   if (op == "Min") return algorithm::binary_min;
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
                                                    const std::vector<int64_t>& out) {
