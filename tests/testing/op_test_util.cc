@@ -130,4 +130,24 @@ double MaxAbsDiff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
+Function LocalLeakyReluFunction() {
+  Function fn;
+  fn.name = "MyLeaky";
+  fn.domain = "local";
+  fn.attribute_names = {"alpha"};
+  fn.opset_imports = {{"", 17}};
+  fn.body = std::make_shared<Graph>();
+  Value* a = fn.body->AddValue("a");
+  fn.body->AddInput(a);
+  Value* r = fn.body->AddValue("r");
+  Node* n = fn.body->AddNode("LeakyRelu", {a}, {r});
+  Attribute ref;
+  ref.name = "alpha";
+  ref.type = AttrType::kFloat;
+  ref.ref_attr_name = "alpha";
+  n->attributes.push_back(ref);
+  fn.body->AddOutput(r);
+  return fn;
+}
+
 }  // namespace aic::testing

@@ -49,6 +49,10 @@ struct TraitsAndCost {
 TraitsAndCost NodeTraits(const SingleNode& spec, const std::vector<TypeInfo>& inputs,
                          const std::vector<const Tensor*>& constants);
 
+// A model-local function with an attribute reference:
+// local.MyLeaky(a) = LeakyRelu(a, alpha=@alpha), opset 17 inside.
+Function LocalLeakyReluFunction();
+
 // Max |a-b| over elements (both converted to double); dims and dtype must match.
 double MaxAbsDiff(const Tensor& a, const Tensor& b);
 

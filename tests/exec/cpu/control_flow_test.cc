@@ -12,6 +12,7 @@
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic::cpu {
 namespace {
@@ -312,23 +313,7 @@ TEST(CpuControlFlowTest, ModelLocalFunctionCallsRun) {
   b.Output(b.Op("Exp", {outs[0]}));
   auto model = b.Build(17);
   model->opset_imports.push_back({"local", 1});
-  Function fn;
-  fn.name = "MyLeaky";
-  fn.domain = "local";
-  fn.attribute_names = {"alpha"};
-  fn.opset_imports = {{"", 17}};
-  fn.body = std::make_shared<Graph>();
-  Value* a = fn.body->AddValue("a");
-  fn.body->AddInput(a);
-  Value* r = fn.body->AddValue("r");
-  Node* n = fn.body->AddNode("LeakyRelu", {a}, {r});
-  Attribute ref;
-  ref.name = "alpha";
-  ref.type = AttrType::kFloat;
-  ref.ref_attr_name = "alpha";
-  n->attributes.push_back(ref);
-  fn.body->AddOutput(r);
-  model->functions.push_back(fn);
+  model->functions.push_back(testing::LocalLeakyReluFunction());
   PlanStats st = ExpectSameAsReference(*model, {{"x", Random({2, 3}, 20)}});
   EXPECT_EQ(Count(st.fallback_ops, "MyLeaky"), 1);
 }

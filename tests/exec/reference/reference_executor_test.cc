@@ -2,6 +2,7 @@
 
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic {
 namespace {
@@ -69,23 +70,7 @@ TEST(ReferenceExecutorTest, RunsModelLocalFunctionsWithAttributeReferences) {
   b.Output(outs[0]);
   auto model = b.Build();
   model->opset_imports.push_back({"local", 1});
-  Function fn;
-  fn.name = "MyLeaky";
-  fn.domain = "local";
-  fn.attribute_names = {"alpha"};
-  fn.opset_imports = {{"", 17}};
-  fn.body = std::make_shared<Graph>();
-  Value* a = fn.body->AddValue("a");
-  fn.body->AddInput(a);
-  Value* r = fn.body->AddValue("r");
-  Node* n = fn.body->AddNode("LeakyRelu", {a}, {r});
-  Attribute ref;
-  ref.name = "alpha";
-  ref.type = AttrType::kFloat;
-  ref.ref_attr_name = "alpha";
-  n->attributes.push_back(ref);
-  fn.body->AddOutput(r);
-  model->functions.push_back(fn);
+  model->functions.push_back(testing::LocalLeakyReluFunction());
   ReferenceExecutor exec(*model);
   auto out = exec.Run({{"x", RuntimeValue(Tensor::FromVector<float>({-2.0f, 4.0f}, {2}))}});
   ASSERT_TRUE(out.ok()) << out.status();
