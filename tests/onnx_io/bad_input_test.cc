@@ -91,6 +91,22 @@ TEST(BadInputTest, TruncatedFile) {
   ExpectOneLineError(LoadAndVerify(bytes.substr(0, bytes.size() / 2)), "not an ONNX model");
 }
 
+// LoadModel streams the file (read(), not a mapping): the same one-line
+// errors, naming the file, for an empty file, a folder and a truncated file.
+TEST(BadInputTest, StreamedFileErrorsNameThePath) {
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "aic_streamed_load";
+  std::filesystem::create_directories(dir / "folder.onnx");
+  std::string empty = (dir / "empty.onnx").string(), cut = (dir / "cut.onnx").string();
+  std::ofstream(empty).close();
+  std::string bytes = Serialize(SmallModel());
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  ExpectOneLineError(LoadModel(empty).status(), empty + ": empty file");
+  ExpectOneLineError(LoadModel((dir / "folder.onnx").string()).status(), "folder.onnx: not a regular file");
+  ExpectOneLineError(LoadModel(cut).status(), cut + ": not an ONNX model");
+  std::ofstream(cut, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_TRUE(LoadModel(cut).ok());
+}
+
 TEST(BadInputTest, Cycle) {
   onnx::ModelProto m = SmallModel();
   // add reads y (relu's output) instead of x: add -> relu -> add.
