@@ -5,10 +5,13 @@
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# ocl-icd-opencl-dev: oneDNN's CMake package (dnnl-config.cmake) calls
+# find_package(OpenCL REQUIRED) and links OpenCL::OpenCL, but libdnnl-dev only
+# recommends it, and recommends are not installed here.
 APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev googletest libgtest-dev \
-  libbenchmark-dev libdnnl-dev liblapacke-dev libopenblas-dev libonnx-testdata \
-  python3-onnx python3-numpy python3-venv
+  libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev liblapacke-dev libopenblas-dev \
+  libonnx-testdata python3-onnx python3-numpy python3-venv
 VENV := .venv
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 2000000
