@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/structure.h"
-#include "exec/reference/executor.h"
+#include "session/session.h"
 
 namespace aic::analysis {
 
@@ -118,13 +118,26 @@ void RunCalibration(const Model& model, const LogicalGraph& lg, const Calibratio
   cal.requested = true;
   cal.random = data.random;
   cal.source = data.source;
-  ReferenceExecutor executor(model);
-  if (absl::Status s = executor.CheckSupported(); !s.ok()) {
+  // The model exactly as written (-O0) on the reference interpreter: the
+  // activations measured are those of the user's own nodes.
+  session::SessionOptions so;
+  so.device = "reference";
+  so.opt_level = 0;
+  auto created = session::Session::Create(model, so);
+  auto skip = [&](const absl::Status& why) {
     cal.note = absl::StrCat(
         "calibration skipped, static analysis only: the reference executor "
         "cannot run this model (",
-        s.message(), ")");
-    return;
+        why.message(), ")");
+  };
+  if (!created.ok()) return skip(created.status());
+  session::Session& session = **created;
+  // The session runs a copy: its nodes map to the model's in order.
+  absl::flat_hash_map<const Node*, const Node*> original;
+  const auto& copy_nodes = session.model().graph->nodes();
+  const auto& model_nodes = model.graph->nodes();
+  for (size_t i = 0; i < copy_nodes.size() && i < model_nodes.size(); ++i) {
+    original[copy_nodes[i].get()] = model_nodes[i].get();
   }
   // Logical node per watched ONNX node, and the unit axis of each.
   absl::flat_hash_map<const Node*, int> watched;
@@ -146,14 +159,21 @@ void RunCalibration(const Model& model, const LogicalGraph& lg, const Calibratio
           ")");
       break;
     }
+    if (i == 0) {
+      auto prepared = session.Prepare(*feeds);
+      if (!prepared.ok() && absl::IsUnimplemented(prepared.status())) return skip(prepared.status());
+    }
     std::vector<Accumulator> pending = committed;  // a failed run must not count half
-    ReferenceRunOptions options;
-    options.on_node_done = [&](const Node& node, const std::vector<RuntimeValue>& outs) {
-      auto it = watched.find(&node);
+    exec::NodeObserver observe = [&](const Node& copy, const std::vector<RuntimeValue>& outs) {
+      auto orig = original.find(&copy);
+      if (orig == original.end()) return;
+      auto it = watched.find(orig->second);
       if (it == watched.end() || outs.empty() || !outs[0].is_tensor()) return;
       Accumulate(outs[0].tensor, axis[it->second], pending[it->second]);
     };
-    auto result = executor.Run(*feeds, options);
+    exec::RunOptions options;
+    options.observer = &observe;
+    auto result = session.Run(*feeds, options);
     if (!result.ok()) {
       cal.note = absl::StrCat(
           i == 0 ? "calibration failed, static analysis only: " : "calibration stopped at sample ",

@@ -3,15 +3,21 @@
 
 Runs the same models with the same inputs and thread count in both, in
 alternating rounds within one session, takes medians, and rewrites
-bench/RESULTS.md. aic-onnx is timed by `aic-onnx bench --json` (in-process
-C++ timing); ORT through its Python binding, whose per-call overhead is
-measured on an Identity model and reported (and subtracted in one column).
+bench/RESULTS.md. Every model is also run through `aic-onnx opt IN OUT
+--no-verify` and the output timed by `aic-onnx bench` in the same rounds
+("one pipeline": the model as exported must run as fast as its opt output);
+BERT-style encoders written the way different exporters write them
+(bench/make_encoder_variants.py) are among the models. aic-onnx is timed by
+`aic-onnx bench --json` (in-process C++ timing); ORT through its Python
+binding, whose per-call overhead is measured on an Identity model and reported
+(and subtracted in one column).
 Peak memory is each engine's peak resident-set growth over its process
 baseline (VmHWM minus VmRSS before the model is loaded), measured in a
 separate process per engine.
 
 usage: .venv/bin/python bench/run_bench.py [--aic build/aic-onnx] [--threads 1,2]
                                            [--rounds 5] [--quick] [--out bench/RESULTS.md]
+(--quick: a fifth of the iterations and 2 rounds unless --rounds is given)
 """
 import argparse
 import datetime
@@ -27,6 +33,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import make_bench_models
+import make_encoder_variants
 from machine import machine_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,6 +134,27 @@ def aic_bench(aic, model, input_args, threads, iters, warmup):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def why_failed(what, returncode, stderr):
+    lines = [l.strip() for l in (stderr or "").strip().splitlines() if l.strip()]
+    return f"{what} failed (exit {returncode}): {'; '.join(lines)[:200] or 'no message'}"
+
+
+def aic_opt(aic, model, out):
+    """`aic-onnx opt model out --no-verify`: None if it worked, else why not (one line)."""
+    p = subprocess.run([aic, "opt", model, out, "--no-verify"], capture_output=True, text=True)
+    if p.returncode == 0 and os.path.exists(out):
+        return None
+    return why_failed("opt", p.returncode, p.stderr or p.stdout or ("" if p.returncode else "no output file"))
+
+
+def node_count(path):
+    return len(onnx.load(path, load_external_data=False).graph.node)
+
+
+def cell(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
 def check_outputs(aic, model, input_args, feeds, threads, tmp):
     """Largest |aic - ORT| over all outputs, and whether it is within the ONNX tolerance."""
     out_dir = os.path.join(tmp, "out_" + os.path.basename(model))
@@ -149,10 +177,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aic", default=os.path.join(ROOT, "build", "aic-onnx"))
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
+    ap.add_argument("--rounds", type=int, default=None, help="default 5, 2 with --quick")
+    ap.add_argument("--quick", action="store_true", help="fewer iterations and rounds (smoke test)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS.md"))
     args = ap.parse_args()
+    if args.rounds is None:
+        args.rounds = 2 if args.quick else 5
     threads_list = [int(t) for t in args.threads.split(",")]
     tmp = tempfile.mkdtemp(prefix="aic_bench_")
     identity = os.path.join(tmp, "identity.onnx")
@@ -160,6 +190,7 @@ def main():
     gemm = os.path.join(tmp, "gemm1024.onnx")
     make_gemm(gemm, 1024)
     generated = make_bench_models.write_all(tmp)
+    variants = make_encoder_variants.write_all(tmp)
     models = [
         ("seed MLP", os.path.join(ROOT, "testdata", "seed_mlp.onnx"), "input", (1, 10), 2000),
         ("PP-OCRv4 det", os.path.join(MODELS_DIR, "ppocr_det.onnx"), "x", (1, 3, 640, 640), 10),
@@ -167,11 +198,15 @@ def main():
         ("PP-OCR cls", os.path.join(MODELS_DIR, "ppocr_cls.onnx"), "x", (1, 3, 48, 192), 100),
         ("BERT-style encoder", generated["bert_encoder.onnx"], "x", (1, 128, 256), 30),
         ("ResNet-18 (BN)", generated["resnet18.onnx"], "x", (1, 3, 224, 224), 20),
+    ] + [
+        (v["label"], variants[name], "x", (1, make_encoder_variants.SEQ, make_encoder_variants.D), 50)
+        for name, v in make_encoder_variants.VARIANTS.items()
+    ] + [
         ("MatMul 1024³", gemm, "a", (1024, 1024), 10),
     ]
     models = [m for m in models if os.path.exists(m[1])]
     rng = np.random.default_rng(0)
-    rows, notes = [], []
+    rows, notes, pipeline = [], [], []
     machine = machine_line(["onnxruntime", "numpy"])
     # Python binding overhead per ORT call.
     overhead = {}
@@ -192,14 +227,38 @@ def main():
         np.savez(npz, **feeds)
         input_args = ["--input", f"{input_name}={npy}"]
         worst, ok = check_outputs(args.aic, path, input_args, feeds, threads_list[0], tmp)
+        # The same model through `aic-onnx opt` (default -O2, --target onnx), timed in the same rounds.
+        opt_path = os.path.join(tmp, f"opt_{len(rows)}_{os.path.basename(path)}")
+        print(f"{label}: aic-onnx opt ...", file=sys.stderr, flush=True)
+        opt_error = aic_opt(args.aic, path, opt_path)
+        nodes = node_count(path)
+        opt_nodes = node_count(opt_path) if opt_error is None else None
         for t in threads_list:
             print(f"{label}, {t} thread(s) ...", file=sys.stderr, flush=True)
-            aic_medians, ort_medians, last = [], [], None
-            for _ in range(args.rounds):
-                last = aic_bench(args.aic, path, input_args, t, iters, max(2, iters // 10))
-                aic_medians.append(last["median_ms"])
+            aic_medians, ort_medians, opt_medians, last, opt_last = [], [], [], None, None
+            opt_bench_error = opt_error
+            for r in range(args.rounds):
+                # Alternate which aic-onnx run goes first, so neither always runs on a warmer machine.
+                order = ["exported", "opt"] if r % 2 == 0 else ["opt", "exported"]
+                for which in order:
+                    if which == "exported":
+                        last = aic_bench(args.aic, path, input_args, t, iters, max(2, iters // 10))
+                        aic_medians.append(last["median_ms"])
+                    elif opt_bench_error is None:
+                        try:
+                            opt_last = aic_bench(args.aic, opt_path, input_args, t, iters, max(2, iters // 10))
+                            opt_medians.append(opt_last["median_ms"])
+                        except subprocess.CalledProcessError as e:
+                            opt_bench_error = why_failed("bench on opt output", e.returncode, e.stderr)
                 ort_medians.append(ort_bench(path, t, iters, max(2, iters // 10), npz))
             aic_ms, ort_ms = float(np.median(aic_medians)), float(np.median(ort_medians))
+            opt_ms = float(np.median(opt_medians)) if opt_bench_error is None else None
+            pipeline.append(dict(model=label, threads=t, exported=aic_ms, opt=opt_ms,
+                                 ratio=aic_ms / opt_ms if opt_ms else None,
+                                 within=opt_ms is not None and abs(aic_ms - opt_ms) <= 0.05 * opt_ms,
+                                 nodes=nodes, opt_nodes=opt_nodes, steps=last["steps"],
+                                 opt_steps=opt_last["steps"] if opt_bench_error is None else None,
+                                 error=opt_bench_error))
             ort_net = max(ort_ms - overhead[t], 1e-6)
             mem_iters = str(max(2, iters // 10))
             ort_mem = int(subprocess.run([sys.executable, "-c", ORT_MEMORY_SCRIPT, path, str(t), mem_iters, npz],
@@ -223,10 +282,10 @@ def main():
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t))
         peaks[t] = float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                                         env=env).stdout.strip())
-    write_results(args, rows, overhead, peaks, machine)
+    write_results(args, rows, overhead, peaks, machine, pipeline)
 
 
-def write_results(args, rows, overhead, peaks, machine):
+def write_results(args, rows, overhead, peaks, machine, pipeline):
     cmd = "python bench/run_bench.py " + " ".join(a for a in sys.argv[1:])
     lines = [
         "# Benchmarks: aic-onnx (`--device cpu`) vs ONNX Runtime",
@@ -237,7 +296,8 @@ def write_results(args, rows, overhead, peaks, machine):
         f"Machine: {machine}.",
         "",
         "Method: same model file, same input (seeded), same thread count; ORT with all graph optimizations "
-        "(`ORT_ENABLE_ALL`, sequential, intra-op threads = N). Rounds alternate aic-onnx and ORT, each engine in a fresh process per round "
+        "(`ORT_ENABLE_ALL`, sequential, intra-op threads = N). Rounds alternate aic-onnx and ORT (and aic-onnx on the "
+        "model's `opt` output, see \"One pipeline\" below), each engine in a fresh process per round "
         f"({args.rounds} rounds); each cell is the median of the per-round medians. aic-onnx is timed in-process "
         "by `aic-onnx bench --json`; ORT through its Python binding, whose per-call overhead (an Identity model on "
         "1×10) is " + ", ".join(f"{overhead[t] * 1000:.1f} µs at {t} thread(s)" for t in sorted(overhead)) +
@@ -271,6 +331,29 @@ def write_results(args, rows, overhead, peaks, machine):
             p = max(blas, r["ort_gflops"])
             lines.append(f"| {r['threads']} | {r['gflops']:.1f} | {r['ort_gflops']:.1f} | {blas:.1f} | {p:.1f} | "
                          f"{100 * r['gflops'] / p:.0f}% |")
+    lines += ["", "## One pipeline: the model as exported vs its `opt` output", "",
+              "Each model is rewritten by `aic-onnx opt IN OUT --no-verify` (default -O2, `--target onnx`) and "
+              "both files are timed by `aic-onnx bench --json` with the same input and thread count, in the same "
+              "rounds as the table above (the two aic-onnx runs alternate which goes first; each a fresh process); "
+              "each cell is the median of the per-round medians. Within 5% means |exported − opt| ≤ 5% of opt. "
+              "Node counts are the graph's nodes in the file and in `opt`'s output; steps are the steps of "
+              "aic-onnx's compiled plan for each (`steps` of `bench --json`). The `encoder, …` models are "
+              "bench/make_encoder_variants.py's: 2-layer BERT-style encoders with LayerNorm decomposed "
+              "(ReduceMean, Sub, Pow or Mul, ReduceMean, Add eps, Sqrt, Div or Reciprocal·Mul, ·γ, +β) and "
+              "GELU written with Erf in different groupings, as torch.onnx (opset 13, 17), the dynamo exporter "
+              "(opset 18) and tf2onnx (opset 13) write them; see that file's docstring.", "",
+              "| model | threads | aic-onnx as exported median ms | aic-onnx on opt output median ms | "
+              "ratio exported/opt | within 5% | nodes (file / opt output) | plan steps (exported / opt output) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for p in pipeline:
+        if p["error"] is not None:
+            opt_nodes = p["opt_nodes"] if p["opt_nodes"] is not None else "—"
+            lines.append(f"| {p['model']} | {p['threads']} | {p['exported']:.4f} | {cell(p['error'])} | "
+                         f"— | no | {p['nodes']} / {opt_nodes} | {p['steps']} / — |")
+        else:
+            lines.append(f"| {p['model']} | {p['threads']} | {p['exported']:.4f} | {p['opt']:.4f} | "
+                         f"**{p['ratio']:.3f}** | {'yes' if p['within'] else 'no'} | {p['nodes']} / {p['opt_nodes']} | "
+                         f"{p['steps']} / {p['opt_steps']} |")
     lines += ["", "## Targets", "", "| target | met | where not |", "|---|---|---|"]
     slow = [f"{r['model']} @{r['threads']}t: {r['ratio']:.2f}" for r in rows if r["ratio"] > 1.0]
     fat = [f"{r['model']} @{r['threads']}t: {r['aic_mem'] / 2**20:.1f} vs {r['ort_mem'] / 2**20:.1f} MiB"
@@ -279,8 +362,12 @@ def write_results(args, rows, overhead, peaks, machine):
             for r in rows if r["gflops"] is not None
             and r["gflops"] < 0.8 * max(peaks.get(r["threads"], 0), r["ort_gflops"])]
     wrong = [f"{r['model']} @{r['threads']}t" for r in rows if not r["ok"]]
+    apart = [f"{p['model']} @{p['threads']}t: "
+             + (f"{p['ratio']:.3f}" if p["error"] is None else p["error"].split(" (exit")[0])
+             for p in pipeline if not p["within"]]
     for name, misses in [("latency ratio aic/ORT ≤ 1.0", slow), ("peak memory ≤ ORT's", fat),
-                         ("GEMM 1024³ ≥ 80% of measured peak", gemm), ("outputs within tolerance of ORT", wrong)]:
+                         ("GEMM 1024³ ≥ 80% of measured peak", gemm), ("outputs within tolerance of ORT", wrong),
+                         ("bench as exported within 5% of bench on opt output", apart)]:
         lines.append(f"| {name} | {'yes' if not misses else 'no'} | {'; '.join(misses) or '—'} |")
     lines += ["", "What limits the misses (measured when this script last changed; see exec/cpu/threading.cc): "
               "a 1024³ GEMM at 2 threads is bimodal here, about 4.3 ms or 8.5–9 ms per run, because after "
@@ -295,7 +382,11 @@ def write_results(args, rows, overhead, peaks, machine):
               "stacks), not yet reduced.", ""]
     lines += ["Targets (issue 6): ratio ≤ 1.0 on every model at 1 and 2 threads; peak memory ≤ ORT's; "
               "GEMM ≥ 80% of measured peak. The encoder and ResNet-18 are generated by bench/make_bench_models.py "
-              "(fixed seeds; the encoder has 6 layers, d=256, 8 heads, FFN 1024, 128 tokens).", ""]
+              "(fixed seeds; the encoder has 6 layers, d=256, 8 heads, FFN 1024, 128 tokens). "
+              "One pipeline (issue \"One pipeline\"): `aic-onnx bench` on every model as exported within 5% of "
+              "`aic-onnx bench` on its `aic-onnx opt` output. The `encoder, …` variants are generated by "
+              "bench/make_encoder_variants.py (fixed seeds; 2 layers, d=256, 4 or 8 heads, FFN 1024, 128 tokens, "
+              "LayerNorm and GELU decomposed).", ""]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

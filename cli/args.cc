@@ -71,6 +71,22 @@ absl::StatusOr<int64_t> Args::GetInt(const std::string& flag, int64_t fallback) 
   return out;
 }
 
+std::optional<int> TakeOptLevel(std::vector<std::string>& argv) {
+  std::optional<int> level;
+  std::vector<std::string> rest;
+  for (const std::string& a : argv) {
+    if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
+      level = a[2] - '0';
+    } else if (a == "--no-opt") {
+      level = 0;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  argv = std::move(rest);
+  return level;
+}
+
 absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec) {
   size_t eq = spec.rfind('=');
   if (eq == std::string::npos || eq == 0) {

@@ -36,6 +36,10 @@ class Args {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
+// Takes -O0..-O3 and --no-opt (= -O0) out of argv (the generic parser does
+// not read them); the last one given wins, nullopt when none is.
+std::optional<int> TakeOptLevel(std::vector<std::string>& argv);
+
 // "NAME=D,D,.." -> (NAME, dims); used by --shape and --fix-shape.
 absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec);
 

@@ -1,5 +1,6 @@
-// `aic-onnx bench`: times a model on the fast CPU executor (or the reference
-// one) with random or given inputs: warmup runs, then per-run latencies
+// `aic-onnx bench`: times a model through a session (the rewriter with the
+// rules the backend runs, then the fast CPU executor, or the reference one)
+// with random or given inputs: warmup runs, then per-run latencies
 // summarized as median/p10/p90, throughput and the process's peak memory.
 // --json prints one object for scripts (bench/run_bench.py reads it).
 #include <unistd.h>
@@ -16,10 +17,9 @@
 #include "cli/commands.h"
 #include "cli/cuda_device.h"
 #include "cli/inputs.h"
+#include "cli/model_loading.h"
 #include "exec/cpu/plan.h"
-#include "exec/reference/executor.h"
-#include "graph/verify.h"
-#include "onnx_io/load.h"
+#include "session/session.h"
 
 namespace aic::cli {
 
@@ -27,19 +27,23 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx bench IN.onnx [--shape NAME=D,D,..] [--input NAME=FILE]...
                       [--iters N] [--warmup N] [--threads N] [--device cpu|cuda|reference]
-                      [--seed N] [--json] [--plan] [--profile]
+                      [--seed N] [-O0..-O3|--no-opt] [--json] [--plan] [--profile]
 
 Times the model: --warmup runs (default 5), then --iters timed runs (default
 50), each on the same inputs (random unless --input gives them; symbolic dims
 are 1 unless --shape fixes them). Prints median, p10, p90 latency, throughput
 and the process's peak resident memory.
   --threads N   executor threads (default: the core count)
+  -O0..-O3      the rewriter's level before compiling (default -O2 on cpu and
+                cuda, -O0 on reference); --no-opt is -O0
   --device cuda the GPU executor: each run timed with CUDA events (input and
                 output copies included), cycling 8 sets of random inputs
   --json        one JSON object: median_ms, p10_ms, p90_ms, mean_ms,
                 throughput_per_s, peak_memory_bytes, baseline_memory_bytes,
                 arena_bytes, threads (what the plan ran on: tiny models
-                run on one), iters, warmup, compile_ms, steps, fallback_steps
+                run on one), iters, warmup, compile_ms (rewriter and
+                compile), optimize_ms, opt_level, nodes (of the graph that
+                runs), steps, fallback_steps
   --plan        print the compiled plan (one line per step) to stderr
   --profile     after the timing, time per step over the timed runs: a table
                 by step kind and op type (share of the total, sorted) and the
@@ -68,9 +72,11 @@ double Percentile(std::vector<double> sorted, double p) {
 
 }  // namespace
 
-int BenchCommand(const std::vector<std::string>& argv) {
+int BenchCommand(const std::vector<std::string>& argv_in) {
   cpu::ConfigureOpenMpWait();
   size_t baseline = ProcStatusBytes("VmRSS");
+  std::vector<std::string> argv = argv_in;
+  std::optional<int> opt_level = TakeOptLevel(argv);
   auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--iters", "--warmup", "--threads",
                                           "--device"},
                                          {"--help", "--json", "--plan", "--profile"}});
@@ -90,15 +96,12 @@ int BenchCommand(const std::vector<std::string>& argv) {
   }
   std::string device = args->GetOr("--device", "cpu");
   if (device == "cuda") HandOffToCudaCompanion();
-  if (device != "cpu" && device != "reference" && device != "cuda") {
-    return UsageError("--device must be cpu, cuda or reference");
-  }
+  if (session::FindBackend(device) == nullptr) return UsageError("--device must be cpu, cuda or reference");
   bool json = args->Has("--json");
   bool progress = !json && isatty(STDERR_FILENO);
 
-  auto model = LoadModel(path);
+  auto model = LoadVerifiedModel(path, LoadOptions{.infer_shapes = false});
   if (!model.ok()) return UsageError(std::string(model.status().message()));
-  if (absl::Status s = Verify(*(*model)->graph); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
   InputOptions input_options;
   input_options.random = true;
   input_options.seed = static_cast<uint64_t>(*seed);
@@ -106,36 +109,31 @@ int BenchCommand(const std::vector<std::string>& argv) {
   input_options.shapes = args->GetAll("--shape");
   auto feeds = BuildFeeds(**model, input_options);
   if (!feeds.ok()) return UsageError(path + ": " + std::string(feeds.status().message()));
-  if (device == "cuda") {
-    return BenchOnCuda(path, **model, input_options, {*iters, *warmup, json, args->Has("--plan")});
-  }
 
-  cpu::CpuOptions options;
-  options.threads = static_cast<int>(*threads);
-  cpu::CpuExecutor executor(**model, options);
-  ReferenceExecutor reference(**model);
-  int used_threads = device == "cpu" ? cpu::SetCpuThreads(options.threads) : 1;
   auto t0 = std::chrono::steady_clock::now();
-  cpu::Plan* plan = nullptr;
-  if (device == "cpu") {
-    auto p = executor.PlanFor(*feeds);
-    if (!p.ok()) return UsageError(path + ": " + std::string(p.status().message()));
-    plan = *p;
-    used_threads = cpu::ThreadsOf(*plan);
-    if (args->Has("--plan")) std::fputs(cpu::DescribePlan(*plan).c_str(), stderr);
+  session::SessionOptions options;
+  options.device = device;
+  options.threads = static_cast<int>(*threads);
+  options.opt_level = opt_level;
+  auto created = OpenSession(path, std::move(*model), options);
+  if (!created.ok()) return UsageError(std::string(created.status().message()));
+  session::Session& session = **created;
+  double optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (device == "cuda") {
+    return BenchOnCuda(path, session.model(), input_options, {*iters, *warmup, json, args->Has("--plan")});
   }
+  auto summary = session.Prepare(*feeds);
+  if (!summary.ok()) return UsageError(path + ": " + std::string(summary.status().message()));
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  cpu::RunProfile profile;
-  cpu::RunProfile* profiling = nullptr;  // set for the timed runs only
-  auto run_once = [&]() -> absl::Status {
-    if (plan != nullptr) return cpu::Run(*plan, *feeds, profiling).status();
-    return reference.Run(*feeds).status();
-  };
+  if (args->Has("--plan")) std::fprintf(stderr, "graph: %s\n%s", session.Describe().c_str(), summary->text.c_str());
+  exec::RunOptions run_options;  // profiling for the timed runs only
+  auto run_once = [&]() -> absl::Status { return session.Run(*feeds, run_options).status(); };
   for (int64_t i = 0; i < *warmup; ++i) {
     if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
   }
   std::vector<double> ms;
-  if (args->Has("--profile") && plan != nullptr && !json) profiling = &profile;
+  bool profiling = args->Has("--profile") && device == "cpu" && !json;
+  run_options.profile = profiling;
   for (int64_t i = 0; i < *iters; ++i) {
     auto a = std::chrono::steady_clock::now();
     if (absl::Status s = run_once(); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
@@ -149,31 +147,31 @@ int BenchCommand(const std::vector<std::string>& argv) {
   double mean = 0;
   for (double v : ms) mean += v / static_cast<double>(ms.size());
   size_t peak = ProcStatusBytes("VmHWM");
-  size_t arena = plan != nullptr ? cpu::StatsOf(*plan).arena_bytes : 0;
-  int steps = plan != nullptr ? cpu::StatsOf(*plan).steps : 0;
-  int fallback = plan != nullptr ? cpu::StatsOf(*plan).fallback_steps : 0;
+  const exec::PlanSummary& plan = *summary;
+  int64_t nodes = static_cast<int64_t>(session.model().graph->num_nodes());
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
         "\"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, \"peak_memory_bytes\": %zu, "
         "\"baseline_memory_bytes\": %zu, \"arena_bytes\": %zu, \"threads\": %d, \"iters\": %lld, "
-        "\"warmup\": %lld, \"compile_ms\": %.3f, \"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu, "
-        "\"macs\": %lld}\n",
+        "\"warmup\": %lld, \"compile_ms\": %.3f, \"optimize_ms\": %.3f, \"opt_level\": %d, \"nodes\": %lld, "
+        "\"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu, \"macs\": %lld}\n",
         path.c_str(), device.c_str(), median, p10, p90, mean, sorted.front(), 1000.0 / median, peak, baseline,
-        arena, used_threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms, steps,
-        fallback, plan != nullptr ? cpu::StatsOf(*plan).activation_bytes : size_t{0},
-        static_cast<long long>(plan != nullptr ? cpu::StatsOf(*plan).macs : 0));
+        plan.arena_bytes, plan.threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms,
+        optimize_ms, session.opt_level(), static_cast<long long>(nodes), plan.steps, plan.fallback_steps,
+        plan.activation_bytes, static_cast<long long>(plan.macs));
     return 0;
   }
-  std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), used_threads,
+  std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), plan.threads,
               static_cast<long long>(*iters), static_cast<long long>(*warmup));
   std::printf("  latency  median %.4f ms   p10 %.4f ms   p90 %.4f ms   (min %.4f)\n", median, p10, p90,
               sorted.front());
   std::printf("  throughput %.1f runs/s\n", 1000.0 / median);
-  std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms, %d steps (%d reference)\n",
-              static_cast<double>(peak) / (1 << 20), static_cast<double>(arena) / (1 << 20), compile_ms, steps,
-              fallback);
-  if (profiling != nullptr) std::fputs(cpu::FormatProfile(*plan, profile).c_str(), stdout);
+  std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms (rewriter -O%d %.1f ms, %lld nodes), "
+              "%d steps (%d reference)\n",
+              static_cast<double>(peak) / (1 << 20), static_cast<double>(plan.arena_bytes) / (1 << 20), compile_ms,
+              session.opt_level(), optimize_ms, static_cast<long long>(nodes), plan.steps, plan.fallback_steps);
+  if (profiling) std::fputs(session.ProfileReport(*feeds).c_str(), stdout);
   return 0;
 }
 

@@ -26,11 +26,6 @@ void HandOffToCudaCompanion() {
 
 #ifdef AIC_HAVE_CUDA
 
-absl::StatusOr<std::vector<RuntimeValue>> RunOnCuda(const Model& model,
-                                                    const std::map<std::string, RuntimeValue>& feeds) {
-  return cuda::RunModel(model, feeds);
-}
-
 int BenchOnCuda(const std::string& path, const Model& model, const InputOptions& inputs,
                 const CudaBenchOptions& options) {
   std::vector<std::map<std::string, RuntimeValue>> sets;
@@ -89,10 +84,6 @@ int BenchOnCuda(const std::string& path, const Model& model, const InputOptions&
 }
 
 #else
-
-absl::StatusOr<std::vector<RuntimeValue>> RunOnCuda(const Model&, const std::map<std::string, RuntimeValue>&) {
-  return absl::UnimplementedError("--device cuda is not available in this build (no nvcc at configure time)");
-}
 
 int BenchOnCuda(const std::string& path, const Model&, const InputOptions&, const CudaBenchOptions&) {
   return UsageError("--device cuda is not available in this build (no nvcc at configure time)");

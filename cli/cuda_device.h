@@ -21,11 +21,6 @@ namespace aic::cli {
 // returns and the caller goes on (to "not available in this build").
 void HandOffToCudaCompanion();
 
-// Compiles for the feeds' shapes and runs once on the GPU; FailedPrecondition
-// "no CUDA device: <CUDA's reason>" without one.
-absl::StatusOr<std::vector<RuntimeValue>> RunOnCuda(const Model& model,
-                                                    const std::map<std::string, RuntimeValue>& feeds);
-
 struct CudaBenchOptions {
   int64_t iters = 50;
   int64_t warmup = 5;
@@ -36,7 +31,8 @@ struct CudaBenchOptions {
 
 // `bench --device cuda`: times runs with CUDA events (inputs copied in and
 // outputs out included, like a caller would see), prints like the CPU bench;
-// returns the exit code.
+// returns the exit code. `model` is the graph a "cuda" session runs (after
+// the rewriter); `run --device cuda` goes through the session itself.
 int BenchOnCuda(const std::string& path, const Model& model, const InputOptions& inputs,
                 const CudaBenchOptions& options);
 

@@ -5,6 +5,10 @@
 #include <vector>
 
 #include "cli/commands.h"
+#ifdef AIC_HAVE_CUDA
+#include "exec/cuda/backend.h"
+#include "session/session.h"
+#endif
 
 namespace {
 
@@ -33,6 +37,10 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+#ifdef AIC_HAVE_CUDA
+  // The companion binary (cli/cuda_device.h): its sessions may pick "cuda".
+  aic::session::RegisterBackend(aic::cuda::CudaBackend());
+#endif
   std::string command = argv[1];
   std::vector<std::string> rest(argv + 2, argv + argc);
   if (command == "info") return aic::cli::InfoCommand(rest);

@@ -1,6 +1,7 @@
 // `aic-onnx opt`: the rewriter (rewrite::Optimize) as a command: load, optimize,
-// save, print what changed, and verify the result against the original with
-// the reference executor on random inputs.
+// save, print what changed, and verify the result against the original on
+// random inputs, both through sessions on the fast CPU executor (the
+// reference interpreter where it cannot run the original).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -12,12 +13,13 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "exec/cpu/plan.h"
 #include "graph/verify.h"
 #include "onnx_io/load.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
 #include "rewrite/rules/rule.h"
-#include "rewrite/verify.h"
+#include "session/compare.h"
 
 // OpenBLAS (linked for the analyzer's SVDs) starts its worker threads when
 // the library loads, and they spin in sched_yield for about 0.1 s: on a
@@ -46,7 +48,8 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
   --target aic       also allow aic-onnx's own fused ops (domain ai.aic)
   --fix-shape        make a graph input's symbolic dims concrete
   --fold-limit B     constant folding may grow the weights by B bytes (default 0)
-  --verify[=N]       compare with the original on N random inputs (default on, N=2)
+  --verify[=N]       compare with the original on N random inputs (default on, N=2),
+                     both run as written on the fast CPU executor
   --rtol/--atol      verification tolerance (default 1e-3 / 1e-4)
   --stats FILE       write the statistics as JSON
   --explain RULE     print where RULE fired or declined, and why
@@ -94,7 +97,9 @@ int ListRules(const std::string& format) {
       int level = std::max(r.level, r.exactness == rewrite::Exactness::kReassociating ? 2 : 1);
       std::printf("| `%s` | `%s` | %s | %d | -O%d | %s%s |\n", r.name, escaped.c_str(),
                   rewrite::ExactnessName(r.exactness), r.min_opset, level, roots.c_str(),
-                  r.aic_only ? " (--target aic)" : "");
+                  r.aic_only ? " (--target aic)"
+                  : r.aic_op != nullptr ? " (below its opset: ai.aic alias, --target aic and backends)"
+                                        : "");
     } else {
       std::printf("%-28s %-14s opset>=%-3d %s\n", r.name, rewrite::ExactnessName(r.exactness),
                   r.min_opset, r.rewrite);
@@ -107,14 +112,13 @@ int ListRules(const std::string& format) {
 
 int OptCommand(const std::vector<std::string>& argv_in) {
   // -O<n> and --verify[=N] don't fit the generic flag parser: take them first.
-  int level = 2;
+  std::vector<std::string> argv_rest = argv_in;
+  int level = TakeOptLevel(argv_rest).value_or(2);
   bool verify = true;
   int64_t verify_runs = 2;
   std::vector<std::string> argv;
-  for (const std::string& a : argv_in) {
-    if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
-      level = a[2] - '0';
-    } else if (a == "--verify") {
+  for (const std::string& a : argv_rest) {
+    if (a == "--verify") {
       verify = true;
     } else if (a.rfind("--verify=", 0) == 0) {
       verify = true;
@@ -150,7 +154,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   options.level = level;
   std::string target = args->GetOr("--target", "onnx");
   if (target != "onnx" && target != "aic") return UsageError("--target must be onnx or aic");
-  options.target_aic = target == "aic";
+  if (target == "aic") options.aic_ops = rewrite::AllAicOps();
   auto fold = args->GetInt("--fold-limit", 0);
   if (!fold.ok()) return UsageError(std::string(fold.status().message()));
   options.fold_limit = *fold;
@@ -168,6 +172,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     return UsageError("--rtol/--atol need numbers");
   }
 
+  // Before any work: it may re-execute the process (exec/cpu/threading.cc).
+  if (verify && verify_runs > 0) cpu::ConfigureOpenMpWait();
   auto model = LoadModel(in);
   if (!model.ok()) return UsageError(std::string(model.status().message()));
   if (absl::Status s = Verify(*(*model)->graph); !s.ok()) return UsageError(in + ": " + std::string(s.message()));
@@ -239,15 +245,21 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       }
       feeds.push_back(std::move(*f));
     }
-    absl::StatusOr<rewrite::CompareReport> report =
-        feed_error.empty() ? rewrite::CompareModels(**original, **model, feeds, rtol, atol)
-                           : absl::StatusOr<rewrite::CompareReport>(absl::FailedPreconditionError(feed_error));
+    session::CompareOptions compare;
+    compare.rtol = rtol;
+    compare.atol = atol;
+    absl::StatusOr<session::CompareReport> report =
+        feed_error.empty() ? session::CompareModels(**original, **model, feeds, compare)
+                           : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
     if (!report.ok()) {
       std::printf("verify: skipped (%s)\n", std::string(report.status().message()).c_str());
       verify_json = absl::StrCat("{\"skipped\": \"", JsonEscape(std::string(report.status().message())), "\"}");
     } else {
-      std::printf("verify: %d random input set(s), rtol %g atol %g: %s\n", report->runs, rtol, atol,
-                  report->ok() ? "ok" : "MISMATCH");
+      if (!report->fallback.empty()) {
+        std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
+      }
+      std::printf("verify: %d random input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol,
+                  report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
       std::string outs;
       for (const auto& o : report->outputs) {
         std::printf("  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,

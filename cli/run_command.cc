@@ -1,5 +1,6 @@
-// `aic-onnx run`: executes a model with the reference executor on given or
-// random inputs and writes each output as .npy.
+// `aic-onnx run`: executes a model through a session (the rewriter with the
+// rules its backend runs, then the backend) on given or random inputs and
+// writes each output as .npy.
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -10,19 +11,18 @@
 #include "cli/commands.h"
 #include "cli/cuda_device.h"
 #include "cli/inputs.h"
+#include "cli/model_loading.h"
 #include "exec/cpu/plan.h"
-#include "exec/reference/executor.h"
-#include "graph/verify.h"
-#include "onnx_io/load.h"
 #include "onnx_io/npy.h"
+#include "session/session.h"
 
 namespace aic::cli {
 
 namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx run IN.onnx [--input NAME=FILE.npy|FILE.pb]... [--random]
-                    [--shape NAME=D,D,..] [--seed N] [--out DIR]
-                    [--dump-intermediates DIR] [--device reference|cpu|cuda] [--threads N]
+                    [--shape NAME=D,D,..] [--seed N] [--out DIR] [-O0..-O3|--no-opt]
+                    [--dump-intermediates DIR] [--device reference|cpu|cuda] [--threads N] [--plan]
 
 Runs the model and writes each output to DIR/<output name>.npy (default DIR:
 ./out), characters other than A-Za-z0-9._- in names replaced by '_'.
@@ -30,11 +30,17 @@ Runs the model and writes each output to DIR/<output name>.npy (default DIR:
   --random            feed every input not given with random data (normal
                       for floats, small integers otherwise); symbolic dims
                       are 1 unless --shape fixes them
-  --dump-intermediates DIR   also write every node output there
+  --dump-intermediates DIR   also write every node output there (reference)
   --device            reference (default): the reference interpreter;
                       cpu: the fast executor (oneDNN kernels, planned memory);
                       cuda: the GPU executor (needs a CUDA device; docs/CUDA.md)
+  -O0..-O3            the rewriter's level before the backend compiles (default:
+                      -O2 on cpu and cuda, which run the fused graph the rules
+                      make; -O0 on reference, the oracle, which runs the model as
+                      written); --no-opt is -O0
   --threads N         threads for --device cpu (default: the core count)
+  --plan              print what the rewriter did and the compiled plan (one
+                      line per step) to stderr
 )";
 
 absl::Status WriteOutputs(const std::vector<std::string>& names,
@@ -57,10 +63,12 @@ absl::Status WriteOutputs(const std::vector<std::string>& names,
 
 }  // namespace
 
-int RunCommand(const std::vector<std::string>& argv) {
+int RunCommand(const std::vector<std::string>& argv_in) {
+  std::vector<std::string> argv = argv_in;
+  std::optional<int> opt_level = TakeOptLevel(argv);
   auto args = Args::Parse(argv, FlagSpec{{"--input", "--shape", "--seed", "--out",
                                           "--dump-intermediates", "--device", "--threads"},
-                                         {"--help", "--random"}});
+                                         {"--help", "--random", "--plan"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -70,18 +78,18 @@ int RunCommand(const std::vector<std::string>& argv) {
   const std::string& path = args->positional()[0];
   std::string device = args->GetOr("--device", "reference");
   if (device == "cuda") HandOffToCudaCompanion();
-  if (device != "reference" && device != "cpu" && device != "cuda") {
+  if (session::FindBackend(device) == nullptr) {
     return UsageError("--device " + device + " is not available in this build (use reference, cpu or cuda)");
   }
+  std::string dump_dir = args->GetOr("--dump-intermediates", "");
+  if (!dump_dir.empty() && device != "reference") return UsageError("--dump-intermediates needs --device reference");
   auto threads = args->GetInt("--threads", 0);
   if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
-  auto model = LoadModel(path);
-  if (!model.ok()) return UsageError(std::string(model.status().message()));
-  if (absl::Status s = Verify(*(*model)->graph); !s.ok()) {
-    return UsageError(path + ": " + std::string(s.message()));
-  }
   auto seed = args->GetInt("--seed", 0);
   if (!seed.ok()) return UsageError(std::string(seed.status().message()));
+  if (device == "cpu") cpu::ConfigureOpenMpWait();  // before any work: it may re-execute
+  auto model = LoadVerifiedModel(path, LoadOptions{.infer_shapes = false});
+  if (!model.ok()) return UsageError(std::string(model.status().message()));
   InputOptions input_options;
   input_options.random = args->Has("--random");
   input_options.seed = static_cast<uint64_t>(*seed);
@@ -90,54 +98,38 @@ int RunCommand(const std::vector<std::string>& argv) {
   auto feeds = BuildFeeds(**model, input_options);
   if (!feeds.ok()) return UsageError(path + ": " + std::string(feeds.status().message()));
 
-  std::vector<std::string> names;
-  for (const Value* v : (*model)->graph->outputs()) names.push_back(v->name());
-  std::string out_dir = args->GetOr("--out", "out");
-  if (device == "cuda") {
-    if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
-    auto outputs = RunOnCuda(**model, *feeds);
-    if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
-    std::printf("outputs:\n");
-    if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) return UsageError(std::string(s.message()));
-    return 0;
+  session::SessionOptions options;
+  options.device = device;
+  options.threads = static_cast<int>(*threads);
+  options.opt_level = opt_level;
+  auto session = OpenSession(path, std::move(*model), options);
+  if (!session.ok()) return UsageError(std::string(session.status().message()));
+  if (args->Has("--plan")) {
+    auto summary = (*session)->Prepare(*feeds);
+    if (!summary.ok()) return UsageError(path + ": " + std::string(summary.status().message()));
+    std::fprintf(stderr, "graph: %s\n%s", (*session)->Describe().c_str(), summary->text.c_str());
   }
-  if (device == "cpu") {
-    cpu::ConfigureOpenMpWait();
-    if (args->Has("--dump-intermediates")) return UsageError("--dump-intermediates needs --device reference");
-    cpu::CpuOptions cpu_options;
-    cpu_options.threads = static_cast<int>(*threads);
-    cpu::CpuExecutor cpu_executor(**model, cpu_options);
-    auto outputs = cpu_executor.Run(*feeds);
-    if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
-    std::printf("outputs:\n");
-    if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) {
-      return UsageError(std::string(s.message()));
-    }
-    return 0;
-  }
-
-  ReferenceExecutor executor(**model);
-  ReferenceRunOptions run_options;
-  std::string dump_dir = args->GetOr("--dump-intermediates", "");
+  exec::RunOptions run_options;
   absl::Status dump_status;
-  if (!dump_dir.empty()) {
-    run_options.on_node_done = [&](const Node& node, const std::vector<RuntimeValue>& outs) {
-      std::vector<std::string> names;
-      std::vector<RuntimeValue> values;
-      for (size_t i = 0; i < node.num_outputs(); ++i) {
-        if (node.output(i) == nullptr) continue;
-        names.push_back(node.output(i)->name());
-        values.push_back(outs[i]);
-      }
-      absl::Status s = WriteOutputs(names, values, dump_dir, false);
-      if (dump_status.ok()) dump_status = s;
-    };
-  }
-  auto outputs = executor.Run(*feeds, run_options);
+  exec::NodeObserver dump = [&](const Node& node, const std::vector<RuntimeValue>& outs) {
+    std::vector<std::string> names;
+    std::vector<RuntimeValue> values;
+    for (size_t i = 0; i < node.num_outputs(); ++i) {
+      if (node.output(i) == nullptr) continue;
+      names.push_back(node.output(i)->name());
+      values.push_back(outs[i]);
+    }
+    absl::Status s = WriteOutputs(names, values, dump_dir, false);
+    if (dump_status.ok()) dump_status = s;
+  };
+  if (!dump_dir.empty()) run_options.observer = &dump;
+  auto outputs = (*session)->Run(*feeds, run_options);
   if (!outputs.ok()) return UsageError(path + ": " + std::string(outputs.status().message()));
   if (!dump_status.ok()) return UsageError(std::string(dump_status.message()));
+  std::vector<std::string> names;
+  for (const session::IoInfo& o : (*session)->outputs()) names.push_back(o.name);
   std::printf("outputs:\n");
-  if (absl::Status s = WriteOutputs(names, *outputs, out_dir, true); !s.ok()) {
+  if (absl::Status s = WriteOutputs(names, *outputs, args->GetOr("--out", "out"), true); !s.ok()) {
     return UsageError(std::string(s.message()));
   }
   return 0;

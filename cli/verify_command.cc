@@ -1,6 +1,6 @@
-// `aic-onnx verify A.onnx B.onnx`: runs both models through the reference
-// executor on the same inputs and reports the largest absolute and relative
-// error per output (exit 1 on a mismatch).
+// `aic-onnx verify A.onnx B.onnx`: runs both models, each exactly as given
+// (-O0), on one backend with the same inputs and reports the largest absolute
+// and relative error per output (exit 1 on a mismatch).
 #include <cstdio>
 #include <filesystem>
 
@@ -8,22 +8,25 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "exec/cpu/plan.h"
 #include "graph/verify.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
-#include "rewrite/verify.h"
+#include "session/compare.h"
 
 namespace aic::cli {
 
 namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx verify A.onnx B.onnx [--inputs DIR|random:N] [--rtol R] [--atol A]
-                       [--shape NAME=D,D,..]
+                       [--shape NAME=D,D,..] [--device cpu|reference] [--threads N]
 
-Runs A and B on the same inputs and compares every output:
-|a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
+Runs A and B, each graph exactly as given, on the same inputs and compares
+every output: |a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
   --inputs DIR       input_<i>.pb (graph input order) or <name>.npy files
   --inputs random:N  N sets of random inputs (default random:2)
+  --device           cpu (default): the fast executor, or the reference
+                     interpreter where it cannot run A; reference: the oracle
 Exit: 0 equal, 1 mismatch, 2 bad usage or input (or A cannot run).
 )";
 
@@ -50,7 +53,7 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
 }  // namespace
 
 int VerifyCommand(const std::vector<std::string>& argv) {
-  auto args = Args::Parse(argv, FlagSpec{{"--inputs", "--rtol", "--atol", "--shape"}, {"--help"}});
+  auto args = Args::Parse(argv, FlagSpec{{"--inputs", "--rtol", "--atol", "--shape", "--device", "--threads"}, {"--help"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -94,9 +97,21 @@ int VerifyCommand(const std::vector<std::string>& argv) {
     if (!f.ok()) return UsageError(std::string(f.status().message()));
     feeds.push_back(std::move(*f));
   }
-  auto report = rewrite::CompareModels(*models[0], *models[1], feeds, rtol, atol);
+  session::CompareOptions compare;
+  compare.rtol = rtol;
+  compare.atol = atol;
+  compare.device = args->GetOr("--device", "cpu");
+  if (compare.device != "cpu" && compare.device != "reference") return UsageError("--device must be cpu or reference");
+  auto threads = args->GetInt("--threads", 0);
+  if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
+  compare.threads = static_cast<int>(*threads);
+  if (compare.device == "cpu") cpu::ConfigureOpenMpWait();
+  auto report = session::CompareModels(*models[0], *models[1], feeds, compare);
   if (!report.ok()) return UsageError(args->positional()[0] + ": " + std::string(report.status().message()));
-  std::printf("%d input set(s), rtol %g atol %g: %s\n", report->runs, rtol, atol,
+  if (!report->fallback.empty()) {
+    std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
+  }
+  std::printf("%d input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol, report->device.c_str(),
               report->ok() ? "equal" : "MISMATCH");
   for (const auto& o : report->outputs) {
     std::printf("  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,

@@ -63,4 +63,20 @@ std::unique_ptr<Graph> CloneGraph(const Graph& src, Graph* parent,
   return cloner.Clone(src, parent);
 }
 
+std::unique_ptr<Model> CloneModel(const Model& src) {
+  auto m = std::make_unique<Model>();
+  m->ir_version = src.ir_version;
+  m->opset_imports = src.opset_imports;
+  m->producer_name = src.producer_name;
+  m->producer_version = src.producer_version;
+  m->domain = src.domain;
+  m->model_version = src.model_version;
+  m->doc_string = src.doc_string;
+  m->metadata_props = src.metadata_props;
+  m->functions = src.functions;
+  m->opaque_training_info = src.opaque_training_info;
+  m->graph = CloneGraph(*src.graph, nullptr);
+  return m;
+}
+
 }  // namespace aic

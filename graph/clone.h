@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "graph/graph.h"
+#include "graph/model.h"
 
 namespace aic {
 
@@ -13,5 +14,9 @@ namespace aic {
 // else kept pointing at the original value.
 std::unique_ptr<Graph> CloneGraph(const Graph& src, Graph* parent,
                                   const absl::flat_hash_map<const Value*, Value*>* outer = nullptr);
+
+// A model with the same metadata and a deep copy of its main graph (local
+// functions' bodies are shared: nothing rewrites them in place).
+std::unique_ptr<Model> CloneModel(const Model& src);
 
 }  // namespace aic

@@ -25,6 +25,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterRnnOps(*r);
     RegisterMiscOps(*r);
     RegisterFusedOps(*r);
+    RegisterStandardAliasOps(*r);
     return r;
   }();
   return *registry;

@@ -50,5 +50,6 @@ void RegisterSequenceOps(OpRegistry& r);
 void RegisterRnnOps(OpRegistry& r);
 void RegisterMiscOps(OpRegistry& r);
 void RegisterFusedOps(OpRegistry& r);  // ai.aic: our executors' fused ops
+void RegisterStandardAliasOps(OpRegistry& r);  // ai.aic: newer standard ops for older opsets
 
 }  // namespace aic

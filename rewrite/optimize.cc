@@ -8,7 +8,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/verify.h"
+#include "ops/fused/standard_aliases.h"
 #include "ops/infer_shapes.h"
+#include "ops/registry.h"
 #include "rewrite/egraph/convert.h"
 #include "rewrite/rules/rule.h"
 
@@ -25,8 +27,10 @@ int64_t InitializerBytes(const Graph& g) {
 bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
   if (!o.only_rules.empty() && !o.only_rules.count(r.name)) return false;
   if (o.disabled_rules.count(r.name)) return false;
-  if (opset < r.min_opset) return false;
-  if (r.aic_only && !o.target_aic) return false;
+  bool aic_allowed = r.aic_op != nullptr && o.AllowsAic(r.aic_op);
+  if (r.aic_only && !aic_allowed) return false;
+  // Below its opset, a rule runs only when it can emit the ai.aic alias instead.
+  if (opset < r.min_opset && !aic_allowed) return false;
   if (r.exactness == Exactness::kApproximate && !o.allow_approximate) return false;
   if (r.exactness == Exactness::kReassociating && o.level < 2) return false;
   return o.level >= r.level;
@@ -97,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
       for (size_t r = 0; r < rules.size(); ++r) {
         const Rule& rule = *rules[r];
         if (banned_until[r] > iter) continue;
-        if (rule.root[0] != '*' && (n.op->op_type != rule.root || !n.op->domain.empty())) continue;
+        if (rule.root[0] != '*' && (n.op->op_type != rule.root || !HasStandardSemantics(*n.op))) continue;
         int64_t key = static_cast<int64_t>(i) * static_cast<int64_t>(rules.size()) + static_cast<int64_t>(r);
         if (fired.count(key)) continue;
         RuleContext ctx{eg, options, "", {}};
@@ -149,9 +153,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   stats.enodes += static_cast<int64_t>(eg.num_nodes());
   stats.eclasses += static_cast<int64_t>(eg.num_live_classes());
 
-  EmitOptions emit;
-  emit.allow_aic_ops = options.target_aic;
-  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported, emit));
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported));
   for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
     auto it = declared.find(graph.outputs()[k]);
     if (it != declared.end() && it->second.known()) out->outputs()[k]->set_type(it->second);
@@ -179,6 +181,14 @@ void OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options,
 }
 
 }  // namespace
+
+std::set<std::string> AllAicOps() {
+  std::set<std::string> ops;
+  for (const OpDef* def : OpRegistry::Global().All()) {
+    if (def->domain == kAicDomain) ops.insert(def->op_type);
+  }
+  return ops;
+}
 
 absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options) {
   auto start = std::chrono::steady_clock::now();
@@ -220,12 +230,12 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
     }
   }
   model.graph = std::move(out);
-  if (options.target_aic) {
+  if (!options.aic_ops.empty()) {
     bool has = false;
-    for (const OpsetImport& o : model.opset_imports) has = has || o.domain == "ai.aic";
+    for (const OpsetImport& o : model.opset_imports) has = has || o.domain == kAicDomain;
     bool used = false;
-    for (const auto& n : model.graph->nodes()) used = used || n->domain == "ai.aic";
-    if (used && !has) model.opset_imports.push_back({"ai.aic", 1});
+    for (const auto& n : model.graph->nodes()) used = used || n->domain == kAicDomain;
+    if (used && !has) model.opset_imports.push_back({kAicDomain, 1});
   }
   stats.nodes_after = static_cast<int64_t>(model.graph->num_nodes());
   stats.initializer_bytes_after = InitializerBytes(*model.graph);

@@ -21,8 +21,13 @@ struct OptimizeOptions {
   // (merging consecutive linear ops). Approximate rules never run by default.
   int level = 2;
   bool allow_approximate = false;
-  // Internal fused ops (domain "ai.aic") may be emitted.
-  bool target_aic = false;
+  // The ops of our own domain "ai.aic" the target runs: fused ops
+  // (FusedLinearReLU) and aliases of standard ops newer than the model's
+  // opset (ops/fused/standard_aliases.h). Empty for `--target onnx`: standard
+  // ONNX at the model's opset only. `opt --target aic` allows all of them
+  // (AllAicOps()); a session allows what its backend declares.
+  std::set<std::string> aic_ops;
+  bool AllowsAic(const std::string& op_type) const { return aic_ops.count(op_type) > 0; }
   // Constant folding may grow the initializers by at most this many bytes
   // (per folded value, compared to the constants it reads).
   int64_t fold_limit = 0;
@@ -55,6 +60,9 @@ struct OptimizeStats {
   std::vector<std::string> explain;            // lines for --explain
   bool changed() const { return !rule_counts.empty() || nodes_after != nodes_before; }
 };
+
+// Every op type of domain ai.aic that has an OpDef.
+std::set<std::string> AllAicOps();
 
 // Rewrites model.graph in place (on success only).
 absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options = {});

@@ -1,7 +1,9 @@
-// Checks that two models compute the same thing: both run through the
-// reference executor on the same feeds, each output compared with
-// |a - b| <= atol + rtol * |b| (NaN where NaN), max absolute and relative
-// error reported per output. Used by `opt --verify` and `aic-onnx verify`.
+// Checks that two models compute the same thing: both run through sessions
+// at -O0 (each graph exactly as given) on the same feeds and the same
+// backend, each output compared with |a - b| <= atol + rtol * |a| (NaN where
+// NaN), max absolute and relative error reported per output. Used by `opt`'s
+// verification and `aic-onnx verify`. The fast CPU backend by default: the
+// reference interpreter only where the CPU backend cannot run `a`.
 #pragma once
 
 #include <map>
@@ -12,7 +14,7 @@
 #include "graph/model.h"
 #include "graph/runtime_value.h"
 
-namespace aic::rewrite {
+namespace aic::session {
 
 struct OutputDiff {
   std::string name;
@@ -25,6 +27,8 @@ struct OutputDiff {
 struct CompareReport {
   std::vector<OutputDiff> outputs;  // worst over all feeds, per output
   int runs = 0;
+  std::string device;    // the backend both models ran on
+  std::string fallback;  // why not the one asked for ("" when it was)
   bool ok() const {
     for (const auto& o : outputs) {
       if (!o.ok) return false;
@@ -33,13 +37,18 @@ struct CompareReport {
   }
 };
 
-// FailedPrecondition when `a` cannot run (no kernel, error on these feeds):
-// the caller reports verification as skipped. Errors from `b` are mismatches.
+struct CompareOptions {
+  double rtol = 1e-3;
+  double atol = 1e-4;
+  std::string device = "cpu";  // falls back to "reference" when `a` cannot run there
+  int threads = 0;
+};
+
+// FailedPrecondition when `a` cannot run (no kernel, error on these feeds)
+// on any backend: the caller reports verification as skipped. Errors from
+// `b` are mismatches.
 absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
                                             const std::vector<std::map<std::string, RuntimeValue>>& feeds,
-                                            double rtol, double atol);
+                                            const CompareOptions& options);
 
-// Bitwise equality of two tensors' dtypes, dims and contents (exact rules' check).
-bool SameBits(const Tensor& a, const Tensor& b);
-
-}  // namespace aic::rewrite
+}  // namespace aic::session

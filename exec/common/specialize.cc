@@ -34,7 +34,7 @@ std::string ShapeSignature(const std::map<std::string, RuntimeValue>& feeds,
       continue;
     }
     key += name + DimsToString(v.tensor.dims()) + ";";
-    (*shapes)[name] = v.tensor.dims();
+    if (shapes != nullptr) (*shapes)[name] = v.tensor.dims();
   }
   return key;
 }

@@ -26,7 +26,7 @@ std::unique_ptr<Model> SpecializedClone(const Model& model,
 
 // The input-shape signature plans are cached under ("x[1,3,224,224];...";
 // a non-tensor feed contributes only its name), and the tensor feeds' dims
-// into `shapes`.
+// into `shapes` (when given).
 std::string ShapeSignature(const std::map<std::string, RuntimeValue>& feeds,
                            std::map<std::string, std::vector<int64_t>>* shapes);
 

@@ -10,6 +10,7 @@
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/native_step.h"
 #include "graph/topo.h"
+#include "ops/fused/standard_aliases.h"
 #include "ops/registry.h"
 
 namespace aic::cpu {
@@ -77,7 +78,10 @@ std::vector<int64_t> StaticDims(const Value* v, bool* is_static) {
 
 }  // namespace
 
-int64_t Lowerer::OpsetOf(const Node& n) const { return plan_.model->OpsetFor(n.domain); }
+int64_t Lowerer::OpsetOf(const Node& n) const {
+  if (IsAicAlias(n)) return *AicAliasVersion(n.op_type);  // the standard version it carries
+  return plan_.model->OpsetFor(n.domain);
+}
 
 bool Lowerer::IsF32(const Value* v) {
   if (v == nullptr) return false;
@@ -374,7 +378,8 @@ absl::Status Lowerer::Fallback(const Node& n) {
 
 absl::Status Lowerer::LowerNode(const Node& n) {
   if (FoldConstant(n)) return absl::OkStatus();
-  const auto* table = n.domain.empty() ? &LowerTable() : n.domain == "ai.aic" ? &AicLowerTable() : nullptr;
+  // ai.aic's aliases of standard ops lower exactly as the standard ops do.
+  const auto* table = HasStandardSemantics(n) ? &LowerTable() : n.domain == kAicDomain ? &AicLowerTable() : nullptr;
   if (table != nullptr) {
     auto it = table->find(n.op_type);
     if (it != table->end()) {

@@ -90,9 +90,6 @@ class Lowerer {
                     const memory::desc& dst_md, bool dst_plain, const memory::desc* arg_md = nullptr);
   static dnnl::primitive_attr MakeAttr(const std::vector<PostOp>& chain, size_t k);
 
-  // GELU spelled x*0.5*(1+erf(x/√2)) (any grouping) on v's consumers: one
-  // gelu_erf eltwise standing for all its nodes.
-  bool MatchGelu(const Value* v, PostOp* op);
   // The eltwise ops computing node n from its activation input x, if any.
   std::vector<Elt> UnaryAsEltwise(const Node& n, const Value* x);
   // Inference BatchNormalization with constant params as y = x*scale + shift per channel.
@@ -102,7 +99,6 @@ class Lowerer {
   absl::Status LowerNode(const Node& n);
   bool FoldConstant(const Node& n);
   absl::Status Fallback(const Node& n);
-  bool MatchHardSwish(const Value* v, PostOp* op);
 
   Plan& plan_;
   const CpuOptions& options_;

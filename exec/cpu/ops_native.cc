@@ -83,26 +83,6 @@ bool EmitUnary(Lowerer& L, const Node& n, const Value* x, const Value* out, kern
   return true;
 }
 
-// The exported GELU at one of its nodes, when the producer of x did not take
-// it as a post-op: one step for all its nodes.
-bool LowerGeluPattern(Lowerer& L, const Node& n) {
-  for (const Value* x : n.inputs()) {
-    if (x == nullptr || L.Const(x) != nullptr) continue;
-    PostOp gelu;
-    if (!L.MatchGelu(x, &gelu)) continue;
-    bool mine = false;
-    for (const Node* m : gelu.nodes) mine = mine || m == &n;
-    if (!mine) continue;
-    if (!EmitUnary(L, n, x, gelu.out, kernels::UnaryKernel("GeluErf"))) return false;
-    L.plan().steps.back()->label = absl::StrCat("Gelu [", n.Describe(), " ...]");
-    for (const Node* m : gelu.nodes) {
-      if (m != &n) L.MarkDone(m);
-    }
-    return true;
-  }
-  return false;
-}
-
 bool TryOneDnn(bool (*lower)(Lowerer&, const Node&), Lowerer& L, const Node& n) {
   try {
     return lower(L, n);
@@ -171,7 +151,6 @@ bool LowerNativeElementwise(Lowerer& L, const Node& n) {
 }
 
 bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
-  if ((n.op_type == "Mul" || n.op_type == "Div") && LowerGeluPattern(L, n)) return true;
   return TryOneDnn(LowerBinary, L, n) || LowerNativeElementwise(L, n);
 }
 

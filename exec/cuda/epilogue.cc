@@ -1,4 +1,5 @@
 #include "exec/cuda/epilogue.h"
+#include "ops/fused/standard_aliases.h"
 
 namespace aic::cuda {
 
@@ -33,7 +34,7 @@ const char* EpilogueName(Epilogue e) {
 }
 
 std::optional<Activation> EpilogueActivation(const Node& n) {
-  if (!n.domain.empty() || n.num_inputs() != 1) return std::nullopt;
+  if (!HasStandardSemantics(n) || n.num_inputs() != 1) return std::nullopt;
   if (n.op_type == "Relu") return Activation::kRelu;
   // Only the tanh approximation matches cuBLASLt's GELU; the default "none" is erf.
   if (n.op_type == "Gelu" && n.GetString("approximate", "none") == "tanh") return Activation::kGeluTanh;

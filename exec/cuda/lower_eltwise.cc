@@ -8,6 +8,9 @@
 
 #include "absl/strings/str_join.h"
 #include "exec/cuda/index_math.h"
+#include "ops/fused/standard_aliases.h"
+#include "ops/nn/batch_norm_affine.h"
+#include "ops/nn/clip_bounds.h"
 #include "exec/cuda/lowering.h"
 
 namespace aic::cuda {
@@ -49,7 +52,7 @@ std::optional<EltKind> KindOf(const Node& n) {
       {"Softplus", {EltOp::kSoftplus, false}},
       {"Gelu", {EltOp::kGeluErf, false}},
   };
-  if (!n.domain.empty() || n.num_outputs() != 1) return std::nullopt;
+  if (!HasStandardSemantics(n) || n.num_outputs() != 1) return std::nullopt;
   auto it = table->find(n.op_type);
   if (it == table->end()) return std::nullopt;
   if (it->second.binary && n.num_inputs() != 2) return std::nullopt;
@@ -75,19 +78,10 @@ std::optional<EltInstr> UnaryInstr(Lowerer& L, const Node& n, EltOp op) {
       if (n.GetString("approximate", "none") == "tanh") in.op = EltOp::kGeluTanh;
       break;
     case EltOp::kClip: {
-      in.a = -std::numeric_limits<float>::infinity();
-      in.b = std::numeric_limits<float>::infinity();
-      if (L.OpsetOf(n) < 11) {
-        in.a = n.GetFloat("min", in.a);
-        in.b = n.GetFloat("max", in.b);
-      } else {
-        for (size_t i = 1; i < 3; ++i) {
-          if (!n.has_input(i)) continue;
-          auto v = L.ScalarConst(n.input(i));
-          if (!v) return std::nullopt;
-          (i == 1 ? in.a : in.b) = *v;
-        }
-      }
+      ClipBounds b = DecodeClipBounds(n, L.OpsetOf(n), [&](size_t i) { return L.Const(n.input(i)); });
+      if (!b.known()) return std::nullopt;
+      in.a = b.lo ? static_cast<float>(*b.lo) : -std::numeric_limits<float>::infinity();
+      in.b = b.hi ? static_cast<float>(*b.hi) : std::numeric_limits<float>::infinity();
       break;
     }
     default:
@@ -202,25 +196,16 @@ bool LowerElementwise(Lowerer& L, const Node& n) {
 }
 
 bool FoldBatchNorm(Lowerer& L, const Node& bn, Tensor* scale, Tensor* shift) {
-  if (bn.num_inputs() < 5 || bn.GetInt("training_mode", 0) != 0) return false;
-  for (size_t i = 1; i < bn.num_outputs(); ++i) {
-    if (bn.output(i) != nullptr) return false;
-  }
+  if (bn.num_inputs() < 5) return false;
   const Tensor *s = L.Const(bn.input(1)), *b = L.Const(bn.input(2)), *mean = L.Const(bn.input(3)),
                *var = L.Const(bn.input(4));
-  if (s == nullptr || b == nullptr || mean == nullptr || var == nullptr) return false;
-  int64_t c = s->num_elements();
   for (const Tensor* t : {s, b, mean, var}) {
-    if (t->num_elements() != c || (t->dtype() != DType::kFloat && t->dtype() != DType::kDouble)) return false;
+    if (t != nullptr && t->dtype() != DType::kFloat && t->dtype() != DType::kDouble) return false;
   }
-  double eps = bn.GetFloat("epsilon", 1e-5f);
-  *scale = Tensor(DType::kFloat, {c});
-  *shift = Tensor(DType::kFloat, {c});
-  for (int64_t i = 0; i < c; ++i) {
-    double k = s->ElementAsDouble(i) / std::sqrt(var->ElementAsDouble(i) + eps);
-    scale->mutable_data<float>()[i] = static_cast<float>(k);
-    shift->mutable_data<float>()[i] = static_cast<float>(b->ElementAsDouble(i) - mean->ElementAsDouble(i) * k);
-  }
+  std::optional<ChannelAffine> a = BatchNormAsAffine(bn, s, b, mean, var);
+  if (!a) return false;
+  *scale = a->ScaleF32();
+  *shift = a->ShiftF32();
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exec/cuda/index_math.h"
+#include "ops/fused/standard_aliases.h"
 #include "exec/cuda/lowering.h"
 
 namespace aic::cuda {
@@ -44,7 +45,7 @@ EpilogueMatch MatchEpilogue(Lowerer& L, const Value* y, int64_t n_cols, bool has
   const std::vector<int64_t> out_dims = L.V(y).dims;
   while (m.act == Activation::kNone) {
     const Node* c = L.SoleConsumer(m.final_value);
-    if (c == nullptr || !c->domain.empty() || c->output(0) == nullptr) break;
+    if (c == nullptr || !HasStandardSemantics(*c) || c->output(0) == nullptr) break;
     if (L.V(c->output(0)).dims != out_dims || !L.IsF32(c->output(0))) break;
     std::optional<float> scalar;
     if ((c->op_type == "Mul" || c->op_type == "Div") && OtherInput(*c, m.final_value) != nullptr) {

@@ -7,6 +7,7 @@
 #include "exec/common/specialize.h"
 #include "exec/common/memory_planner.h"
 #include "graph/topo.h"
+#include "ops/fused/standard_aliases.h"
 #include "ops/registry.h"
 
 namespace aic::cuda {
@@ -54,7 +55,10 @@ bool StorableDType(DType t) {
 
 }  // namespace
 
-int64_t Lowerer::OpsetOf(const Node& n) const { return plan_.model->OpsetFor(n.domain); }
+int64_t Lowerer::OpsetOf(const Node& n) const {
+  if (IsAicAlias(n)) return *AicAliasVersion(n.op_type);  // the standard version it carries
+  return plan_.model->OpsetFor(n.domain);
+}
 
 bool Lowerer::IsStorable(const Value* v) {
   if (v == nullptr) return false;
@@ -261,11 +265,12 @@ absl::Status Lowerer::Fallback(const Node& n) {
 
 absl::Status Lowerer::LowerNode(const Node& n) {
   if (FoldConstant(n)) return absl::OkStatus();
-  if (n.domain.empty()) {
+  // ai.aic's aliases of standard ops lower exactly as the standard ops do.
+  if (HasStandardSemantics(n)) {
     auto it = LowerTable().find(n.op_type);
     if (it != LowerTable().end() && it->second(*this, n)) return absl::OkStatus();
     if (LowerElementwise(*this, n)) return absl::OkStatus();
-  } else if (n.domain == "ai.aic" && n.op_type == "FusedLinearReLU" && LowerFusedLinearRelu(*this, n)) {
+  } else if (n.domain == kAicDomain && n.op_type == "FusedLinearReLU" && LowerFusedLinearRelu(*this, n)) {
     return absl::OkStatus();
   }
   return Fallback(n);

@@ -5,6 +5,7 @@
 // as correct as the pair it replaces.
 #include <algorithm>
 
+#include "ops/fused/standard_aliases.h"
 #include "ops/registry.h"
 #include "ops/util/dispatch.h"
 #include "ops/util/float_convert.h"
@@ -13,7 +14,6 @@ namespace aic {
 
 namespace {
 
-constexpr char kAicDomain[] = "ai.aic";
 constexpr int kGemmOpset = 13;  // the Gemm semantics the fused op carries
 
 const OpDef& GemmDef() {

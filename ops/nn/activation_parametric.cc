@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/math/elementwise_common.h"
+#include "ops/nn/clip_bounds.h"
 #include "ops/registry.h"
 #include "ops/util/cost_util.h"
 
@@ -16,22 +17,12 @@ namespace aic {
 
 namespace {
 
-// A bound of Clip as far as it is known statically: nullopt when absent (no
-// clamping on that side), NaN when given but not constant.
-std::optional<double> StaticBound(const OpContext& ctx, size_t input, const char* attr,
-                                  double attr_default) {
-  if (ctx.opset() < 11) return ctx.node().GetFloat(attr, static_cast<float>(attr_default));
-  if (!ctx.has_input(input)) return std::nullopt;
-  const Tensor* t = ctx.input_constant(input);
-  if (t == nullptr || t->num_elements() != 1 || t->dtype() == DType::kString) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  return t->ElementAsDouble(0);
-}
-
 Traits ClipTraits(const OpContext& ctx) {
-  std::optional<double> lo = StaticBound(ctx, 1, "min", -FLT_MAX);
-  std::optional<double> hi = StaticBound(ctx, 2, "max", FLT_MAX);
+  ClipBounds bounds = DecodeClipBounds(ctx.node(), ctx.opset(), [&](size_t i) { return ctx.input_constant(i); });
+  // A bound given by an input whose value is not known statically is "?" (NaN).
+  const double unknown = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> lo = bounds.lo_known ? bounds.lo : unknown;
+  std::optional<double> hi = bounds.hi_known ? bounds.hi : unknown;
   auto text = [](const std::optional<double>& b, const char* none) -> std::string {
     if (!b) return none;
     return std::isnan(*b) ? std::string("?") : absl::StrCat(*b);
@@ -79,17 +70,20 @@ absl::Status ClipKernel(KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor x = WidenToFloat(x0);
   // Bounds in the input's (widened) dtype; absent means unbounded on that side.
-  std::optional<Tensor> bound[2];
   for (size_t i = 1; i < 3; ++i) {
-    if (ctx.opset() < 11) {
-      const char* attr = i == 1 ? "min" : "max";
-      if (ctx.node().HasAttr(attr)) {
-        bound[i - 1] = ConvertTensor(Tensor::Scalar<float>(ctx.node().GetFloat(attr, 0)), x.dtype());
-      }
-    } else if (ctx.has_input(i)) {
-      const Tensor& b = ctx.input(i);
-      if (b.num_elements() != 1) return ctx.Error("bound ", i, " must hold one value");
-      bound[i - 1] = ConvertTensor(WidenToFloat(b), x.dtype());
+    if (ctx.opset() >= 11 && ctx.has_input(i) && ctx.input(i).num_elements() != 1) {
+      return ctx.Error("bound ", i, " must hold one value");
+    }
+  }
+  ClipBounds bounds = DecodeClipBounds(ctx.node(), ctx.opset(), [&](size_t i) { return &ctx.input(i); });
+  std::optional<Tensor> bound[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::optional<double>& b = i == 0 ? bounds.lo : bounds.hi;
+    // Through the input's own dtype first, so integer bounds stay exact.
+    if (b && ctx.opset() >= 11) {
+      bound[i] = ConvertTensor(WidenToFloat(ctx.input(i + 1)), x.dtype());
+    } else if (b) {
+      bound[i] = ConvertTensor(Tensor::Scalar<float>(static_cast<float>(*b)), x.dtype());
     }
   }
   Tensor y;

@@ -33,15 +33,9 @@ std::string OpaqueReason(const Node& node, int64_t opset);
 
 absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& egraph);
 
-struct EmitOptions {
-  // Keep only ops of the default domain (plus what the source graph had).
-  bool allow_aic_ops = false;
-};
-
 // Builds the extracted graph. `source` is the imported graph: its inputs,
 // outputs (names), initializer-backed inputs and opaque nodes are carried over.
 absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,
-                                                    const ImportResult& imported,
-                                                    const EmitOptions& options);
+                                                    const ImportResult& imported);
 
 }  // namespace aic::rewrite

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ops/fused/standard_aliases.h"
 #include "ops/registry.h"
 
 namespace aic::rewrite {
@@ -341,6 +342,41 @@ void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
   }
 }
 
+namespace {
+
+// How much a dim says: a value, then a symbol, then nothing.
+int DimRank(const Dim& d) { return d.is_value() ? 2 : d.is_symbol() ? 1 : 0; }
+
+// Joins what two equal values' types say (they are the same value): a known
+// type over an unknown one, a known rank over none, and dim by dim the more
+// specific of the two (so [?, 40, ?] and [batch, ?, 120] give [batch, 40,
+// 120]). Returns true when `into` learned something.
+bool JoinType(TypeInfo& into, const TypeInfo& other) {
+  if (!other.known()) return false;
+  if (!into.known()) {
+    into = other;
+    return true;
+  }
+  if (!into.is_tensor() || !other.is_tensor() || !other.shape.has_rank()) return false;
+  if (!into.shape.has_rank()) {
+    into.shape = other.shape;
+    return true;
+  }
+  if (into.shape.rank() != other.shape.rank()) return false;  // contradictory facts: keep ours
+  std::vector<Dim> dims = into.shape.dims();
+  bool learned = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (DimRank(other.shape[i]) > DimRank(dims[i])) {
+      dims[i] = other.shape[i];
+      learned = true;
+    }
+  }
+  if (learned) into.shape = Shape(std::move(dims));
+  return learned;
+}
+
+}  // namespace
+
 bool EGraph::Union(ClassId a, ClassId b) {
   a = Find(a);
   b = Find(b);
@@ -353,16 +389,7 @@ bool EGraph::Union(ClassId a, ClassId b) {
   EClassData& db = classes_[b];
   da.nodes.insert(da.nodes.end(), db.nodes.begin(), db.nodes.end());
   db.nodes.clear();
-  for (size_t i = 0; i < da.types.size() && i < db.types.size(); ++i) {
-    const TypeInfo& ta = da.types[i];
-    const TypeInfo& tb = db.types[i];
-    bool a_static = ta.is_tensor() && ta.shape.IsStatic();
-    bool b_static = tb.is_tensor() && tb.shape.IsStatic();
-    if (!ta.known() || (!a_static && b_static) ||
-        (ta.is_tensor() && !ta.shape.has_rank() && tb.is_tensor() && tb.shape.has_rank())) {
-      da.types[i] = tb;
-    }
-  }
+  for (size_t i = 0; i < da.types.size() && i < db.types.size(); ++i) JoinType(da.types[i], db.types[i]);
   for (size_t i = 0; i < da.values.size() && i < db.values.size(); ++i) {
     if (!da.values[i] && db.values[i]) da.values[i] = db.values[i];
   }
@@ -474,14 +501,7 @@ void EGraph::PropagateAnalyses() {
       bool weak_type = false;
       for (const TypeInfo& t : d.types) weak_type = weak_type || !t.is_tensor() || !t.shape.IsStatic();
       if (!missing_value && !weak_type) continue;
-      bool inputs_better = false;
-      for (ClassId c : n.children) {
-        if (c == kNoClass) continue;
-        const EClassData& cd = classes_[Find(c)];
-        if (!cd.values.empty() && cd.values[0]) inputs_better = true;
-        if (!cd.types.empty() && cd.types[0].is_tensor() && cd.types[0].shape.IsStatic()) inputs_better = true;
-      }
-      if (!inputs_better) continue;
+      // A dirty input may have learned a value or a dim (JoinType): infer again.
       EClassData fresh;
       AnalyzeOp(n, fresh);
       ClassId root = Find(node_class_[i]);
@@ -494,14 +514,7 @@ void EGraph::PropagateAnalyses() {
         }
       }
       for (size_t k = 0; k < target.types.size() && k < fresh.types.size(); ++k) {
-        const TypeInfo& t = target.types[k];
-        const TypeInfo& f = fresh.types[k];
-        bool t_static = t.is_tensor() && t.shape.IsStatic();
-        bool f_static = f.is_tensor() && f.shape.IsStatic();
-        if ((!t.known() && f.known()) || (!t_static && f_static)) {
-          target.types[k] = f;
-          updated = true;
-        }
+        updated = JoinType(target.types[k], fresh.types[k]) || updated;
       }
       if (fresh.weight_only && !target.weight_only) {
         target.weight_only = true;
@@ -528,7 +541,7 @@ const Tensor* EGraph::value(ClassId id) const {
 const ENode* EGraph::FindOp(ClassId id, const char* op_type) const {
   for (int32_t i : data(id).nodes) {
     const ENode& n = nodes_[i];
-    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && n.op->domain.empty()) return &n;
+    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && HasStandardSemantics(*n.op)) return &n;
   }
   return nullptr;
 }
@@ -537,7 +550,7 @@ std::vector<const ENode*> EGraph::FindOps(ClassId id, const char* op_type) const
   std::vector<const ENode*> out;
   for (int32_t i : data(id).nodes) {
     const ENode& n = nodes_[i];
-    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && n.op->domain.empty()) {
+    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && HasStandardSemantics(*n.op)) {
       out.push_back(&n);
     }
   }

@@ -436,8 +436,7 @@ class Emitter {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,
-                                                    const ImportResult& imported,
-                                                    const EmitOptions& options) {
+                                                    const ImportResult& imported) {
   Extractor ex(egraph);
   ex.Run();
   Emitter em(egraph, ex, source, imported);

@@ -19,16 +19,10 @@ ClassId FuseReluIntoClip(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
   const ENode* relu = g.FindOp(Child(g, n, 0), "Relu");
   if (relu == nullptr) return ctx.Decline("input is not a Relu");
-  double lo;
-  if (n.children.size() == 1) {
-    lo = n.op->GetFloat("min", -3.4e38f);
-  } else {
-    const Tensor* t = n.children.size() > 1 && n.children[1] != kNoClass ? g.value(Child(g, n, 1)) : nullptr;
-    if (t == nullptr || t->num_elements() != 1) return ctx.Decline("min not a constant");
-    lo = t->ElementAsDouble(0);
-  }
+  ClipBounds b = ClipBoundsOf(g, n);
+  if (!b.lo_known) return ctx.Decline("min not a constant");
   // Why: with min >= 0 the Relu's zeroing is already done by the Clip.
-  if (!(lo >= 0)) return ctx.Decline("min below 0");
+  if (!b.lo || !(*b.lo >= 0)) return ctx.Decline("min below 0");
   std::vector<ClassId> children = n.children;
   children[0] = Child(g, *relu, 0);
   return g.AddOpLike(*n.op, children, 1);
@@ -39,7 +33,7 @@ ClassId FuseLinearRelu(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
   const ENode* gemm = g.FindOp(Child(g, n, 0), "Gemm");
   if (gemm == nullptr) return ctx.Decline("input is not a Gemm");
-  return g.AddOp("FusedLinearReLU", "ai.aic", gemm->children, gemm->op->attributes);
+  return g.AddOp("FusedLinearReLU", kAicDomain, gemm->children, gemm->op->attributes);
 }
 
 }  // namespace
@@ -51,6 +45,7 @@ void AddActivationRules(std::vector<Rule>& rules) {
                    Exactness::kExact, 1, FuseReluIntoClip});
   Rule fused{"fuse_linear_relu", "Relu(Gemm(a, B, c)) -> FusedLinearReLU(a, B, c)  (ai.aic)", "Relu",
              Exactness::kExact, 1, FuseLinearRelu};
+  fused.aic_op = "FusedLinearReLU";
   fused.aic_only = true;
   rules.push_back(fused);
 }

@@ -86,23 +86,9 @@ ClassId FuseConvBn(RuleContext& ctx, ClassId cls, const ENode& n) {
   ConvParts p;
   const ENode* conv = ConstConv(g, Child(g, n, 0), p);
   if (conv == nullptr) return ctx.Decline("input is not a Conv with constant weights");
-  const Tensor* gamma = g.value(Child(g, n, 1));
-  const Tensor* beta = g.value(Child(g, n, 2));
-  const Tensor* mean = g.value(Child(g, n, 3));
-  const Tensor* var = g.value(Child(g, n, 4));
-  if (!gamma || !beta || !mean || !var) return ctx.Decline("statistics not constant");
-  int64_t m = p.wt->dim(0);
-  if (gamma->num_elements() != m || beta->num_elements() != m || mean->num_elements() != m ||
-      var->num_elements() != m) {
-    return ctx.Decline("channel count mismatch");
-  }
-  double eps = n.op->GetFloat("epsilon", 1e-5f);
-  std::vector<double> s(m), t(m);
-  for (int64_t o = 0; o < m; ++o) {
-    s[o] = gamma->ElementAsDouble(o) / std::sqrt(var->ElementAsDouble(o) + eps);
-    t[o] = beta->ElementAsDouble(o) - mean->ElementAsDouble(o) * s[o];
-  }
-  return ScaledConv(g, *conv, p, s, t);
+  std::optional<ChannelAffine> bn = BatchNormAffineOf(g, n, p.wt->dim(0));
+  if (!bn) return ctx.Decline("statistics not constant, or not one per output channel");
+  return ScaledConv(g, *conv, p, bn->scale, bn->shift);
 }
 
 // Matches Conv(x, W, b) <op> c (either operand order) with c a constant per
@@ -286,21 +272,13 @@ ClassId FuseBnIntoGemm(RuleContext& ctx, ClassId cls, const ENode& n) {
       return ctx.Decline("Gemm bias not per column");
     }
   }
-  const Tensor* gamma = g.value(Child(g, n, 1));
-  const Tensor* beta = g.value(Child(g, n, 2));
-  const Tensor* mean = g.value(Child(g, n, 3));
-  const Tensor* var = g.value(Child(g, n, 4));
-  if (!gamma || !beta || !mean || !var) return ctx.Decline("statistics not constant");
-  if (gamma->num_elements() != cols || beta->num_elements() != cols || mean->num_elements() != cols ||
-      var->num_elements() != cols) {
-    return ctx.Decline("channel count mismatch");
-  }
-  double eps = n.op->GetFloat("epsilon", 1e-5f);
+  std::optional<ChannelAffine> bn = BatchNormAffineOf(g, n, cols);
+  if (!bn) return ctx.Decline("statistics not constant, or not one per output column");
   std::vector<double> w = ToDoubles(*bt);
   for (int64_t j = 0; j < cols; ++j) {
-    double s = gamma->ElementAsDouble(j) / std::sqrt(var->ElementAsDouble(j) + eps);
+    double s = bn->scale[j];
     for (int64_t k = 0; k < inner; ++k) w[trans_b ? j * inner + k : k * cols + j] *= s;
-    bias[j] = (bias[j] - mean->ElementAsDouble(j)) * s + beta->ElementAsDouble(j);
+    bias[j] = bias[j] * s + bn->shift[j];
   }
   ClassId nw = g.AddConst(FromDoubles(w, bt->dtype(), bt->dims()));
   ClassId nb = g.AddConst(FromDoubles(bias, bt->dtype(), {cols}));

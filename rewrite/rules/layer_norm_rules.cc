@@ -67,7 +67,7 @@ ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
           int64_t width = last.value();
           ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
           ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
-          return g.AddOp("LayerNormalization", "", {x, ones, zeros},
+          return AddNewerStandardOp(ctx, "LayerNormalization", {x, ones, zeros},
                          {Attribute::Int("axis", -1),
                           Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
         }
@@ -89,18 +89,27 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       const Tensor* s = g.value(Child(g, *ln, 1));
       const Tensor* b = ln->children.size() > 2 && ln->children[2] != kNoClass ? g.value(Child(g, *ln, 2)) : nullptr;
       if (!k || !s || !b || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
-      // Why: k must be per normalized element ([D] or [1, .., D]), or it broadcasts differently.
-      if (k->num_elements() != s->num_elements() || k->dim(k->rank() - 1) != s->num_elements()) continue;
+      // Why: k must be one number (any rank, a scalar included) or one per
+      // normalized element ([D] or [1, .., D]); anything else broadcasts
+      // differently. A rank-0 k has no last dim to compare.
+      bool scalar_k = k->num_elements() == 1;
+      if (!scalar_k && (k->rank() == 0 || k->num_elements() != s->num_elements() ||
+                        k->dim(k->rank() - 1) != s->num_elements())) {
+        continue;
+      }
+      // Why: scale and bias must be one value each per normalized element to be updated in place.
+      if (b->num_elements() != s->num_elements()) continue;
       const Shape* out = RankedShape(g, cls);
       const Shape* lo = RankedShape(g, Child(g, n, side));
       if (!out || !lo || !SameShape(*out, *lo)) continue;
       std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
-      for (size_t i = 0; i < kv.size(); ++i) {
+      for (size_t i = 0; i < sv.size(); ++i) {
+        double ki = kv[scalar_k ? 0 : i];
         if (is_mul) {
-          sv[i] *= kv[i];
-          bv[i] *= kv[i];
+          sv[i] *= ki;
+          bv[i] *= ki;
         } else {
-          bv[i] += kv[i];
+          bv[i] += ki;
         }
       }
       int64_t width = s->num_elements();
@@ -117,11 +126,11 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
 void AddLayerNormRules(std::vector<Rule>& rules) {
   rules.push_back({"fuse_layer_norm",
                    "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) -> LayerNormalization(x, 1, 0)", "Div",
-                   Exactness::kReassociating, 17, FuseLayerNorm});
+                   Exactness::kReassociating, 17, FuseLayerNorm, "LayerNormalization"});
   for (const char* root : {"Mul", "Add"}) {
     rules.push_back({"fold_affine_into_layer_norm",
                      "LayerNormalization(x, s, b) * g + c -> LayerNormalization(x, s*g, b*g + c)", root,
-                     Exactness::kReassociating, 17, FoldAffineIntoLayerNorm});
+                     Exactness::kReassociating, 17, FoldAffineIntoLayerNorm, "LayerNormalization"});
   }
 }
 

@@ -2,6 +2,10 @@
 // model's opset has: x*clip(x+3, 0, 6)/6 is HardSwish (opset >= 14) or, below
 // 14, x*HardSigmoid(x) with alpha 1/6 (one node less per activation either way
 // is two); x*0.5*(1+erf(x/√2)), as exporters write GELU, is Gelu (opset >= 20).
+// Below those opsets, a target that runs ai.aic's aliases of HardSwish and
+// Gelu (a session compiling for a backend) gets those instead, and the
+// x*HardSigmoid(x) that `opt --target onnx` writes below opset 14 becomes
+// HardSwish again.
 #include <cmath>
 
 #include "rewrite/rules/rule.h"
@@ -14,18 +18,8 @@ namespace {
 // Whether class c is Clip(x + 3, 0, 6); sets x.
 bool IsClipXPlus3(const EGraph& g, ClassId c, ClassId& x) {
   for (const ENode* clip : g.FindOps(c, "Clip")) {
-    double lo, hi;
-    if (clip->children.size() == 1) {
-      lo = clip->op->GetFloat("min", -1e30f);
-      hi = clip->op->GetFloat("max", 1e30f);
-    } else {
-      const Tensor* lt = g.value(Child(g, *clip, 1));
-      const Tensor* ht = g.value(Child(g, *clip, 2));
-      if (!lt || !ht || lt->num_elements() != 1 || ht->num_elements() != 1) continue;
-      lo = lt->ElementAsDouble(0);
-      hi = ht->ElementAsDouble(0);
-    }
-    if (lo != 0 || hi != 6) continue;
+    ClipBounds b = ClipBoundsOf(g, *clip);
+    if (b.lo != 0.0 || b.hi != 6.0) continue;
     for (const ENode* add : g.FindOps(Child(g, *clip, 0), "Add")) {
       for (int side = 0; side < 2; ++side) {
         const Tensor* three = g.value(Child(g, *add, 1 - side));
@@ -79,18 +73,39 @@ bool MatchHardSwish(const EGraph& g, ClassId cls, const ENode& n, ClassId& x) {
 ClassId FuseHardSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
   ClassId x;
   if (!MatchHardSwish(ctx.g, cls, n, x)) return ctx.Decline("not x*clip(x+3,0,6)/6");
-  return ctx.g.AddOp("HardSwish", "", {x});
+  return AddNewerStandardOp(ctx, "HardSwish", {x});
 }
 
 // x * clip(x+3, 0, 6) / 6 -> x * HardSigmoid(x, alpha=1/6, beta=0.5)   (below opset 14)
 ClassId FuseHardSigmoidMul(RuleContext& ctx, ClassId cls, const ENode& n) {
-  // Why: from opset 14 on, HardSwish is one node instead of two.
-  if (ctx.g.opset() >= 14) return ctx.Decline("HardSwish is available");
+  // Why: from opset 14 on (or for a target that runs ai.aic's HardSwish),
+  // HardSwish is one node instead of two.
+  if (ctx.g.opset() >= 14 || ctx.options.AllowsAic("HardSwish")) return ctx.Decline("HardSwish is available");
   ClassId x;
   if (!MatchHardSwish(ctx.g, cls, n, x)) return ctx.Decline("not x*clip(x+3,0,6)/6");
   ClassId hs = ctx.g.AddOp("HardSigmoid", "", {x},
                            {Attribute::Float("alpha", 1.0f / 6), Attribute::Float("beta", 0.5f)});
   return ctx.g.AddOp("Mul", "", {x, hs});
+}
+
+// x * HardSigmoid(x, alpha=1/6, beta=0.5) -> HardSwish(x)   (HardSwish's own definition)
+ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  for (int side = 0; side < 2; ++side) {
+    ClassId x = Child(g, n, side);
+    for (const ENode* hs : g.FindOps(Child(g, n, 1 - side), "HardSigmoid")) {
+      if (Child(g, *hs, 0) != x) continue;
+      // Why: only these parameters make x * HardSigmoid(x) the HardSwish of the standard.
+      if (std::abs(hs->op->GetFloat("alpha", 0.2f) - 1.0 / 6) > 1e-7 || hs->op->GetFloat("beta", 0.5f) != 0.5f) {
+        continue;
+      }
+      const Shape* out = RankedShape(g, cls);
+      const Shape* xs = RankedShape(g, x);
+      if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(x).dtype)) continue;
+      return AddNewerStandardOp(ctx, "HardSwish", {x});
+    }
+  }
+  return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
 }
 
 // A scalar constant within a relative 1e-6 of v (exporters round √2 and
@@ -180,7 +195,7 @@ ClassId FuseGelu(RuleContext& ctx, ClassId cls, const ENode& n) {
   const Shape* xs = RankedShape(g, x);
   if (!out || !xs || !SameShape(*out, *xs)) return ctx.Decline("the constants broadcast x");
   if (g.type(x).dtype != g.type(cls).dtype || !IsFloat(g.type(x).dtype)) return ctx.Decline("not a float tensor");
-  return g.AddOp("Gelu", "", {x});
+  return AddNewerStandardOp(ctx, "Gelu", {x});
 }
 
 }  // namespace
@@ -188,13 +203,15 @@ ClassId FuseGelu(RuleContext& ctx, ClassId cls, const ENode& n) {
 void AddPatternRules(std::vector<Rule>& rules) {
   for (const char* root : {"Div", "Mul"}) {
     rules.push_back({"fuse_hard_swish", "x * clip(x+3, 0, 6) / 6 -> HardSwish(x)", root,
-                     Exactness::kReassociating, 14, FuseHardSwish});
+                     Exactness::kReassociating, 14, FuseHardSwish, "HardSwish"});
     rules.push_back({"fuse_hard_sigmoid_mul",
                      "x * clip(x+3, 0, 6) / 6 -> x * HardSigmoid(x, 1/6, 0.5)  (opset < 14)", root,
                      Exactness::kReassociating, 6, FuseHardSigmoidMul});
   }
+  rules.push_back({"fuse_hard_sigmoid_into_hard_swish", "x * HardSigmoid(x, 1/6, 0.5) -> HardSwish(x)", "Mul",
+                   Exactness::kReassociating, 14, FuseHardSigmoidIntoHardSwish, "HardSwish"});
   rules.push_back({"fuse_gelu", "x * 0.5 * (1 + erf(x / sqrt(2))) -> Gelu(x)", "Mul",
-                   Exactness::kReassociating, 20, FuseGelu});
+                   Exactness::kReassociating, 20, FuseGelu, "Gelu"});
 }
 
 }  // namespace aic::rewrite

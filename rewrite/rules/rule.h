@@ -43,7 +43,12 @@ struct Rule {
   Exactness exactness;
   int min_opset;         // of the ops it emits
   RuleFn apply;
-  bool aic_only = false;  // emits ops of our own domain (--target aic)
+  // The op of our own domain "ai.aic" the rule emits, if any. With aic_only,
+  // the rule runs only for targets that run that op (FusedLinearReLU);
+  // without, the rule emits the standard op from min_opset on and, below it,
+  // the op's ai.aic alias for targets that run it (ops/fused/standard_aliases.h).
+  const char* aic_op = nullptr;
+  bool aic_only = false;
   int level = 1;          // lowest -O level that runs it
 };
 

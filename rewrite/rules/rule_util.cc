@@ -95,4 +95,24 @@ Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
   return Tensor::FromVector<int64_t>(v, std::move(dims));
 }
 
+ClipBounds ClipBoundsOf(const EGraph& g, const ENode& clip) {
+  return DecodeClipBounds(*clip.op, g.opset(), [&](size_t i) -> const Tensor* {
+    return i < clip.children.size() && clip.children[i] != kNoClass ? g.value(Child(g, clip, i)) : nullptr;
+  });
+}
+
+std::optional<ChannelAffine> BatchNormAffineOf(const EGraph& g, const ENode& bn, int64_t channels) {
+  if (bn.children.size() < 5) return std::nullopt;
+  return BatchNormAsAffine(*bn.op, g.value(Child(g, bn, 1)), g.value(Child(g, bn, 2)), g.value(Child(g, bn, 3)),
+                           g.value(Child(g, bn, 4)), channels);
+}
+
+ClassId AddNewerStandardOp(RuleContext& ctx, const std::string& op_type, const std::vector<ClassId>& children,
+                           std::vector<Attribute> attributes) {
+  std::optional<int> version = AicAliasVersion(op_type);
+  AIC_CHECK(version.has_value(), "AddNewerStandardOp: not an aliased standard op");
+  bool standard = ctx.g.opset() >= *version;
+  return ctx.g.AddOp(op_type, standard ? "" : kAicDomain, children, std::move(attributes));
+}
+
 }  // namespace aic::rewrite

@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "ops/fused/standard_aliases.h"
+#include "ops/nn/batch_norm_affine.h"
+#include "ops/nn/clip_bounds.h"
 #include "rewrite/egraph/egraph.h"
+#include "rewrite/rules/rule.h"
 
 namespace aic::rewrite {
 
@@ -28,5 +32,18 @@ ClassId Child(const EGraph& g, const ENode& n, size_t i);
 Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_t> dims);
 std::vector<double> ToDoubles(const Tensor& t);
 Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims);
+
+// Clip's bounds on an e-node (ops/nn/clip_bounds.h), from the known values of its children.
+ClipBounds ClipBoundsOf(const EGraph& g, const ENode& clip);
+
+// BatchNormalization's affine form on an e-node (ops/nn/batch_norm_affine.h).
+std::optional<ChannelAffine> BatchNormAffineOf(const EGraph& g, const ENode& bn, int64_t channels);
+
+// Adds a standard op that is newer than some models' opsets (Gelu,
+// LayerNormalization, HardSwish): in the default domain when the model's
+// opset has it, else as its ai.aic alias (the driver runs such a rule below
+// its opset only for targets that run the alias).
+ClassId AddNewerStandardOp(RuleContext& ctx, const std::string& op_type, const std::vector<ClassId>& children,
+                           std::vector<Attribute> attributes = {});
 
 }  // namespace aic::rewrite

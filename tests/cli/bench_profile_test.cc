@@ -24,7 +24,7 @@ std::string Testdata(const std::string& name) { return std::string(AIC_SOURCE_DI
 
 TEST(BenchProfileTest, PrintsATableByStepKindAndOp) {
   int code = -1;
-  std::string out = RunCli("bench " + Testdata("encoder.onnx") + " --shape x=1,8,256 --iters 3 --warmup 1 "
+  std::string out = RunCli("bench " + Testdata("encoder.onnx") + " --shape x=1,128,256 --iters 3 --warmup 1 "
                            "--threads 1 --profile", &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("profile over 3 runs"), std::string::npos) << out;

@@ -322,6 +322,17 @@ std::vector<RuleCase> Cases() {
                    }});
   cases.push_back({"FuseHardSwish", "fuse_hard_swish", HardSwishGraph(14),
                    {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
+  auto x_hard_sigmoid = [](float alpha) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 6});
+      Value* hs = b.Op("HardSigmoid", {x}, {Attribute::Float("alpha", alpha), Attribute::Float("beta", 0.5f)});
+      b.Output(b.Op("Mul", {hs, x}));
+      return b.Build(14);
+    };
+  };
+  cases.push_back({"FuseHardSigmoidIntoHardSwish", "fuse_hard_sigmoid_into_hard_swish", x_hard_sigmoid(1.0f / 6),
+                   {{"HardSwish", 1}, {"HardSigmoid", 0}, {"Mul", 0}}, x_hard_sigmoid(0.2f)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
   auto padded_pool = [](bool pool_pads) -> ModelFn {
@@ -388,6 +399,21 @@ std::vector<RuleCase> Cases() {
                      b.Output(b.Op("Mul", {ln, b.Constant("g", Floats({1, 2}, {2, 1}))}));
                      return b.Build(17);
                    }});
+  // A scalar (rank 0) factor folds too; over a normalized dim of 1 it once read dim -1 of the scalar.
+  auto ln_times_scalar = [](int64_t width) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {3, width});
+      Value* ln = b.Op("LayerNormalization", {x, b.Constant("s", Floats(std::vector<float>(width, 1.5f), {width})),
+                                              b.Constant("b", Floats(std::vector<float>(width, 0.25f), {width}))});
+      b.Output(b.Op("Mul", {b.Constant("k", Tensor::Scalar<float>(-2.f)), ln}));
+      return b.Build(17);
+    };
+  };
+  cases.push_back({"FoldScalarIntoLayerNorm", "fold_affine_into_layer_norm", ln_times_scalar(4),
+                   {{"LayerNormalization", 1}, {"Mul", 0}}, nullptr});
+  cases.push_back({"FoldScalarIntoLayerNormOverOneElement", "fold_affine_into_layer_norm", ln_times_scalar(1),
+                   {{"LayerNormalization", 1}, {"Mul", 0}}, nullptr});
   cases.push_back({"RemoveDoubleRelu", "remove_double_relu", Unary("Relu", {}), {{"Relu", 1}},
                    Unary("Sigmoid", {})});
   cases.push_back({"FuseReluIntoClip", "fuse_relu_into_clip",
@@ -495,7 +521,7 @@ TEST(FuseLinearReluTest, OnlyForTheAicTarget) {
   EXPECT_EQ(OpCounts(*standard.model->graph)["FusedLinearReLU"], 0);
   auto m = build();
   OptimizeOptions o;
-  o.target_aic = true;
+  o.aic_ops = AllAicOps();
   ASSERT_TRUE(Optimize(*m, o).ok());
   ASSERT_EQ(m->graph->num_nodes(), 1u);
   EXPECT_EQ(m->graph->nodes()[0]->op_type, "FusedLinearReLU");

@@ -59,7 +59,7 @@ TEST(CpuFusedOpsTest, FusedLinearReluIsOneOneDnnStep) {
     auto original = GemmRelu(c);
     auto fused = GemmRelu(c);
     rewrite::OptimizeOptions options;
-    options.target_aic = true;
+    options.aic_ops = rewrite::AllAicOps();
     ASSERT_TRUE(rewrite::Optimize(*fused, options).ok());
     ASSERT_EQ(fused->graph->num_nodes(), 1u);
     ASSERT_EQ(fused->graph->nodes()[0]->op_type, "FusedLinearReLU");

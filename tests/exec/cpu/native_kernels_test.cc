@@ -285,52 +285,8 @@ TEST(NativeKernelsTest, ThreadedKernelsMatchSerialOnes) {
 }
 
 // --- GELU ----------------------------------------------------------------------
-
-// x = MatMul(in, W) + c, then GELU written out in one of its groupings.
-std::unique_ptr<Model> MatMulGelu(int grouping, bool mul_by_rsqrt2, bool producer = true) {
-  GraphBuilder b;
-  Value* in = b.Input("in", DType::kFloat, {4, 16});
-  Value* x = in;
-  if (producer) {
-    x = b.Op("MatMul", {in, b.Constant("W", RandomF32({16, 32}, 11, -0.5f, 0.5f))});
-    x = b.Op("Add", {x, b.Constant("c", RandomF32({32}, 12))});
-  }
-  auto scalar = [&](const char* name, float v) { return b.Constant(name, Tensor::Scalar<float>(v)); };
-  Value* s = mul_by_rsqrt2 ? b.Op("Mul", {x, scalar("r2", 0.70710678f)}) : b.Op("Div", {x, scalar("s2", 1.4142135f)});
-  Value* a = b.Op("Add", {scalar("one", 1.0f), b.Op("Erf", {s})});
-  Value* y = nullptr;
-  if (grouping == 0) y = b.Op("Mul", {b.Op("Mul", {x, a}), scalar("half", 0.5f)});     // (x*A)*0.5
-  if (grouping == 1) y = b.Op("Mul", {b.Op("Mul", {x, scalar("half", 0.5f)}), a});     // (x*0.5)*A
-  if (grouping == 2) y = b.Op("Mul", {x, b.Op("Mul", {scalar("half", 0.5f), a})});     // x*(0.5*A)
-  b.Output(y);
-  return b.Build(13);
-}
-
-TEST(NativeKernelsTest, ExportedGeluBecomesOneOperation) {
-  for (bool producer : {true, false}) {
-    for (int grouping = 0; grouping < 3; ++grouping) {
-      for (bool rsqrt : {false, true}) {
-        SCOPED_TRACE(absl::StrCat("producer=", producer, " grouping=", grouping, " rsqrt2=", rsqrt));
-        auto model = MatMulGelu(grouping, rsqrt, producer);
-        std::string plan = RunBoth(*model, {{"in", RandomF32({4, 16}, 13)}}, 0, 1e-5, 1e-5);
-        EXPECT_EQ(plan.find("Erf"), std::string::npos) << plan;
-        EXPECT_NE(plan.find("elu"), std::string::npos) << plan;  // gelu post-op or Gelu(...) step
-        EXPECT_NE(plan.find("\n1 steps"), std::string::npos) << plan;  // one step for it all
-      }
-    }
-  }
-}
-
-TEST(NativeKernelsTest, GeluPatternWithAnotherScaleIsLeftAlone) {
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {8});
-  Value* s = b.Op("Div", {x, b.Constant("s", Tensor::Scalar<float>(1.5f))});
-  Value* a = b.Op("Add", {b.Op("Erf", {s}), b.Constant("one", Tensor::Scalar<float>(1.0f))});
-  b.Output(b.Op("Mul", {b.Op("Mul", {x, a}), b.Constant("half", Tensor::Scalar<float>(0.5f))}));
-  auto model = b.Build(13);
-  std::string plan = RunBoth(*model, {{"x", RandomF32({8}, 1)}});
-  EXPECT_NE(plan.find("Erf"), std::string::npos) << plan;  // its own (native) step
-}
+// The exporters' spelled-out GELU becomes one node in the rewriter (rule
+// fuse_gelu), which the session runs before compiling: tests/session/.
 
 // --- attention's transposes --------------------------------------------------------
 
