@@ -3,6 +3,7 @@
 #include "exec/cpu/backend.h"
 
 #include "exec/common/specialize.h"
+#include "exec/cpu/lowering.h"
 
 namespace aic::cpu {
 
@@ -47,8 +48,7 @@ exec::Backend CpuBackend(const CpuOptions& options) {
   exec::Backend b;
   b.name = "cpu";
   b.description = "the fast CPU executor (oneDNN in blocked layouts, own vectorized kernels, one memory plan)";
-  // What exec/cpu/lowering.cc lowers in domain ai.aic.
-  b.aic_ops = {"FusedLinearReLU", "Gelu", "LayerNormalization", "HardSwish"};
+  b.aic_ops = LoweredAicOps();  // what its lowering table covers
   b.default_opt_level = 2;
   b.create = [options](const Model& model,
                        const exec::BackendOptions& backend_options) -> absl::StatusOr<std::unique_ptr<exec::Executor>> {

@@ -1,32 +1,27 @@
-// The lowering pass of Compile(): walks the shape-specialized graph in
-// topological order and emits, per node, either oneDNN steps (with the
-// node's single-consumer successors folded in as post-ops), a zero-copy
-// view, or a reference-kernel fallback. Values get slots as they are
-// produced; a consumer that needs another layout gets a reorder, made once
-// per (value, layout) and shared.
+// The lowering pass of Compile(): on the frame every backend shares
+// (exec/common/lowering_frame.h: value facts, topological walk, folding,
+// fallback kernel lookup, the lowering table), emits per node either oneDNN
+// steps (with the node's single-consumer successors folded in as post-ops),
+// our own kernels, a zero-copy view, or a reference-kernel fallback. Values
+// get slots as they are produced; a consumer that needs another layout gets a
+// reorder, made once per (value, layout) and shared.
 #pragma once
 
 #include <cstring>
 #include <optional>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "exec/common/lowering_frame.h"
 #include "exec/cpu/internal.h"
 
 namespace aic::cpu {
 
-struct ValueState {
-  DType dtype = DType::kUndefined;
-  std::vector<int64_t> dims;
-  bool is_static = false;
-  const Tensor* constant = nullptr;
-  int slot = -1;                                       // as produced
-  std::vector<std::pair<memory::desc, int>> layouts;   // reordered copies
-  std::vector<const Node*> consumers;                  // one entry per use
-  bool graph_output = false;
-};
+using ValueState = exec::ValueFacts;
 
 // One oneDNN post-op standing for (part of) one or more graph nodes.
 struct PostOp {
@@ -46,20 +41,17 @@ struct Elt {
   const char* name;
 };
 
-class Lowerer {
+class Lowerer : public exec::LoweringFrame {
  public:
-  Lowerer(Plan& plan, const CpuOptions& options) : plan_(plan), options_(options) {}
+  Lowerer(Plan& plan, const CpuOptions& options)
+      : LoweringFrame(*plan.model, plan.constants), plan_(plan), options_(options) {}
   absl::Status LowerAll();
 
   // --- used by the op lowerings (ops_*.cc) ---
   Plan& plan() { return plan_; }
   const CpuOptions& options() const { return options_; }
-  ValueState& V(const Value* v) { return values_[v]; }
-  int64_t OpsetOf(const Node& n) const;
   // f32 with static dims, known (not folded away).
   bool IsF32(const Value* v);
-  const Tensor* Const(const Value* v);
-  std::optional<float> ScalarConst(const Value* v);
 
   int NewArenaSlot(const Value* v, const memory::desc& md, bool plain);
   int ConstSlot(const Tensor& t, const memory::desc& md);
@@ -72,8 +64,8 @@ class Lowerer {
   memory::desc SrcMdOrAny(const Value* v);
   DnnlStep* AddDnnlStep(dnnl::primitive p, const char* kind, const Node& n);
   // n was computed as part of another step (folded into weights, say).
-  void MarkDone(const Node* n) {
-    done_.insert(n);
+  void MarkFused(const Node* n) {
+    MarkDone(n);
     ++plan_.stats.fused_nodes;
   }
 
@@ -96,14 +88,15 @@ class Lowerer {
   bool FoldBatchNorm(const Node& bn, Tensor* scale, Tensor* shift);
 
  private:
-  absl::Status LowerNode(const Node& n);
-  bool FoldConstant(const Node& n);
+  absl::Status BindInput(const Value* in) override;
+  absl::Status LowerNode(const Node& n) override;
+  absl::Status BindOutput(const Value* out) override;
   absl::Status Fallback(const Node& n);
 
   Plan& plan_;
   const CpuOptions& options_;
-  absl::flat_hash_map<const Value*, ValueState> values_;
-  absl::flat_hash_set<const Node*> done_;  // fused into an earlier step
+  // Reordered copies of a value, by layout (made once, shared by consumers).
+  absl::flat_hash_map<const Value*, std::vector<std::pair<memory::desc, int>>> layouts_;
 };
 
 template <typename Make>
@@ -133,6 +126,9 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
 memory::desc AnyMd(const std::vector<int64_t>& dims);
 // oneDNN's binary algorithm for an ONNX op type (Add, Sub, Mul, Div, Max, Min).
 std::optional<dnnl::algorithm> BinaryAlg(const std::string& op);
+
+// The ai.aic ops the lowering table covers (exec/cpu/backend.cc declares them).
+std::set<std::string> LoweredAicOps();
 
 // Op lowerings: each returns true when it emitted steps for n, false to let
 // the caller fall back to the reference kernel (nothing emitted then).

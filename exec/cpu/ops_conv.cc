@@ -146,7 +146,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
                                         b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
         attr, plan.engine);
   });
-  if (bn != nullptr) L.MarkDone(bn);
+  if (bn != nullptr) L.MarkFused(bn);
   // The slot keeps what it needs: the packed copy, or `weights` itself when
   // the layouts agree; the BN-scaled temporary is not kept beside it.
   int ws = L.PackedConstSlot(weights, w_plain, pd.weights_desc());

@@ -138,7 +138,7 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   s.alias_of = slot;
   plan.slots.push_back(std::move(s));
   L.V(tout).slot = static_cast<int>(plan.slots.size()) - 1;
-  L.MarkDone(transpose);
+  L.MarkFused(transpose);
   absl::StrAppend(&step->label, " + [", transpose->Describe(), "]");
   return true;
 }

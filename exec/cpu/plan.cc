@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/internal.h"
+#include "exec/common/feeds.h"
 #include "exec/common/specialize.h"
 #include "exec/cpu/lowering.h"
 #include "ops/infer_shapes.h"
@@ -99,28 +100,16 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
 absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::string, RuntimeValue>& feeds,
                                               RunProfile* profile) {
   SetCpuThreads(plan.threads);
-  if (feeds.size() != plan.feeds.size()) {
-    for (const auto& [name, v] : feeds) {
-      bool known = false;
-      for (const auto& f : plan.feeds) known |= f.first == name;
-      if (!known) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
-    }
-  }
+  AIC_RETURN_IF_ERROR(exec::CheckFeedNames(plan.feeds, feeds));
   for (const auto& [name, slot_id] : plan.feeds) {
-    auto it = feeds.find(name);
-    if (it == feeds.end()) return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' not fed"));
+    const RuntimeValue& given = feeds.find(name)->second;
     Slot& s = plan.slots[slot_id];
     if (!s.static_shape) {  // a sequence or optional input: whatever was fed
-      s.Set(it->second);
+      s.Set(given);
       continue;
     }
-    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
-    const Tensor& t = it->second.tensor;
-    if (t.dtype() != s.dtype || t.dims() != s.dims) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ", DTypeName(t.dtype()),
-                                                     DimsToString(t.dims()), ", the plan was compiled for ",
-                                                     DTypeName(s.dtype), DimsToString(s.dims)));
-    }
+    AIC_RETURN_IF_ERROR(exec::CheckCompiledShape(name, given, s.dtype, s.dims));
+    const Tensor& t = given.tensor;
     s.tensor = t;
     s.ptr = const_cast<void*>(t.raw_data());
   }
@@ -206,19 +195,11 @@ std::string DescribePlan(const Plan& plan) {
   return out;
 }
 
-CpuExecutor::CpuExecutor(const Model& model, CpuOptions options) : model_(model), options_(options) {}
+CpuExecutor::CpuExecutor(const Model& model, CpuOptions options)
+    : plans_([&model, options](const exec::PlanCache<Plan>::Shapes& shapes) { return Compile(model, shapes, options); }) {}
 CpuExecutor::~CpuExecutor() = default;
 
-absl::StatusOr<Plan*> CpuExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  std::string key = exec::ShapeSignature(feeds, &shapes);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second.get();
-  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));
-  Plan* raw = plan.get();
-  plans_[key] = std::move(plan);
-  return raw;
-}
+absl::StatusOr<Plan*> CpuExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) { return plans_.For(feeds); }
 
 absl::StatusOr<std::vector<RuntimeValue>> CpuExecutor::Run(const std::map<std::string, RuntimeValue>& feeds) {
   AIC_ASSIGN_OR_RETURN(Plan* plan, PlanFor(feeds));

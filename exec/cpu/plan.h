@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "exec/common/plan_cache.h"
 #include "graph/model.h"
 #include "graph/runtime_value.h"
 
@@ -80,9 +81,7 @@ class CpuExecutor {
   absl::StatusOr<Plan*> PlanFor(const std::map<std::string, RuntimeValue>& feeds);
 
  private:
-  const Model& model_;
-  CpuOptions options_;
-  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  exec::PlanCache<Plan> plans_;
 };
 
 // Sets the thread count of oneDNN's OpenMP runtime (0: core count); returns it.

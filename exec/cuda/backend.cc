@@ -1,6 +1,7 @@
 // CudaBackend(): CudaExecutor behind the executor interface.
 #include "exec/cuda/backend.h"
 
+#include "exec/cuda/lowering.h"
 #include "exec/cuda/plan.h"
 
 namespace aic::cuda {
@@ -31,8 +32,7 @@ exec::Backend CudaBackend() {
   exec::Backend b;
   b.name = "cuda";
   b.description = "the CUDA executor (cuBLASLt with fused epilogues, own kernels, CUDA Graph replay)";
-  // What exec/cuda/lowering.cc lowers in domain ai.aic.
-  b.aic_ops = {"FusedLinearReLU", "Gelu", "LayerNormalization", "HardSwish"};
+  b.aic_ops = LoweredAicOps();
   b.default_opt_level = 2;
   b.create = [](const Model& model, const exec::BackendOptions&) -> absl::StatusOr<std::unique_ptr<exec::Executor>> {
     return std::make_unique<CudaBackendExecutor>(model);

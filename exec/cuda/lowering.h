@@ -1,48 +1,37 @@
-// The lowering pass of BuildPlan(): walks the shape-specialized graph in
-// topological order and emits, per node, a device step (absorbing the
+// The lowering pass of BuildPlan(): on the frame every backend shares
+// (exec/common/lowering_frame.h: value facts, topological walk, folding,
+// fallback kernel lookup, the lowering table), emits per node a device step (absorbing the
 // single-consumer successors it can fuse: GEMM epilogues, BatchNorm into
 // conv weights, elementwise chains into one program), a zero-copy view, or a
 // host fallback. Constants every step reads go into one weights blob.
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "exec/common/lowering_frame.h"
 #include "exec/cuda/internal.h"
 #include "exec/cuda/steps.h"
 
 namespace aic::cuda {
 
-struct ValueInfo {
-  DType dtype = DType::kUndefined;
-  std::vector<int64_t> dims;
-  bool is_static = false;
-  const Tensor* constant = nullptr;
-  int slot = -1;
-  std::vector<const Node*> consumers;  // one entry per use
-  bool graph_output = false;
-};
+using ValueInfo = exec::ValueFacts;
 
-class Lowerer {
+class Lowerer : public exec::LoweringFrame {
  public:
-  explicit Lowerer(Plan& plan) : plan_(plan) {}
+  explicit Lowerer(Plan& plan) : LoweringFrame(*plan.model, plan.constants), plan_(plan) {}
   absl::Status LowerAll();
 
   // --- used by the op lowerings (lower_*.cc) ---
   Plan& plan() { return plan_; }
   const CudaOptions& options() const { return plan_.options; }
-  ValueInfo& V(const Value* v) { return values_[v]; }
-  int64_t OpsetOf(const Node& n) const;
   // Known at compile time with static dims and a device-storable dtype.
   bool IsF32(const Value* v);
   bool IsStorable(const Value* v);
-  const Tensor* Const(const Value* v);
-  std::optional<float> ScalarConst(const Value* v);
-  // Integer constant input (e.g. Slice starts, Reduce axes), if any.
-  std::optional<std::vector<int64_t>> IntsConst(const Value* v);
 
   // A fresh arena slot holding value v (its dims and dtype).
   int OutputSlot(const Value* v);
@@ -51,24 +40,23 @@ class Lowerer {
   // The slot holding v; constants get a weight slot (made once per value).
   int SlotOf(const Value* v);
   int WeightSlot(const Tensor& t, const std::string& name);
-  // v's only consumer when v has exactly one use and is not a graph output.
-  const Node* SoleConsumer(const Value* v);
-  bool Done(const Node* n) const { return done_.contains(n); }
   void MarkFused(const Node* n) {
-    done_.insert(n);
+    MarkDone(n);
     ++plan_.stats.fused_nodes;
   }
   Step* AddStep(std::unique_ptr<Step> step, const std::string& label);
 
  private:
-  absl::Status LowerNode(const Node& n);
-  bool FoldConstant(const Node& n);
+  absl::Status BindInput(const Value* in) override;
+  absl::Status LowerNode(const Node& n) override;
+  absl::Status BindOutput(const Value* out) override;
   absl::Status Fallback(const Node& n);
 
   Plan& plan_;
-  absl::flat_hash_map<const Value*, ValueInfo> values_;
-  absl::flat_hash_set<const Node*> done_;
 };
+
+// The ai.aic ops this backend lowers (exec/cuda/backend.cc declares them).
+std::set<std::string> LoweredAicOps();
 
 // Op lowerings: true when they emitted steps for n; false leaves n to the fallback.
 bool LowerView(Lowerer& L, const Node& n);

@@ -7,28 +7,17 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cuda/internal.h"
 #include "exec/cuda/lowering.h"
+#include "exec/common/feeds.h"
 #include "exec/common/specialize.h"
 #include "ops/infer_shapes.h"
 
 namespace aic::cuda {
 
 absl::Status CheckFeeds(const Plan& plan, const std::map<std::string, RuntimeValue>& feeds) {
-  for (const auto& [name, v] : feeds) {
-    bool known = false;
-    for (const auto& f : plan.feeds) known |= f.first == name;
-    if (!known) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
-  }
+  AIC_RETURN_IF_ERROR(exec::CheckFeedNames(plan.feeds, feeds));
   for (const auto& [name, slot_id] : plan.feeds) {
-    auto it = feeds.find(name);
-    if (it == feeds.end()) return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' not fed"));
-    if (!it->second.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
     const Slot& s = plan.slots[slot_id];
-    const Tensor& t = it->second.tensor;
-    if (t.dtype() != s.dtype || t.dims() != s.dims) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ", DTypeName(t.dtype()),
-                                                     DimsToString(t.dims()), ", the plan was compiled for ",
-                                                     DTypeName(s.dtype), DimsToString(s.dims)));
-    }
+    AIC_RETURN_IF_ERROR(exec::CheckCompiledShape(name, feeds.find(name)->second, s.dtype, s.dims));
   }
   return absl::OkStatus();
 }
@@ -105,21 +94,15 @@ absl::StatusOr<std::string> DescribeBuild(const Model& model,
   return DescribePlan(*plan);
 }
 
-CudaExecutor::CudaExecutor(const Model& model, CudaOptions options) : model_(model), options_(options) {}
+CudaExecutor::CudaExecutor(const Model& model, CudaOptions options)
+    : plans_([&model, options](const exec::PlanCache<Plan>::Shapes& shapes) { return Compile(model, shapes, options); }) {}
 CudaExecutor::~CudaExecutor() = default;
 
 absl::StatusOr<Plan*> CudaExecutor::PlanFor(const std::map<std::string, RuntimeValue>& feeds) {
   for (const auto& [name, v] : feeds) {
     if (!v.is_tensor()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a tensor"));
   }
-  std::map<std::string, std::vector<int64_t>> shapes;
-  std::string key = exec::ShapeSignature(feeds, &shapes);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second.get();
-  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Compile(model_, shapes, options_));
-  Plan* raw = plan.get();
-  plans_[key] = std::move(plan);
-  return raw;
+  return plans_.For(feeds);
 }
 
 absl::StatusOr<std::vector<RuntimeValue>> CudaExecutor::Run(const std::map<std::string, RuntimeValue>& feeds) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "exec/common/plan_cache.h"
 #include "graph/model.h"
 #include "graph/runtime_value.h"
 
@@ -90,9 +91,7 @@ class CudaExecutor {
   absl::StatusOr<Plan*> PlanFor(const std::map<std::string, RuntimeValue>& feeds);
 
  private:
-  const Model& model_;
-  CudaOptions options_;
-  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  exec::PlanCache<Plan> plans_;
 };
 
 // What the conformance runner needs (tests/conformance/devices.h's shape):

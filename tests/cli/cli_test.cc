@@ -80,4 +80,34 @@ TEST(CliTest, RunDumpsIntermediates) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/i/fc1_mm.npy"));
 }
 
+// `run --device cpu` executes what the rewriter makes: the encoder's GELUs,
+// written out with Erf in the file, run as post-ops of their MatMuls; with
+// --no-opt the same command runs the graph as loaded (Erf steps).
+TEST(CliTest, RunOnCpuExecutesTheFusedGraph) {
+  std::string dir = ::testing::TempDir() + "/run_fused";
+  Result fused = RunCli("run " + Testdata("encoder.onnx") + " --random --shape x=1,128,256 --device cpu --plan --out " +
+                        dir);
+  ASSERT_EQ(fused.code, 0) << fused.out;
+  EXPECT_NE(fused.out.find("graph: cpu, -O2: "), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find("fuse_gelu 6"), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find(",gelu]"), std::string::npos) << fused.out;  // a MatMul's post-op
+  EXPECT_EQ(fused.out.find("Erf"), std::string::npos) << fused.out;
+  Result as_loaded = RunCli("run " + Testdata("encoder.onnx") + " --random --shape x=1,128,256 --device cpu --no-opt "
+                            "--plan --out " + dir);
+  ASSERT_EQ(as_loaded.code, 0) << as_loaded.out;
+  EXPECT_NE(as_loaded.out.find("graph: cpu, -O0: "), std::string::npos) << as_loaded.out;
+  EXPECT_NE(as_loaded.out.find("Erf"), std::string::npos) << as_loaded.out;
+}
+
+// A feed that contradicts the declared input is refused before anything runs,
+// naming the input, what the model declares and what was given.
+TEST(CliTest, RunRefusesAFeedOfTheWrongShape) {
+  Result r = RunCli("run " + Testdata("encoder.onnx") + " --random --shape x=1,64,256 --device cpu --out " +
+                    ::testing::TempDir() + "/run_bad");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("input 'x': expected float[batch, 128, 256], got float[1, 64, 256]"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
 }  // namespace

@@ -1,0 +1,140 @@
+#include "exec/common/lowering_frame.h"
+
+#include "absl/strings/str_cat.h"
+#include "exec/common/specialize.h"
+#include "graph/topo.h"
+#include "ops/registry.h"
+
+namespace aic::exec {
+
+int64_t LoweringFrame::OpsetOf(const Node& n) const {
+  if (IsAicAlias(n)) return *AicAliasVersion(n.op_type);
+  return model_.OpsetFor(n.domain);
+}
+
+std::optional<float> LoweringFrame::ScalarConst(const Value* v) {
+  const Tensor* t = Const(v);
+  if (t == nullptr || t->num_elements() != 1) return std::nullopt;
+  if (t->dtype() != DType::kFloat && t->dtype() != DType::kDouble) return std::nullopt;
+  return static_cast<float>(t->ElementAsDouble(0));
+}
+
+std::optional<std::vector<int64_t>> LoweringFrame::IntsConst(const Value* v) {
+  const Tensor* t = Const(v);
+  if (t == nullptr || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t->num_elements(); ++i) out.push_back(static_cast<int64_t>(t->ElementAsDouble(i)));
+  return out;
+}
+
+const Node* LoweringFrame::SoleConsumer(const Value* v) {
+  const ValueFacts& f = V(v);
+  if (f.graph_output || f.consumers.size() != 1) return nullptr;
+  const Node* c = f.consumers[0];
+  return done_.contains(c) ? nullptr : c;
+}
+
+void LoweringFrame::CollectFacts() {
+  const Graph& graph = *model_.graph;
+  for (const auto& v : graph.values()) {
+    ValueFacts& f = V(v.get());
+    f.dtype = v->dtype();
+    f.is_static = v->type().is_tensor() && v->shape().has_rank() && v->shape().IsStatic();
+    if (f.is_static) f.dims = v->shape().Values();
+    if (v->initializer() != nullptr) {
+      f.constant = v->initializer();
+      f.dims = f.constant->dims();
+      f.dtype = f.constant->dtype();
+      f.is_static = true;
+    }
+  }
+  for (const auto& n : graph.nodes()) {
+    for (const Value* in : n->inputs()) {
+      if (in != nullptr) V(in).consumers.push_back(n.get());
+    }
+    // A value a body reads must exist as computed (not fused into another step).
+    for (const Value* in : n->ImplicitInputs()) V(in).consumers.push_back(n.get());
+  }
+  for (const Value* out : graph.outputs()) V(out).graph_output = true;
+}
+
+bool LoweringFrame::FoldConstant(const Node& n) {
+  std::vector<const Tensor*> constants;
+  for (const Value* v : n.inputs()) constants.push_back(Const(v));
+  const std::vector<int64_t>* dims0 = n.has_input(0) && V(n.input(0)).is_static ? &V(n.input(0)).dims : nullptr;
+  std::optional<std::vector<Tensor>> outputs = FoldNode(n, OpsetOf(n), constants, dims0);
+  if (!outputs) return false;
+  for (size_t i = 0; i < n.num_outputs(); ++i) {
+    if (n.output(i) == nullptr) continue;
+    constants_.push_back((*outputs)[i]);
+    ValueFacts& f = V(n.output(i));
+    f.constant = &constants_.back();
+    f.dims = f.constant->dims();
+    f.dtype = f.constant->dtype();
+    f.is_static = true;
+  }
+  ++folded_nodes_;
+  return true;
+}
+
+absl::Status LoweringFrame::LowerGraph() {
+  CollectFacts();
+  const Graph& graph = *model_.graph;
+  for (const Value* in : graph.inputs()) {
+    if (!in->is_initializer()) AIC_RETURN_IF_ERROR(BindInput(in));
+  }
+  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
+  for (const Node* n : order) {
+    if (done_.contains(n) || FoldConstant(*n)) continue;
+    AIC_RETURN_IF_ERROR(LowerNode(*n));
+  }
+  for (const Value* out : graph.outputs()) {
+    const ValueFacts& f = V(out);
+    if (f.constant == nullptr && f.slot < 0) {
+      return absl::InternalError(absl::StrCat("graph output '", out->name(), "' was not computed"));
+    }
+    AIC_RETURN_IF_ERROR(BindOutput(out));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const OpDef*> LoweringFrame::FallbackDef(const Node& n) const {
+  int64_t opset = OpsetOf(n);
+  const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, opset);
+  if (def != nullptr && !def->kernel) def = nullptr;
+  if (def == nullptr && model_.FindFunction(n.domain, n.op_type) == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("no kernel for op ", n.op_type, " (domain '",
+                                                 n.domain.empty() ? "ai.onnx" : n.domain, "', opset ", opset,
+                                                 ") at node ", n.Describe()));
+  }
+  return def;
+}
+
+absl::Status LoweringFrame::RequireComputed(const Node& n, const Value* v, const char* what) {
+  if (Const(v) != nullptr || V(v).slot >= 0) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(n.Describe(), ": ", what, " '", v->name(), "' has no value"));
+}
+
+absl::Status LoweringFrame::FallbackSlots(const Node& n, const SlotFn& input_slot, const SlotFn& output_slot,
+                                          std::vector<int>& ins, std::vector<int>& outs) {
+  for (const Value* v : n.inputs()) {
+    if (v == nullptr) {
+      ins.push_back(-1);
+      continue;
+    }
+    AIC_RETURN_IF_ERROR(RequireComputed(n, v, "input"));
+    AIC_ASSIGN_OR_RETURN(int slot, input_slot(v));
+    ins.push_back(slot);
+  }
+  for (const Value* v : n.outputs()) {
+    if (v == nullptr) {
+      outs.push_back(-1);
+      continue;
+    }
+    AIC_ASSIGN_OR_RETURN(int slot, output_slot(v));
+    outs.push_back(slot);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace aic::exec
