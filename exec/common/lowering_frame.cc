@@ -22,9 +22,9 @@ std::optional<float> LoweringFrame::ScalarConst(const Value* v) {
 std::optional<std::vector<int64_t>> LoweringFrame::IntsConst(const Value* v) {
   const Tensor* t = Const(v);
   if (t == nullptr || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < t->num_elements(); ++i) out.push_back(static_cast<int64_t>(t->ElementAsDouble(i)));
-  return out;
+  // Read as integers: INT64_MAX (Slice's "to the end") does not survive a trip through double.
+  if (t->dtype() == DType::kInt64) return std::vector<int64_t>(t->data<int64_t>(), t->data<int64_t>() + t->num_elements());
+  return std::vector<int64_t>(t->data<int32_t>(), t->data<int32_t>() + t->num_elements());
 }
 
 const Node* LoweringFrame::SoleConsumer(const Value* v) {

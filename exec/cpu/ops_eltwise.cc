@@ -8,6 +8,8 @@
 
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/lowering.h"
+#include "ops/math/reduce_axes.h"
+#include "ops/tensor/slice_params.h"
 
 namespace aic::cpu {
 
@@ -271,27 +273,11 @@ bool LowerReduce(Lowerer& L, const Node& n) {
   if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
   int rank = static_cast<int>(dims.size());
-  bool axes_input = L.OpsetOf(n) >= 18 || (n.op_type == "ReduceSum" && L.OpsetOf(n) >= 13);
-  std::vector<int64_t> axes;
-  if (axes_input) {
-    if (n.num_inputs() > 1 && n.input(1) != nullptr) {
-      const Tensor* t = L.Const(n.input(1));
-      if (t == nullptr) return false;
-      for (int64_t i = 0; i < t->num_elements(); ++i) axes.push_back(static_cast<int64_t>(t->ElementAsDouble(i)));
-    }
-  } else {
-    axes = n.GetInts("axes");
-  }
-  if (axes.empty()) {
-    if (n.GetInt("noop_with_empty_axes", 0) != 0) return false;
-    axes.resize(rank);
-    std::iota(axes.begin(), axes.end(), 0);
-  }
+  auto axes = ResolveReduceAxes(n, L.OpsetOf(n), n.has_input(1), n.has_input(1) ? L.Const(n.input(1)) : nullptr, rank);
+  if (!axes.ok() || !axes->has_value() || (*axes)->noop) return false;
   std::vector<int64_t> kept = dims;
-  for (int64_t a : axes) {
-    if (a < 0) a += rank;
-    if (a < 0 || a >= rank) return false;
-    kept[a] = 1;
+  for (int a = 0; a < rank; ++a) {
+    if ((*axes)->reduced[a]) kept[a] = 1;
   }
   algorithm alg = n.op_type == "ReduceMean"  ? algorithm::reduction_mean
                   : n.op_type == "ReduceSum" ? algorithm::reduction_sum
@@ -371,40 +357,16 @@ bool LowerSlice(Lowerer& L, const Node& n) {
   if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
   int rank = static_cast<int>(dims.size());
-  std::vector<int64_t> starts, ends, axes, steps;
-  auto ints_of = [&](size_t i, std::vector<int64_t>* v) {
-    if (n.num_inputs() <= i || n.input(i) == nullptr) return true;
-    const Tensor* t = L.Const(n.input(i));
-    if (t == nullptr) return false;
-    for (int64_t j = 0; j < t->num_elements(); ++j) {
-      double d = t->ElementAsDouble(j);
-      v->push_back(d > 9e18 ? INT64_MAX : d < -9e18 ? INT64_MIN : static_cast<int64_t>(d));
-    }
-    return true;
-  };
-  if (L.OpsetOf(n) < 10) {
-    starts = n.GetInts("starts");
-    ends = n.GetInts("ends");
-    axes = n.GetInts("axes");
-  } else if (!ints_of(1, &starts) || !ints_of(2, &ends) || !ints_of(3, &axes) || !ints_of(4, &steps)) {
-    return false;
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (starts.size() != ends.size() || axes.size() != starts.size()) return false;
-  for (int64_t s : steps) {
-    if (s != 1) return false;
-  }
+  auto params = SliceParamsOf(n, L.OpsetOf(n), rank, [&](size_t i) { return L.IntsConst(n.input(i)); });
+  if (!params.ok() || !params->has_value()) return false;
+  const SliceParams& p = **params;
+  // A sub-block of x: oneDNN's submemory takes offsets and sizes, not steps.
   std::vector<int64_t> offsets(rank, 0), sub = dims;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (a < 0 || a >= rank) return false;
-    int64_t d = dims[a];
-    auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? (v < -d ? 0 : v + d) : v, 0, d); };
-    int64_t s = clampi(starts[i]), e = clampi(ends[i]);
-    offsets[a] = s;
-    sub[a] = std::max<int64_t>(0, e - s);
+  for (size_t i = 0; i < p.axes.size(); ++i) {
+    if (p.steps[i] != 1) return false;
+    AxisRange r = ClampSlice(p.starts[i], p.ends[i], p.steps[i], dims[p.axes[i]]);
+    offsets[p.axes[i]] = r.start;
+    sub[p.axes[i]] = r.count;
   }
   if (sub != L.V(out).dims || NumElements(sub) == 0) return false;
   Plan& plan = L.plan();

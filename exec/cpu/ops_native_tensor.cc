@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/cast.h"
+#include "ops/tensor/pad_params.h"
 #include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/pad.h"
 #include "exec/cpu/kernels/resize_linear.h"
@@ -142,31 +143,16 @@ bool LowerPad(Lowerer& L, const Node& n) {
   const std::vector<int64_t>& xd = L.V(x).dims;
   auto rank = static_cast<int64_t>(xd.size());
   std::string mode = n.GetString("mode", "constant");
-  std::vector<int64_t> pads;
-  float value = 0;
-  if (L.OpsetOf(n) < 11) {
-    pads = n.GetInts(L.OpsetOf(n) < 2 ? "paddings" : "pads");
-    value = n.GetFloat("value", 0.0f);
-  } else {
-    if (n.num_inputs() < 2 || !ConstInts(L, n.input(1), &pads)) return false;
-    if (const Value* cv = OptionalInput(n, 2)) {
-      std::vector<double> v;
-      if (!ConstDoubles(L, cv, &v) || v.size() > 1) return false;
-      if (!v.empty()) value = static_cast<float>(v[0]);
-    }
-    if (const Value* av = OptionalInput(n, 3)) {  // opset 18: pads for these axes only
-      std::vector<int64_t> axes;
-      if (!ConstInts(L, av, &axes) || pads.size() != 2 * axes.size()) return false;
-      std::vector<int64_t> full(2 * rank, 0);
-      for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-        if (a < 0 || a >= rank) return false;
-        full[a] = pads[i];
-        full[a + rank] = pads[i + axes.size()];
-      }
-      pads = full;
-    }
+  auto per_axis = PadsOf(n, L.OpsetOf(n), rank, [&](size_t i) { return L.IntsConst(n.input(i)); });
+  std::optional<double> fill = PadConstantOf(n, L.OpsetOf(n), [&](size_t i) { return L.Const(n.input(i)); });
+  if (!per_axis.ok() || !per_axis->has_value() || !fill) return false;
+  if (n.has_input(2) && L.Const(n.input(2))->num_elements() > 1) return false;
+  std::vector<int64_t> pads(2 * rank, 0);  // begins for every axis, then ends
+  for (int64_t a = 0; a < rank; ++a) {
+    pads[a] = (**per_axis)[a].first;
+    pads[a + rank] = (**per_axis)[a].second;
   }
+  float value = static_cast<float>(*fill);
   auto plan = kernels::MakePadPlan(xd, pads, mode, value);
   if (!plan || plan->out_dims != L.V(out).dims) return false;
   int in = L.PlainSlot(x);

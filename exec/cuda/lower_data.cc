@@ -5,6 +5,8 @@
 
 #include "exec/cuda/index_math.h"
 #include "exec/cuda/lowering.h"
+#include "ops/math/reduce_axes.h"
+#include "ops/tensor/slice_params.h"
 
 namespace aic::cuda {
 
@@ -102,19 +104,11 @@ bool LowerReduce(Lowerer& L, const Node& n) {
          : n.op_type == "ReduceMax" ? ReduceOp::kMax
          : n.op_type == "ReduceMin" ? ReduceOp::kMin
                                     : ReduceOp::kSum;
-    bool axes_input = L.OpsetOf(n) >= 18 || (n.op_type == "ReduceSum" && L.OpsetOf(n) >= 13);
-    if (axes_input) {
-      if (n.has_input(1)) {
-        auto a = L.IntsConst(n.input(1));
-        if (!a) return false;
-        axes = *a;
-      }
-    } else {
-      axes = n.GetInts("axes");
-    }
-    if (axes.empty()) {
-      if (n.GetInt("noop_with_empty_axes", 0) != 0) return false;
-      for (size_t i = 0; i < d.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    auto resolved = ResolveReduceAxes(n, L.OpsetOf(n), n.has_input(1), n.has_input(1) ? L.Const(n.input(1)) : nullptr,
+                                      static_cast<int64_t>(d.size()));
+    if (!resolved.ok() || !resolved->has_value() || (*resolved)->noop) return false;
+    for (size_t i = 0; i < d.size(); ++i) {
+      if ((*resolved)->reduced[i]) axes.push_back(static_cast<int64_t>(i));
     }
   }
   for (int64_t& a : axes) {
@@ -155,41 +149,16 @@ bool LowerSlice(Lowerer& L, const Node& n) {
   const Value *x = n.input(0), *y = n.output(0);
   if (!L.IsStorable(x) || !L.IsStorable(y)) return false;
   const std::vector<int64_t>& d = L.V(x).dims;
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (L.OpsetOf(n) >= 10) {
-    auto s = L.IntsConst(n.input(1)), e = L.IntsConst(n.input(2));
-    if (!s || !e) return false;
-    starts = *s;
-    ends = *e;
-    if (n.has_input(3)) {
-      auto a = L.IntsConst(n.input(3));
-      if (!a) return false;
-      axes = *a;
-    }
-    if (n.has_input(4)) {
-      auto st = L.IntsConst(n.input(4));
-      if (!st) return false;
-      steps = *st;
-    }
-  } else {
-    starts = n.GetInts("starts");
-    ends = n.GetInts("ends");
-    axes = n.GetInts("axes");
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
+  auto params = SliceParamsOf(n, L.OpsetOf(n), static_cast<int64_t>(d.size()),
+                              [&](size_t i) { return L.IntsConst(n.input(i)); });
+  if (!params.ok() || !params->has_value()) return false;
+  const SliceParams& p = **params;
   std::vector<int64_t> begin(d.size(), 0), step(d.size(), 1);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = NormAxis(axes[i], d.size());
-    if (a < 0 || a >= static_cast<int64_t>(d.size()) || steps[i] == 0) return false;
-    int64_t dim = d[static_cast<size_t>(a)], s = starts[i];
-    if (s < 0) s += dim;
-    s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, std::max<int64_t>(dim - 1, 0));
-    begin[static_cast<size_t>(a)] = s;
-    step[static_cast<size_t>(a)] = steps[i];
+  for (size_t i = 0; i < p.axes.size(); ++i) {
+    size_t a = static_cast<size_t>(p.axes[i]);
+    if (d[a] == 0) return false;
+    begin[a] = ClampSlice(p.starts[i], p.ends[i], p.steps[i], d[a]).start;
+    step[a] = p.steps[i];
   }
   return EmitCopy(L, n, SliceCopy(d, begin, step, L.V(y).dims, static_cast<int>(ElementSize(L.V(x).dtype))), x);
 }

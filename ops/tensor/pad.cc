@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/registry.h"
+#include "ops/tensor/pad_params.h"
 #include "ops/tensor/tensor_family.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/util/broadcast.h"
@@ -14,31 +15,6 @@
 namespace aic {
 
 namespace {
-
-// Per-axis begin/end pads for a rank, from the pads list and optional axes.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PerAxisPads(
-    const std::vector<int64_t>& pads, const std::optional<std::vector<int64_t>>& axes_in,
-    int64_t rank) {
-  std::vector<int64_t> axes;
-  if (axes_in) {
-    AIC_ASSIGN_OR_RETURN(axes, NormalizeAxes(*axes_in, rank));
-  } else {
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-  }
-  size_t n = axes.size();
-  if (pads.size() != 2 * n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pads has ", pads.size(), " entries, expected ", 2 * n));
-  }
-  std::vector<std::pair<int64_t, int64_t>> out(static_cast<size_t>(rank), {0, 0});
-  for (size_t i = 0; i < n; ++i) out[axes[i]] = {pads[i], pads[i + n]};
-  return out;
-}
-
-// The pads attribute (named "paddings" in opset 1) before opset 11.
-std::vector<int64_t> AttrPads(const Node& node, int64_t opset) {
-  return node.GetInts(opset < 2 ? "paddings" : "pads");
-}
 
 absl::Status InferPad(OpContext& ctx) {
   const Shape& in = ctx.input_shape(0);
@@ -51,21 +27,15 @@ absl::Status InferPad(OpContext& ctx) {
     ctx.set_output(0, dt, Shape::UnknownRank());
     return absl::OkStatus();
   }
-  std::optional<std::vector<int64_t>> pads =
-      ctx.opset() < 11 ? std::optional(AttrPads(ctx.node(), ctx.opset())) : ConstantInts(ctx, 1);
-  std::optional<std::vector<int64_t>> axes;
-  if (ctx.opset() >= 18 && ctx.has_input(3)) {
-    axes = ConstantInts(ctx, 3);
-    if (!axes) pads.reset();
-  }
+  auto pads = PadsOf(ctx.node(), ctx.opset(), in.rank(), [&](size_t i) { return ConstantInts(ctx, i); });
+  if (!pads.ok()) return ctx.Error(pads.status().message());
   std::vector<Dim> dims = in.dims();
-  if (!pads) {
+  if (!pads->has_value()) {
     for (Dim& d : dims) d = ctx.FreshDim();
     ctx.set_output(0, dt, Shape(dims));
     return absl::OkStatus();
   }
-  auto per_axis = PerAxisPads(*pads, axes, in.rank());
-  if (!per_axis.ok()) return ctx.Error(per_axis.status().message());
+  const std::vector<std::pair<int64_t, int64_t>>* per_axis = &**pads;
   for (size_t k = 0; k < dims.size(); ++k) {
     int64_t grow = (*per_axis)[k].first + (*per_axis)[k].second;
     if (dims[k].is_value()) {
@@ -100,12 +70,12 @@ absl::Status PadKernel(KernelContext& ctx) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
     return ctx.Error("unknown mode '", mode, "'");
   }
-  std::vector<int64_t> pads =
-      ctx.opset() < 11 ? AttrPads(ctx.node(), ctx.opset()) : TensorToInt64s(ctx.input(1));
-  std::optional<std::vector<int64_t>> axes;
-  if (ctx.opset() >= 18 && ctx.has_input(3)) axes = TensorToInt64s(ctx.input(3));
-  auto per_axis = PerAxisPads(pads, axes, x.rank());
-  if (!per_axis.ok()) return ctx.Error(per_axis.status().message());
+  auto pads = PadsOf(ctx.node(), ctx.opset(), x.rank(), [&](size_t i) -> std::optional<std::vector<int64_t>> {
+    return TensorToInt64s(ctx.input(i));
+  });
+  if (!pads.ok()) return ctx.Error(pads.status().message());
+  if (!pads->has_value()) return ctx.Error("pads not given");
+  const std::vector<std::pair<int64_t, int64_t>>* per_axis = &**pads;
   // The fill value, as a one-element tensor of x's dtype.
   Tensor fill;
   if (ctx.opset() < 11) {
@@ -158,9 +128,14 @@ Traits PadTraits(const OpContext& ctx) {
   t.invertibility = Invertibility::kInvertible;
   t.effect = RepresentationEffect::kPreserves;
   t.effect_detail = ShapeChange(ctx);
-  std::optional<std::vector<int64_t>> pads =
-      ctx.opset() < 11 ? std::optional(AttrPads(ctx.node(), ctx.opset())) : ConstantInts(ctx, 1);
-  if (pads && std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p < 0; })) {
+  const Shape& in = ctx.input_shape(0);
+  auto pads = PadsOf(ctx.node(), ctx.opset(), in.has_rank() ? in.rank() : -1,
+                     [&](size_t i) { return ConstantInts(ctx, i); });
+  bool crops = false;
+  if (pads.ok() && pads->has_value()) {
+    for (const auto& [before, after] : **pads) crops = crops || before < 0 || after < 0;
+  }
+  if (crops) {
     t.invertibility = Invertibility::kIrreversible;
     t.collapse = CollapseKind::kSelects;
     t.collapse_how = "negative pads crop elements";

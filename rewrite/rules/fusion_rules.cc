@@ -184,19 +184,17 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
   const ENode* pad = g.FindOp(Child(g, n, 0), "Pad");
   if (pad == nullptr) return ctx.Decline("input is not a Pad");
   if (pad->op->GetString("mode", "constant") != "constant") return ctx.Decline("pad mode not constant");
-  std::vector<int64_t> pads = pad->op->GetInts("pads");
-  double value = pad->op->GetFloat("value", 0.0f);
-  if (pad->children.size() > 1) {
-    auto v = IntValues(g, Child(g, *pad, 1));
-    if (!v) return ctx.Decline("pads not constant");
-    pads = *v;
-    value = 0;
-    if (pad->children.size() > 2 && pad->children[2] != kNoClass) {
-      if (!AllElementsEqual(g, Child(g, *pad, 2), 0)) return ctx.Decline("pad value not 0");
-    }
-    if (pad->children.size() > 3 && pad->children[3] != kNoClass) return ctx.Decline("pad axes given");
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> per_axis = PadsOfENode(g, *pad);
+  if (!per_axis) return ctx.Decline("pads not constant");
+  if (PadConstantOf(*pad->op, g.opset(), [&](size_t i) { return ChildValue(g, *pad, i); }) != 0.0) {
+    return ctx.Decline("pad value not 0");
   }
-  if (value != 0) return ctx.Decline("pad value not 0");
+  // As the Pad's own list: begins for every axis, then ends.
+  std::vector<int64_t> pads(2 * per_axis->size());
+  for (size_t a = 0; a < per_axis->size(); ++a) {
+    pads[a] = (*per_axis)[a].first;
+    pads[a + per_axis->size()] = (*per_axis)[a].second;
+  }
   if (n.op->GetString("auto_pad", "NOTSET") != "NOTSET") return ctx.Decline("auto_pad");
   bool avg_pool = n.op->op_type == "AveragePool";
   if (avg_pool && n.op->GetInt("count_include_pad", 0) == 0) {

@@ -86,15 +86,11 @@ ClassId RemoveSingleInput(RuleContext& ctx, ClassId cls, const ENode& n) {
 // Pad(x, pads=0) -> x
 ClassId RemoveZeroPad(RuleContext& ctx, ClassId cls, const ENode& n) {
   ClassId x = Child(ctx.g, n, 0);
-  std::vector<int64_t> pads = n.op->GetInts("pads");
-  if (n.children.size() > 1) {
-    auto v = IntValues(ctx.g, Child(ctx.g, n, 1));
-    if (!v) return ctx.Decline("pads not constant");
-    pads = *v;
-  }
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> pads = PadsOfENode(ctx.g, n);
+  if (!pads) return ctx.Decline("pads not constant");
   // Why: +1 and -1 on one axis keep the shape but shift the data.
-  for (int64_t p : pads) {
-    if (p != 0) return ctx.Decline("pads are not all zero");
+  for (const auto& [before, after] : *pads) {
+    if (before != 0 || after != 0) return ctx.Decline("pads are not all zero");
   }
   if (!SameTypeAs(ctx.g, cls, x)) return ctx.Decline("shape not known equal");
   return x;

@@ -95,10 +95,23 @@ Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
   return Tensor::FromVector<int64_t>(v, std::move(dims));
 }
 
+const Tensor* ChildValue(const EGraph& g, const ENode& n, size_t i) {
+  return i < n.children.size() && n.children[i] != kNoClass ? g.value(Child(g, n, i)) : nullptr;
+}
+
 ClipBounds ClipBoundsOf(const EGraph& g, const ENode& clip) {
-  return DecodeClipBounds(*clip.op, g.opset(), [&](size_t i) -> const Tensor* {
-    return i < clip.children.size() && clip.children[i] != kNoClass ? g.value(Child(g, clip, i)) : nullptr;
-  });
+  return DecodeClipBounds(*clip.op, g.opset(), [&](size_t i) { return ChildValue(g, clip, i); });
+}
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>> PadsOfENode(const EGraph& g, const ENode& pad) {
+  const Shape* xs = pad.children.empty() ? nullptr : RankedShape(g, Child(g, pad, 0));
+  auto pads = PadsOf(*pad.op, g.opset(), xs != nullptr ? xs->rank() : -1,
+                     [&](size_t i) -> std::optional<std::vector<int64_t>> {
+                       return i < pad.children.size() && pad.children[i] != kNoClass ? IntValues(g, Child(g, pad, i))
+                                                                                       : std::nullopt;
+                     });
+  if (!pads.ok() || !pads->has_value()) return std::nullopt;
+  return **pads;
 }
 
 std::optional<ChannelAffine> BatchNormAffineOf(const EGraph& g, const ENode& bn, int64_t channels) {

@@ -10,6 +10,7 @@
 #include "ops/fused/standard_aliases.h"
 #include "ops/nn/batch_norm_affine.h"
 #include "ops/nn/clip_bounds.h"
+#include "ops/tensor/pad_params.h"
 #include "rewrite/egraph/egraph.h"
 #include "rewrite/rules/rule.h"
 
@@ -38,6 +39,12 @@ ClipBounds ClipBoundsOf(const EGraph& g, const ENode& clip);
 
 // BatchNormalization's affine form on an e-node (ops/nn/batch_norm_affine.h).
 std::optional<ChannelAffine> BatchNormAffineOf(const EGraph& g, const ENode& bn, int64_t channels);
+
+// The known value of child i of an e-node (nullptr when absent or unknown).
+const Tensor* ChildValue(const EGraph& g, const ENode& n, size_t i);
+// A Pad e-node's (before, after) pads per axis (ops/tensor/pad_params.h);
+// nullopt when they are not known.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> PadsOfENode(const EGraph& g, const ENode& pad);
 
 // Adds a standard op that is newer than some models' opsets (Gelu,
 // LayerNormalization, HardSwish): in the default domain when the model's

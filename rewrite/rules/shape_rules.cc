@@ -3,6 +3,7 @@
 // Reshape shapes computed from the input's own dims become constants using `0`
 // copies (exact) and one `-1`; chained Reshapes and Transposes compose.
 #include "absl/strings/match.h"
+#include "ops/tensor/slice_params.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -86,36 +87,15 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
   if (op == "Slice") {
     auto data = SymbolicInts(g, child(0), depth + 1);
     if (!data) return std::nullopt;
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (n.children.size() >= 3) {
-      auto s = IntValues(g, child(1));
-      auto e = IntValues(g, child(2));
-      if (!s || !e) return std::nullopt;
-      starts = *s;
-      ends = *e;
-      if (n.children.size() > 3 && n.children[3] != kNoClass) {
-        auto a = IntValues(g, child(3));
-        if (!a) return std::nullopt;
-        axes = *a;
-      }
-      if (n.children.size() > 4 && n.children[4] != kNoClass) {
-        auto st = IntValues(g, child(4));
-        if (!st) return std::nullopt;
-        steps = *st;
-      }
-    } else {
-      starts = n.op->GetInts("starts");
-      ends = n.op->GetInts("ends");
-      axes = n.op->GetInts("axes");
-    }
-    if (starts.size() != 1 || ends.size() != 1) return std::nullopt;
-    if (!axes.empty() && !(axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))) return std::nullopt;
-    if (!steps.empty() && !(steps.size() == 1 && steps[0] == 1)) return std::nullopt;
     int64_t size = static_cast<int64_t>(data->size());
-    int64_t b = starts[0] < 0 ? starts[0] + size : starts[0];
-    int64_t e = ends[0] < 0 ? ends[0] + size : ends[0];
-    b = std::clamp<int64_t>(b, 0, size);
-    e = std::clamp<int64_t>(e, 0, size);
+    auto params = SliceParamsOf(*n.op, g.opset(), 1, [&](size_t i) -> std::optional<std::vector<int64_t>> {
+      return i < n.children.size() && n.children[i] != kNoClass ? IntValues(g, child(i)) : std::nullopt;
+    });
+    if (!params.ok() || !params->has_value() || (*params)->starts.size() != 1 || (*params)->steps[0] != 1) {
+      return std::nullopt;
+    }
+    AxisRange r = ClampSlice((*params)->starts[0], (*params)->ends[0], 1, size);
+    int64_t b = r.start, e = r.start + r.count;
     std::vector<SymInt> out;
     for (int64_t i = b; i < e; ++i) out.push_back((*data)[i]);
     return out;
