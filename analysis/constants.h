@@ -1,7 +1,7 @@
 // The values a report can know before running anything: initializers (unless
 // a graph input may override them) and the outputs of nodes whose inputs are
-// all known (Constant nodes, a weight's Transpose or Cast), folded once with
-// the reference kernels. Folded nodes are weight plumbing, not compute: the
+// all known (Constant nodes, a weight's Transpose or Cast), folded once
+// through ops/evaluate.h, the mechanism the rewriter and the backends use. Folded nodes are weight plumbing, not compute: the
 // report does not list them, and a MatMul fed by one sees a constant weight.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "graph/model.h"
-#include "ops/op_def.h"
+#include "ops/evaluate.h"
 
 namespace aic::analysis {
 
@@ -27,8 +27,6 @@ class ConstantValues {
   bool IsFolded(const Node* n) const { return folded_.contains(n); }
 
  private:
-  bool TryInferConstant(const Node& node, const OpDef& def, int64_t opset);
-
   absl::flat_hash_map<const Value*, Tensor> values_;
   absl::flat_hash_set<const Node*> folded_;
 };

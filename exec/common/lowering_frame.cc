@@ -1,7 +1,7 @@
 #include "exec/common/lowering_frame.h"
 
 #include "absl/strings/str_cat.h"
-#include "exec/common/specialize.h"
+#include "ops/evaluate.h"
 #include "graph/topo.h"
 #include "ops/registry.h"
 
@@ -59,14 +59,22 @@ void LoweringFrame::CollectFacts() {
 }
 
 bool LoweringFrame::FoldConstant(const Node& n) {
+  // Bodies may read values of this graph that are not constants.
+  if (!n.Subgraphs().empty()) return false;
+  std::vector<TypeInfo> types;
   std::vector<const Tensor*> constants;
-  for (const Value* v : n.inputs()) constants.push_back(Const(v));
-  const std::vector<int64_t>* dims0 = n.has_input(0) && V(n.input(0)).is_static ? &V(n.input(0)).dims : nullptr;
-  std::optional<std::vector<Tensor>> outputs = FoldNode(n, OpsetOf(n), constants, dims0);
-  if (!outputs) return false;
+  for (const Value* v : n.inputs()) {
+    constants.push_back(Const(v));
+    const ValueFacts* f = v != nullptr ? &V(v) : nullptr;
+    types.push_back(f != nullptr && f->is_static ? TypeInfo::Tensor(f->dtype, Shape::FromValues(f->dims))
+                    : v != nullptr           ? v->type()
+                                             : TypeInfo());
+  }
+  Evaluation ev = EvaluateNode(n, OpsetOf(n), types, constants);
+  if (ev.nondeterministic || !ev.AllValuesKnown()) return false;
   for (size_t i = 0; i < n.num_outputs(); ++i) {
     if (n.output(i) == nullptr) continue;
-    constants_.push_back((*outputs)[i]);
+    constants_.push_back(std::move(*ev.values[i]));
     ValueFacts& f = V(n.output(i));
     f.constant = &constants_.back();
     f.dims = f.constant->dims();

@@ -1,8 +1,9 @@
-// What every compiling backend does before and while lowering: a copy of the
-// model with the graph inputs' shapes made concrete (shape inference then
-// gives every value static dims), the Shape/Size values those dims
-// determine, and the folding of nodes whose inputs are all known. Both
-// exec/cpu and exec/cuda specialize a model per input-shape signature.
+// What every compiling backend does before lowering: a copy of the model
+// with the graph inputs' shapes made concrete (shape inference then gives
+// every value static dims), and the input-shape signature its plan is cached
+// under. Both exec/cpu and exec/cuda specialize a model per signature; the
+// folding of what those dims determine is the lowering frame's
+// (lowering_frame.h, through ops/evaluate.h).
 #pragma once
 
 #include <cstdint>
@@ -29,19 +30,5 @@ std::unique_ptr<Model> SpecializedClone(const Model& model,
 // into `shapes` (when given).
 std::string ShapeSignature(const std::map<std::string, RuntimeValue>& feeds,
                            std::map<std::string, std::vector<int64_t>>* shapes);
-
-// The value of a Shape (with opset-15 start/end) or Size node whose input has
-// the concrete `dims`; nullopt for any other node.
-std::optional<Tensor> ShapeOrSizeOf(const Node& node, int64_t opset, const std::vector<int64_t>& dims);
-
-// The values of `node`'s outputs when compile time already knows them:
-// Shape/Size from the concrete dims of input 0 (`input0_dims`; null when
-// they are not static), any other deterministic op without subgraphs from
-// its constant inputs (`constant_inputs[i]`, null when input i is absent or
-// not constant) through its reference kernel. One tensor per output
-// (undefined for an omitted output); nullopt when the node cannot be folded.
-std::optional<std::vector<Tensor>> FoldNode(const Node& node, int64_t opset,
-                                            const std::vector<const Tensor*>& constant_inputs,
-                                            const std::vector<int64_t>* input0_dims);
 
 }  // namespace aic::exec

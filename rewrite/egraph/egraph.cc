@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ops/evaluate.h"
 #include "ops/fused/standard_aliases.h"
 #include "ops/registry.h"
 
@@ -287,14 +288,9 @@ void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
   d.is_tuple = e.num_outputs > 1;
   d.types.assign(e.num_outputs, TypeInfo());
   d.values.assign(e.num_outputs, std::nullopt);
-  const Node& n = *e.op;
-  const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, opset_);
-  if (def == nullptr) return;
   std::vector<TypeInfo> in_types;
   std::vector<const Tensor*> in_consts;
-  bool all_const = true;
   bool weight_only = true;
-  int64_t in_elements = 0;
   for (ClassId c : e.children) {
     if (c == kNoClass) {
       in_types.emplace_back();
@@ -303,42 +299,21 @@ void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
     }
     const EClassData& cd = classes_[Find(c)];
     in_types.push_back(cd.types.empty() ? TypeInfo() : cd.types[0]);
-    const Tensor* v = cd.values.empty() || !cd.values[0] ? nullptr : &*cd.values[0];
-    in_consts.push_back(v);
-    if (v == nullptr) all_const = false; else in_elements += v->num_elements();
+    in_consts.push_back(cd.values.empty() || !cd.values[0] ? nullptr : &*cd.values[0]);
     weight_only = weight_only && cd.weight_only;
   }
-  d.weight_only = weight_only && !def->nondeterministic;
-  if (def->infer) {
-    OpContext ctx(n, opset_, in_types, in_consts,
-                  [this] { return absl::StrCat("unk__rw", symbol_counter_++); });
-    if (def->infer(ctx).ok()) {
-      for (int i = 0; i < e.num_outputs && i < static_cast<int>(ctx.num_outputs()); ++i) {
-        d.types[i] = ctx.output_type(i);
-        if (ctx.output_constants()[i]) d.values[i] = *ctx.output_constants()[i];
-      }
-    }
-  }
-  if (!all_const || !def->kernel || def->nondeterministic || in_elements > max_fold_elements_) return;
-  bool have_all = true;
-  for (const auto& v : d.values) have_all = have_all && v.has_value();
-  if (have_all) return;
-  std::vector<RuntimeValue> inputs(e.children.size());
-  std::vector<const RuntimeValue*> ptrs(e.children.size(), nullptr);
-  for (size_t i = 0; i < e.children.size(); ++i) {
-    if (in_consts[i] == nullptr) continue;
-    inputs[i] = RuntimeValue(*in_consts[i]);
-    ptrs[i] = &inputs[i];
-  }
-  KernelContext kctx(n, opset_, ptrs);
-  if (!def->kernel(kctx).ok()) return;
-  for (int i = 0; i < e.num_outputs && i < static_cast<int>(kctx.outputs().size()); ++i) {
-    RuntimeValue& rv = kctx.outputs()[i];
-    if (!rv.is_tensor() || rv.tensor.num_elements() > max_fold_elements_) continue;
-    d.values[i] = rv.tensor;
-    if (!d.types[i].is_tensor() || !d.types[i].shape.IsStatic()) {
-      d.types[i] = TypeInfo::Tensor(rv.tensor.dtype(), Shape::FromValues(rv.tensor.dims()));
-    }
+  // Constant folding *is* the reference kernel (ops/evaluate.h), bounded so
+  // the e-graph never holds huge tensors.
+  EvaluateLimits limits;
+  limits.max_input_elements = max_fold_elements_;
+  limits.max_output_elements = max_fold_elements_;
+  Evaluation ev = EvaluateNode(*e.op, opset_, in_types, in_consts, limits,
+                               [this] { return absl::StrCat("unk__rw", symbol_counter_++); });
+  if (!ev.has_def) return;
+  d.weight_only = weight_only && !ev.nondeterministic;
+  for (int i = 0; i < e.num_outputs && i < static_cast<int>(ev.types.size()); ++i) {
+    d.types[i] = std::move(ev.types[i]);
+    d.values[i] = std::move(ev.values[i]);
   }
 }
 
