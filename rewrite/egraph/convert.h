@@ -7,6 +7,9 @@
 // once): per-kernel overhead + MACs + bytes moved, and weight-only classes
 // cost (almost) nothing, so foldable subgraphs fold. Emitting only what the
 // graph outputs reach is the dead-code elimination.
+//
+// Import is import.cc; extraction is cost_model.cc (what an e-node costs),
+// extract.cc (which e-node per class) and emit.cc (the Graph they compute).
 #pragma once
 
 #include <memory>

@@ -1,13 +1,12 @@
-// E-graph storage, hashconsing, union-find and the per-class analyses (types
-// via OpDef inference, values via the reference kernels). See egraph.h.
+// E-graph storage: e-nodes and e-classes, the hashcons of canonical e-nodes
+// (and of constant contents), union-find with path halving, and Rebuild's
+// congruence closure. What each class knows (types, values, weight-only) is
+// analysis.cc's; the lookups rules make are query.cc's. See egraph.h.
 #include "rewrite/egraph/egraph.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "ops/evaluate.h"
-#include "ops/fused/standard_aliases.h"
-#include "ops/registry.h"
 
 namespace aic::rewrite {
 
@@ -276,81 +275,8 @@ ClassId EGraph::Proj(ClassId tuple, int64_t index) {
   e.kind = ENodeKind::kProj;
   e.children = {tuple};
   e.index = index;
-  return Intern(std::move(e), [&](EClassData& d) {
-    const EClassData& t = classes_[Find(tuple)];
-    d.types = {index < static_cast<int64_t>(t.types.size()) ? t.types[index] : TypeInfo()};
-    d.values = {index < static_cast<int64_t>(t.values.size()) ? t.values[index] : std::nullopt};
-    d.weight_only = t.weight_only;
-  });
+  return Intern(std::move(e), [&](EClassData& d) { AnalyzeProj(tuple, index, d); });
 }
-
-void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
-  d.is_tuple = e.num_outputs > 1;
-  d.types.assign(e.num_outputs, TypeInfo());
-  d.values.assign(e.num_outputs, std::nullopt);
-  std::vector<TypeInfo> in_types;
-  std::vector<const Tensor*> in_consts;
-  bool weight_only = true;
-  for (ClassId c : e.children) {
-    if (c == kNoClass) {
-      in_types.emplace_back();
-      in_consts.push_back(nullptr);
-      continue;
-    }
-    const EClassData& cd = classes_[Find(c)];
-    in_types.push_back(cd.types.empty() ? TypeInfo() : cd.types[0]);
-    in_consts.push_back(cd.values.empty() || !cd.values[0] ? nullptr : &*cd.values[0]);
-    weight_only = weight_only && cd.weight_only;
-  }
-  // Constant folding *is* the reference kernel (ops/evaluate.h), bounded so
-  // the e-graph never holds huge tensors.
-  EvaluateLimits limits;
-  limits.max_input_elements = max_fold_elements_;
-  limits.max_output_elements = max_fold_elements_;
-  Evaluation ev = EvaluateNode(*e.op, opset_, in_types, in_consts, limits,
-                               [this] { return absl::StrCat("unk__rw", symbol_counter_++); });
-  if (!ev.has_def) return;
-  d.weight_only = weight_only && !ev.nondeterministic;
-  for (int i = 0; i < e.num_outputs && i < static_cast<int>(ev.types.size()); ++i) {
-    d.types[i] = std::move(ev.types[i]);
-    d.values[i] = std::move(ev.values[i]);
-  }
-}
-
-namespace {
-
-// How much a dim says: a value, then a symbol, then nothing.
-int DimRank(const Dim& d) { return d.is_value() ? 2 : d.is_symbol() ? 1 : 0; }
-
-// Joins what two equal values' types say (they are the same value): a known
-// type over an unknown one, a known rank over none, and dim by dim the more
-// specific of the two (so [?, 40, ?] and [batch, ?, 120] give [batch, 40,
-// 120]). Returns true when `into` learned something.
-bool JoinType(TypeInfo& into, const TypeInfo& other) {
-  if (!other.known()) return false;
-  if (!into.known()) {
-    into = other;
-    return true;
-  }
-  if (!into.is_tensor() || !other.is_tensor() || !other.shape.has_rank()) return false;
-  if (!into.shape.has_rank()) {
-    into.shape = other.shape;
-    return true;
-  }
-  if (into.shape.rank() != other.shape.rank()) return false;  // contradictory facts: keep ours
-  std::vector<Dim> dims = into.shape.dims();
-  bool learned = false;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (DimRank(other.shape[i]) > DimRank(dims[i])) {
-      dims[i] = other.shape[i];
-      learned = true;
-    }
-  }
-  if (learned) into.shape = Shape(std::move(dims));
-  return learned;
-}
-
-}  // namespace
 
 bool EGraph::Union(ClassId a, ClassId b) {
   a = Find(a);
@@ -358,17 +284,11 @@ bool EGraph::Union(ClassId a, ClassId b) {
   if (a == b) return false;
   if (classes_[a].nodes.size() < classes_[b].nodes.size()) std::swap(a, b);
   parent_[b] = a;
-  if (dirty_.size() < classes_.size()) dirty_.resize(classes_.size(), 0);
-  dirty_[a] = 1;
   EClassData& da = classes_[a];
   EClassData& db = classes_[b];
   da.nodes.insert(da.nodes.end(), db.nodes.begin(), db.nodes.end());
   db.nodes.clear();
-  for (size_t i = 0; i < da.types.size() && i < db.types.size(); ++i) JoinType(da.types[i], db.types[i]);
-  for (size_t i = 0; i < da.values.size() && i < db.values.size(); ++i) {
-    if (!da.values[i] && db.values[i]) da.values[i] = db.values[i];
-  }
-  da.weight_only = da.weight_only || db.weight_only;
+  MergeAnalyses(a, b);
   if (da.name.empty()) da.name = db.name;
   return true;
 }
@@ -445,132 +365,9 @@ void EGraph::Rebuild() {
   PropagateAnalyses();
 }
 
-void EGraph::PropagateAnalyses() {
-  // Unions can make a class's inputs known (a folded constant, a sharper
-  // shape): recompute what those ops' classes know. Children mostly precede
-  // parents in node order, so one sweep carries facts far; a second catches
-  // the rest.
-  // Only e-nodes reading a dirty class are redone: an e-node was analyzed
-  // when it was added, with its children as they were then, and only unions
-  // and this propagation make children know more. (Redoing every e-node on
-  // every rebuild was a third of the optimizer's time.)
-  dirty_.resize(classes_.size(), 0);
-  std::vector<char> next_dirty(classes_.size(), 0);
-  for (int sweep = 0; sweep < 2; ++sweep) {
-    bool changed = false;
-    std::fill(next_dirty.begin(), next_dirty.end(), 0);
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      const ENode& n = nodes_[i];
-      if (n.kind != ENodeKind::kOp) continue;
-      bool reads_dirty = false;
-      for (ClassId c : n.children) {
-        if (c != kNoClass && dirty_[Find(c)]) {
-          reads_dirty = true;
-          break;
-        }
-      }
-      if (!reads_dirty) continue;
-      EClassData& d = classes_[Find(node_class_[i])];
-      bool missing_value = false;
-      for (const auto& v : d.values) missing_value = missing_value || !v.has_value();
-      bool weak_type = false;
-      for (const TypeInfo& t : d.types) weak_type = weak_type || !t.is_tensor() || !t.shape.IsStatic();
-      if (!missing_value && !weak_type) continue;
-      // A dirty input may have learned a value or a dim (JoinType): infer again.
-      EClassData fresh;
-      AnalyzeOp(n, fresh);
-      ClassId root = Find(node_class_[i]);
-      EClassData& target = classes_[root];
-      bool updated = false;
-      for (size_t k = 0; k < target.values.size() && k < fresh.values.size(); ++k) {
-        if (!target.values[k] && fresh.values[k]) {
-          target.values[k] = std::move(fresh.values[k]);
-          updated = true;
-        }
-      }
-      for (size_t k = 0; k < target.types.size() && k < fresh.types.size(); ++k) {
-        updated = JoinType(target.types[k], fresh.types[k]) || updated;
-      }
-      if (fresh.weight_only && !target.weight_only) {
-        target.weight_only = true;
-        updated = true;
-      }
-      if (updated) {
-        changed = true;
-        dirty_[root] = 1;
-        next_dirty[root] = 1;
-      }
-    }
-    // The next sweep (or, after the last, the next rebuild) redoes only the
-    // readers of what this sweep taught.
-    dirty_ = next_dirty;
-    if (!changed) break;
-  }
-}
-
-const Tensor* EGraph::value(ClassId id) const {
-  const EClassData& d = data(id);
-  return d.values.empty() || !d.values[0] ? nullptr : &*d.values[0];
-}
-
-const ENode* EGraph::FindOp(ClassId id, const char* op_type) const {
-  for (int32_t i : data(id).nodes) {
-    const ENode& n = nodes_[i];
-    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && HasStandardSemantics(*n.op)) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<const ENode*> EGraph::FindOps(ClassId id, const char* op_type) const {
-  std::vector<const ENode*> out;
-  for (int32_t i : data(id).nodes) {
-    const ENode& n = nodes_[i];
-    if (n.kind == ENodeKind::kOp && n.op->op_type == op_type && HasStandardSemantics(*n.op)) {
-      out.push_back(&n);
-    }
-  }
-  return out;
-}
-
-bool EGraph::HasConstLeaf(ClassId id) const {
-  for (int32_t i : data(id).nodes) {
-    if (nodes_[i].kind == ENodeKind::kConst) return true;
-  }
-  return false;
-}
-
-int EGraph::UseCount(ClassId id) const {
-  auto it = use_count_.find(Find(id));
-  return it == use_count_.end() ? 0 : it->second;
-}
-
 void EGraph::set_name(ClassId id, const std::string& name) {
   EClassData& d = classes_[Find(id)];
   if (d.name.empty()) d.name = name;
-}
-
-std::string EGraph::Dump() const {
-  std::string out;
-  for (size_t c = 0; c < classes_.size(); ++c) {
-    if (Find(static_cast<ClassId>(c)) != static_cast<ClassId>(c)) continue;
-    const EClassData& d = classes_[c];
-    absl::StrAppend(&out, "e", c, " ", d.name, " ", d.types.empty() ? "" : d.types[0].ToString(),
-                    d.weight_only ? " W" : "", ":");
-    for (int32_t i : d.nodes) {
-      const ENode& n = nodes_[i];
-      switch (n.kind) {
-        case ENodeKind::kOp: absl::StrAppend(&out, " ", n.op->op_type, "("); break;
-        case ENodeKind::kOpaque: absl::StrAppend(&out, " opaque:", n.op->op_type, "("); break;
-        case ENodeKind::kInput: absl::StrAppend(&out, " input", n.index, "("); break;
-        case ENodeKind::kConst: absl::StrAppend(&out, " const(", constants_[n.const_index].DebugString(3)); break;
-        case ENodeKind::kProj: absl::StrAppend(&out, " proj", n.index, "("); break;
-      }
-      for (ClassId ch : n.children) absl::StrAppend(&out, ch == kNoClass ? -1 : Find(ch), ",");
-      out += ")";
-    }
-    out += "\n";
-  }
-  return out;
 }
 
 }  // namespace aic::rewrite

@@ -10,6 +10,9 @@
 // Node, run on e-nodes unchanged. Opaque nodes (no OpDef, unknown domain,
 // nondeterministic ops, nodes with subgraphs) get a unique key: never merged,
 // never matched.
+//
+// egraph.cc holds the storage (hashcons, union-find, Rebuild's congruence
+// closure), analysis.cc the per-class analyses, query.cc the lookups.
 #pragma once
 
 #include <cstdint>
@@ -108,13 +111,19 @@ class EGraph {
   std::string Dump() const;
 
  private:
+  // Storage and hashcons (egraph.cc).
   int64_t OpKey(const std::string& domain, const std::string& op_type,
                 const std::vector<Attribute>& attributes);
   std::vector<ClassId> Canonical(const std::vector<ClassId>& children) const;
   ClassId Intern(ENode node, std::function<void(EClassData&)> analyze);
-  void AnalyzeOp(const ENode& node, EClassData& data);
-  void PropagateAnalyses();
   std::string HashKey(const ENode& n) const;
+  // Analyses (analysis.cc): a new op's or projection's data, the join of two
+  // classes' facts when Union merges `merged` into `root`, and Rebuild's
+  // re-analysis of the classes reading what unions taught.
+  void AnalyzeOp(const ENode& node, EClassData& data);
+  void AnalyzeProj(ClassId tuple, int64_t index, EClassData& data) const;
+  void MergeAnalyses(ClassId root, ClassId merged);
+  void PropagateAnalyses();
 
   int64_t opset_;
   int64_t max_fold_elements_;

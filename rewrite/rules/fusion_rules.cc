@@ -95,18 +95,19 @@ ClassId FuseConvBn(RuleContext& ctx, ClassId cls, const ENode& n) {
 // output channel; returns the conv e-node with its parts and c per channel.
 const ENode* MatchConvPerChannel(EGraph& g, ClassId cls, const ENode& n, ConvParts& p,
                                  std::vector<double>& per_channel) {
-  for (int side = 0; side < 2; ++side) {
-    const ENode* conv = ConstConv(g, Child(g, n, side), p);
-    const Tensor* c = g.value(Child(g, n, 1 - side));
+  const ENode* conv = nullptr;
+  bool matched = EitherOrder(g, n, [&](ClassId conved, ClassId operand) {
+    conv = ConstConv(g, conved, p);
+    const Tensor* c = g.value(operand);
     const Shape* out = RankedShape(g, cls);
-    const Shape* conv_out = RankedShape(g, Child(g, n, side));
-    if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) continue;
+    const Shape* conv_out = RankedShape(g, conved);
+    if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) return false;
     // Why: the op must not broadcast the conv output to a bigger shape.
-    if (!SameShape(*out, *conv_out)) continue;
+    if (!SameShape(*out, *conv_out)) return false;
     per_channel = PerChannel(*c, out->rank(), p.wt->dim(0));
-    if (!per_channel.empty()) return conv;
-  }
-  return nullptr;
+    return !per_channel.empty();
+  });
+  return matched ? conv : nullptr;
 }
 
 // Conv(x, W, b) + c -> Conv(x, W, b + c)   (c per output channel)
@@ -130,25 +131,26 @@ ClassId FuseConvMulScale(RuleContext& ctx, ClassId cls, const ENode& n) {
 // MatMul(a, B) + c -> Gemm(a, B, c)   (a rank 2, B constant rank 2, c broadcasts to [N] or [M, N])
 ClassId FuseMatMulAddIntoGemm(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
-  for (int side = 0; side < 2; ++side) {
-    const ENode* mm = g.FindOp(Child(g, n, side), "MatMul");
-    if (mm == nullptr) continue;
-    ClassId a = Child(g, *mm, 0);
-    ClassId b = Child(g, *mm, 1);
-    ClassId c = Child(g, n, 1 - side);
+  ClassId a = kNoClass, b = kNoClass, c = kNoClass;
+  bool matched = EitherOrder(g, n, [&](ClassId product, ClassId bias) {
+    const ENode* mm = g.FindOp(product, "MatMul");
+    if (mm == nullptr) return false;
+    a = Child(g, *mm, 0);
+    b = Child(g, *mm, 1);
+    c = bias;
     const Shape* as = RankedShape(g, a);
     const Tensor* bt = g.value(b);
     const Tensor* ct = g.value(c);
     const Shape* out = RankedShape(g, cls);
-    const Shape* mm_out = RankedShape(g, Child(g, n, side));
-    if (as == nullptr || as->rank() != 2 || bt == nullptr || bt->rank() != 2 || ct == nullptr) continue;
-    if (!IsFloat(bt->dtype()) || ct->dtype() != bt->dtype()) continue;
+    const Shape* mm_out = RankedShape(g, product);
+    if (as == nullptr || as->rank() != 2 || bt == nullptr || bt->rank() != 2 || ct == nullptr) return false;
+    if (!IsFloat(bt->dtype()) || ct->dtype() != bt->dtype()) return false;
     // Why: Gemm's C broadcasts one way only; the sum must keep MatMul's shape.
-    if (out == nullptr || mm_out == nullptr || !SameShape(*out, *mm_out)) continue;
-    if (ct->rank() > 2) continue;
-    return g.AddOp("Gemm", "", {a, b, c});
-  }
-  return ctx.Decline("no rank-2 MatMul with constant weight and bias");
+    if (out == nullptr || mm_out == nullptr || !SameShape(*out, *mm_out)) return false;
+    return ct->rank() <= 2;
+  });
+  if (!matched) return ctx.Decline("no rank-2 MatMul with constant weight and bias");
+  return g.AddOp("Gemm", "", {a, b, c});
 }
 
 // Gemm(Transpose(a), B) -> Gemm(a, B, transA=!transA)   (same for B)

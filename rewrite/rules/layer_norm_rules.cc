@@ -37,6 +37,23 @@ bool IsCentered(const EGraph& g, ClassId d, ClassId& x) {
   return false;
 }
 
+// Whether class c is ReduceMean(d^2) over the last axis (d^2 as Pow(d, 2) or d * d).
+bool IsMeanOfSquares(const EGraph& g, ClassId c, ClassId d, int64_t rank) {
+  for (const ENode* var : g.FindOps(c, "ReduceMean")) {
+    if (!IsLastAxisMean(g, *var, rank)) continue;
+    ClassId sq = Child(g, *var, 0);
+    bool squares_d = false;
+    for (const ENode* pow : g.FindOps(sq, "Pow")) {
+      squares_d = squares_d || (Child(g, *pow, 0) == d && AllElementsEqual(g, Child(g, *pow, 1), 2));
+    }
+    for (const ENode* mul : g.FindOps(sq, "Mul")) {
+      squares_d = squares_d || (Child(g, *mul, 0) == d && Child(g, *mul, 1) == d);
+    }
+    if (squares_d) return true;
+  }
+  return false;
+}
+
 // d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
 ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
@@ -48,33 +65,23 @@ ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (!IsFloat(dt) || dt != DType::kFloat) return ctx.Decline("not float32");
   const Dim& last = (*xs)[xs->rank() - 1];
   if (!last.is_value()) return ctx.Decline("normalized dim not known");
+  const Tensor* eps = nullptr;
+  auto variance_plus_eps = [&](ClassId var, ClassId e) {
+    eps = g.value(e);
+    return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, var, d, xs->rank());
+  };
+  bool matched = false;
   for (const ENode* sqrt : g.FindOps(Child(g, n, 1), "Sqrt")) {
-    for (const ENode* add : g.FindOps(Child(g, *sqrt, 0), "Add")) {
-      for (int side = 0; side < 2; ++side) {
-        const Tensor* eps = g.value(Child(g, *add, 1 - side));
-        if (eps == nullptr || eps->num_elements() != 1) continue;
-        for (const ENode* var : g.FindOps(Child(g, *add, side), "ReduceMean")) {
-          if (!IsLastAxisMean(g, *var, xs->rank())) continue;
-          ClassId sq = Child(g, *var, 0);
-          bool squares_d = false;
-          for (const ENode* pow : g.FindOps(sq, "Pow")) {
-            squares_d = squares_d || (Child(g, *pow, 0) == d && AllElementsEqual(g, Child(g, *pow, 1), 2));
-          }
-          for (const ENode* mul : g.FindOps(sq, "Mul")) {
-            squares_d = squares_d || (Child(g, *mul, 0) == d && Child(g, *mul, 1) == d);
-          }
-          if (!squares_d) continue;
-          int64_t width = last.value();
-          ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
-          ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
-          return AddNewerStandardOp(ctx, "LayerNormalization", {x, ones, zeros},
-                         {Attribute::Int("axis", -1),
-                          Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
-        }
-      }
-    }
+    matched = HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", variance_plus_eps);
+    if (matched) break;
   }
-  return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
+  if (!matched) return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
+  int64_t width = last.value();
+  ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
+  ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
+  return AddNewerStandardOp(ctx, "LayerNormalization", {x, ones, zeros},
+                            {Attribute::Int("axis", -1),
+                             Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
 }
 
 // LayerNormalization(x, s, b) * g -> LayerNormalization(x, s*g, b*g)   (g of the normalized width)
@@ -82,10 +89,11 @@ ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
 ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
   bool is_mul = n.op->op_type == "Mul";
-  for (int side = 0; side < 2; ++side) {
-    for (const ENode* ln : g.FindOps(Child(g, n, side), "LayerNormalization")) {
+  ClassId folded = kNoClass;
+  bool matched = EitherOrder(g, n, [&](ClassId normed, ClassId operand) {
+    for (const ENode* ln : g.FindOps(normed, "LayerNormalization")) {
       if (ln->num_outputs != 1 || ln->op->GetInt("axis", -1) != -1) continue;
-      const Tensor* k = g.value(Child(g, n, 1 - side));
+      const Tensor* k = g.value(operand);
       const Tensor* s = g.value(Child(g, *ln, 1));
       const Tensor* b = ln->children.size() > 2 && ln->children[2] != kNoClass ? g.value(Child(g, *ln, 2)) : nullptr;
       if (!k || !s || !b || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
@@ -100,7 +108,7 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       // Why: scale and bias must be one value each per normalized element to be updated in place.
       if (b->num_elements() != s->num_elements()) continue;
       const Shape* out = RankedShape(g, cls);
-      const Shape* lo = RankedShape(g, Child(g, n, side));
+      const Shape* lo = RankedShape(g, normed);
       if (!out || !lo || !SameShape(*out, *lo)) continue;
       std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
       for (size_t i = 0; i < sv.size(); ++i) {
@@ -115,10 +123,13 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       int64_t width = s->num_elements();
       ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {width}));
       ClassId nb = g.AddConst(FromDoubles(bv, DType::kFloat, {width}));
-      return g.AddOpLike(*ln->op, {Child(g, *ln, 0), ns, nb}, 1);
+      folded = g.AddOpLike(*ln->op, {Child(g, *ln, 0), ns, nb}, 1);
+      return true;
     }
-  }
-  return ctx.Decline("no LayerNormalization with constant scale, bias and operand");
+    return false;
+  });
+  if (!matched) return ctx.Decline("no LayerNormalization with constant scale, bias and operand");
+  return folded;
 }
 
 }  // namespace

@@ -101,13 +101,17 @@ ClassId RemoveNeutralElement(RuleContext& ctx, ClassId cls, const ENode& n) {
   const std::string& op = n.op->op_type;
   double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;
   bool commutative = op == "Add" || op == "Mul";
-  for (int side = 0; side < (commutative ? 2 : 1); ++side) {
-    ClassId x = Child(ctx.g, n, side);
-    ClassId c = Child(ctx.g, n, 1 - side);
+  ClassId x = kNoClass;
+  // x <op> c with c neutral.
+  auto keeps_x = [&](ClassId a, ClassId c) {
     // Why: the neutral operand must not broadcast x to a bigger shape or change its type.
-    if (AllElementsEqual(ctx.g, c, neutral) && SameTypeAs(ctx.g, cls, x)) return x;
-  }
-  return ctx.Decline("no neutral constant operand of a non-broadcasting shape");
+    if (!AllElementsEqual(ctx.g, c, neutral) || !SameTypeAs(ctx.g, cls, a)) return false;
+    x = a;
+    return true;
+  };
+  bool matched = commutative ? EitherOrder(ctx.g, n, keeps_x) : keeps_x(Child(ctx.g, n, 0), Child(ctx.g, n, 1));
+  if (!matched) return ctx.Decline("no neutral constant operand of a non-broadcasting shape");
+  return x;
 }
 
 }  // namespace

@@ -20,14 +20,13 @@ bool IsClipXPlus3(const EGraph& g, ClassId c, ClassId& x) {
   for (const ENode* clip : g.FindOps(c, "Clip")) {
     ClipBounds b = ClipBoundsOf(g, *clip);
     if (b.lo != 0.0 || b.hi != 6.0) continue;
-    for (const ENode* add : g.FindOps(Child(g, *clip, 0), "Add")) {
-      for (int side = 0; side < 2; ++side) {
-        const Tensor* three = g.value(Child(g, *add, 1 - side));
-        if (three && three->num_elements() == 1 && three->ElementAsDouble(0) == 3) {
-          x = Child(g, *add, side);
+    if (HasOpEitherOrder(g, Child(g, *clip, 0), "Add", [&](ClassId a, ClassId b) {
+          const Tensor* three = g.value(b);
+          if (!three || three->num_elements() != 1 || three->ElementAsDouble(0) != 3) return false;
+          x = a;
           return true;
-        }
-      }
+        })) {
+      return true;
     }
   }
   return false;
@@ -35,16 +34,12 @@ bool IsClipXPlus3(const EGraph& g, ClassId c, ClassId& x) {
 
 // Whether class c is x * Clip(x + 3, 0, 6); sets x.
 bool IsXTimesClip(const EGraph& g, ClassId c, ClassId& x) {
-  for (const ENode* mul : g.FindOps(c, "Mul")) {
-    for (int side = 0; side < 2; ++side) {
-      ClassId inner;
-      if (IsClipXPlus3(g, Child(g, *mul, 1 - side), inner) && inner == Child(g, *mul, side)) {
-        x = inner;
-        return true;
-      }
-    }
-  }
-  return false;
+  return HasOpEitherOrder(g, c, "Mul", [&](ClassId a, ClassId b) {
+    ClassId inner;
+    if (!IsClipXPlus3(g, b, inner) || inner != a) return false;
+    x = inner;
+    return true;
+  });
 }
 
 // Matches x*clip(x+3,0,6)/6 (or * (1/6)) rooted at a Div or Mul; sets x.
@@ -55,12 +50,11 @@ bool MatchHardSwish(const EGraph& g, ClassId cls, const ENode& n, ClassId& x) {
     if (!six || six->num_elements() != 1 || six->ElementAsDouble(0) != 6) return false;
     if (!IsXTimesClip(g, Child(g, n, 0), x)) return false;
   } else {
-    bool ok = false;
-    for (int side = 0; side < 2 && !ok; ++side) {
-      const Tensor* k = g.value(Child(g, n, 1 - side));
-      if (!k || k->num_elements() != 1 || std::abs(k->ElementAsDouble(0) - 1.0 / 6) > 1e-7) continue;
-      ok = IsXTimesClip(g, Child(g, n, side), x);
-    }
+    bool ok = EitherOrder(g, n, [&](ClassId a, ClassId b) {
+      const Tensor* k = g.value(b);
+      if (!k || k->num_elements() != 1 || std::abs(k->ElementAsDouble(0) - 1.0 / 6) > 1e-7) return false;
+      return IsXTimesClip(g, a, x);
+    });
     if (!ok) return false;
   }
   // Why: the constants must not broadcast x to a bigger shape.
@@ -91,21 +85,24 @@ ClassId FuseHardSigmoidMul(RuleContext& ctx, ClassId cls, const ENode& n) {
 // x * HardSigmoid(x, alpha=1/6, beta=0.5) -> HardSwish(x)   (HardSwish's own definition)
 ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
-  for (int side = 0; side < 2; ++side) {
-    ClassId x = Child(g, n, side);
-    for (const ENode* hs : g.FindOps(Child(g, n, 1 - side), "HardSigmoid")) {
-      if (Child(g, *hs, 0) != x) continue;
+  ClassId x = kNoClass;
+  bool matched = EitherOrder(g, n, [&](ClassId a, ClassId b) {
+    for (const ENode* hs : g.FindOps(b, "HardSigmoid")) {
+      if (Child(g, *hs, 0) != a) continue;
       // Why: only these parameters make x * HardSigmoid(x) the HardSwish of the standard.
       if (std::abs(hs->op->GetFloat("alpha", 0.2f) - 1.0 / 6) > 1e-7 || hs->op->GetFloat("beta", 0.5f) != 0.5f) {
         continue;
       }
       const Shape* out = RankedShape(g, cls);
-      const Shape* xs = RankedShape(g, x);
-      if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(x).dtype)) continue;
-      return AddNewerStandardOp(ctx, "HardSwish", {x});
+      const Shape* xs = RankedShape(g, a);
+      if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(a).dtype)) continue;
+      x = a;
+      return true;
     }
-  }
-  return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
+    return false;
+  });
+  if (!matched) return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
+  return AddNewerStandardOp(ctx, "HardSwish", {x});
 }
 
 // A scalar constant within a relative 1e-6 of v (exporters round √2 and
@@ -116,73 +113,59 @@ bool IsScalarNear(const EGraph& g, ClassId c, double v) {
   return std::abs(t->ElementAsDouble(0) - v) <= 1e-6 * std::abs(v);
 }
 
-// Whether class c is 1 + Erf(x / √2) (or Erf(x * 1/√2), either operand order); sets x.
-bool IsOnePlusErf(const EGraph& g, ClassId c, ClassId& x) {
-  for (const ENode* add : g.FindOps(c, "Add")) {
-    for (int side = 0; side < 2; ++side) {
-      if (!IsScalarNear(g, Child(g, *add, 1 - side), 1.0)) continue;
-      for (const ENode* erf : g.FindOps(Child(g, *add, side), "Erf")) {
-        ClassId arg = Child(g, *erf, 0);
-        for (const ENode* div : g.FindOps(arg, "Div")) {
-          if (IsScalarNear(g, Child(g, *div, 1), std::sqrt(2.0))) {
-            x = Child(g, *div, 0);
-            return true;
-          }
-        }
-        for (const ENode* mul : g.FindOps(arg, "Mul")) {
-          for (int k = 0; k < 2; ++k) {
-            if (IsScalarNear(g, Child(g, *mul, 1 - k), std::sqrt(0.5))) {
-              x = Child(g, *mul, k);
-              return true;
-            }
-          }
-        }
+// Whether class c is Erf(x / √2) or Erf(x * 1/√2) (either operand order); sets x.
+bool IsErfOfXOverSqrt2(const EGraph& g, ClassId c, ClassId& x) {
+  for (const ENode* erf : g.FindOps(c, "Erf")) {
+    ClassId arg = Child(g, *erf, 0);
+    for (const ENode* div : g.FindOps(arg, "Div")) {
+      if (IsScalarNear(g, Child(g, *div, 1), std::sqrt(2.0))) {
+        x = Child(g, *div, 0);
+        return true;
       }
+    }
+    if (HasOpEitherOrder(g, arg, "Mul", [&](ClassId a, ClassId b) {
+          if (!IsScalarNear(g, b, std::sqrt(0.5))) return false;
+          x = a;
+          return true;
+        })) {
+      return true;
     }
   }
   return false;
 }
 
-// Whether class c is a Mul of `a` and something satisfying `rest` (either
-// order); `rest` gets the other operand.
-template <typename Pred>
-bool IsMulOf(const EGraph& g, ClassId c, Pred rest) {
-  for (const ENode* mul : g.FindOps(c, "Mul")) {
-    for (int side = 0; side < 2; ++side) {
-      if (rest(Child(g, *mul, side), Child(g, *mul, 1 - side))) return true;
-    }
-  }
-  return false;
+// Whether class c is 1 + Erf(x / √2) (or Erf(x * 1/√2), either operand order); sets x.
+bool IsOnePlusErf(const EGraph& g, ClassId c, ClassId& x) {
+  return HasOpEitherOrder(g, c, "Add",
+                          [&](ClassId a, ClassId b) { return IsScalarNear(g, b, 1.0) && IsErfOfXOverSqrt2(g, a, x); });
 }
 
 // The product x * 0.5 * (1 + erf(x/√2)) in any of its three groupings, at a
 // Mul e-node; sets x.
 bool MatchGelu(const EGraph& g, const ENode& n, ClassId& x) {
-  for (int side = 0; side < 2; ++side) {
-    ClassId p = Child(g, n, side);
-    ClassId q = Child(g, n, 1 - side);
+  return EitherOrder(g, n, [&](ClassId p, ClassId q) {
     ClassId cand;
     // (x * A) * 0.5
     if (IsScalarNear(g, q, 0.5) &&
-        IsMulOf(g, p, [&](ClassId a, ClassId b) { return IsOnePlusErf(g, b, cand) && cand == a; })) {
+        HasOpEitherOrder(g, p, "Mul", [&](ClassId a, ClassId b) { return IsOnePlusErf(g, b, cand) && cand == a; })) {
       x = cand;
       return true;
     }
     // (x * 0.5) * A
     if (IsOnePlusErf(g, q, cand) &&
-        IsMulOf(g, p, [&](ClassId a, ClassId b) { return a == cand && IsScalarNear(g, b, 0.5); })) {
+        HasOpEitherOrder(g, p, "Mul", [&](ClassId a, ClassId b) { return a == cand && IsScalarNear(g, b, 0.5); })) {
       x = cand;
       return true;
     }
     // x * (0.5 * A)
-    if (IsMulOf(g, q, [&](ClassId a, ClassId b) {
+    if (HasOpEitherOrder(g, q, "Mul", [&](ClassId a, ClassId b) {
           return IsScalarNear(g, a, 0.5) && IsOnePlusErf(g, b, cand) && cand == p;
         })) {
       x = cand;
       return true;
     }
-  }
-  return false;
+    return false;
+  });
 }
 
 // x * 0.5 * (1 + erf(x / √2)) -> Gelu(x)

@@ -1,5 +1,6 @@
 // Small matching helpers shared by the rule families: constants as numbers,
-// shapes as known dims, attribute lookups on e-nodes.
+// shapes as known dims, attribute lookups on e-nodes, commutative operands
+// in either order.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,29 @@ bool IsFloat(DType t);
 int Uses(const EGraph& g, ClassId c);
 // A child of an e-node, canonical (kNoClass when absent).
 ClassId Child(const EGraph& g, const ENode& n, size_t i);
+
+// Matches a commutative binary e-node (Add, Mul) in both operand orders, in
+// place of a loop over `side` and `1 - side`: calls f(a, b) with its
+// children (canonical) as (0, 1), then, only if that returned false, as
+// (1, 0); true when either call returned true. What f binds on success (an
+// out-parameter, a captured local) is thus from the order that matched.
+template <typename F>
+bool EitherOrder(const EGraph& g, const ENode& n, F f) {
+  ClassId c0 = Child(g, n, 0);
+  ClassId c1 = Child(g, n, 1);
+  return f(c0, c1) || f(c1, c0);
+}
+
+// Whether class c has an `op_type` e-node (Add, Mul) whose operands satisfy
+// f in either order (EitherOrder), trying the class's e-nodes in turn.
+template <typename F>
+bool HasOpEitherOrder(const EGraph& g, ClassId c, const char* op_type, F f) {
+  for (const ENode* n : g.FindOps(c, op_type)) {
+    if (EitherOrder(g, *n, f)) return true;
+  }
+  return false;
+}
+
 // A tensor of doubles converted to `dtype` (float types only) with dims.
 Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_t> dims);
 std::vector<double> ToDoubles(const Tensor& t);
