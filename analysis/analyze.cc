@@ -9,6 +9,7 @@
 #include "analysis/logical_graph.h"
 #include "analysis/spectrum.h"
 #include "analysis/structure.h"
+#include "graph/topo.h"
 #include "ops/infer_shapes.h"
 
 namespace aic::analysis {
@@ -115,8 +116,12 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   report.opset = model.OpsetFor("");
   report.energy = options.energy;
   if (options.progress) options.progress("shape inference");
+  // One topological order for every pass below (inference, folding, grouping).
+  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*model.graph));
   InferStats stats;
-  InferShapes(model, InferOptions{}, &stats).IgnoreError();
+  InferOptions infer_options;
+  infer_options.main_order = &order;
+  InferShapes(model, infer_options, &stats).IgnoreError();
   if (stats.failed_nodes > 0) {
     report.notes.push_back(absl::StrCat("shape inference failed at ", stats.failed_nodes,
                                         " node(s); first: ", stats.first_error.message()));
@@ -130,8 +135,8 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
     if (!v->is_initializer()) report.graph_inputs.push_back({v->name(), v->shape()});
   }
 
-  ConstantValues constants = ConstantValues::Fold(model);
-  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants));
+  ConstantValues constants = ConstantValues::Fold(model, order);
+  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order));
   report.nodes = lg.nodes;
   report.total_params = lg.total_params;
   for (const ReportNode& n : report.nodes) {

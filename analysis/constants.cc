@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "graph/topo.h"
 #include "ops/evaluate.h"
 
 namespace aic::analysis {
@@ -14,13 +13,12 @@ const Tensor* ConstantValues::Find(const Value* v) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
-ConstantValues ConstantValues::Fold(const Model& model, int64_t max_input_elements) {
+ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>& order,
+                                    int64_t max_input_elements) {
   ConstantValues out;
-  auto order = TopologicalOrder(*model.graph);
-  if (!order.ok()) return out;  // the report says the graph is cyclic elsewhere
   EvaluateLimits limits;
   limits.max_input_elements = max_input_elements;
-  for (const Node* node : *order) {
+  for (const Node* node : order) {
     if (!node->Subgraphs().empty() || node->num_outputs() == 0) continue;
     std::vector<TypeInfo> types;
     std::vector<const Tensor*> values;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -19,7 +20,9 @@ class ConstantValues {
   // Folds the main graph in topological order. A node with inputs folds only
   // when they hold at most `max_input_elements` in total (the reference
   // kernels are simple, not fast); nodes without inputs (Constant) always do.
-  static ConstantValues Fold(const Model& model, int64_t max_input_elements = int64_t{1} << 22);
+  // `order`: the main graph's topological order.
+  static ConstantValues Fold(const Model& model, const std::vector<Node*>& order,
+                             int64_t max_input_elements = int64_t{1} << 22);
 
   // The value of `v` when it is known statically, else nullptr.
   const Tensor* Find(const Value* v) const;

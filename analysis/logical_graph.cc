@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
-#include "graph/topo.h"
 #include "ops/registry.h"
 #include "ops/util/cost_util.h"
 
@@ -121,10 +120,9 @@ int64_t StaticBytes(const Value* v) {
 
 }  // namespace
 
-absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model,
-                                               const ConstantValues& constants) {
+absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const ConstantValues& constants,
+                                               const std::vector<Node*>& order) {
   const Graph& graph = *model.graph;
-  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
   absl::flat_hash_map<const Value*, std::vector<const Node*>> readers;
   for (const Node* n : order) {
     if (constants.IsFolded(n)) continue;

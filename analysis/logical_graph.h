@@ -34,6 +34,8 @@ struct LogicalGraph {
   int64_t total_params = 0;
 };
 
-absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const ConstantValues& constants);
+// `order`: the main graph's topological order.
+absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const ConstantValues& constants,
+                                               const std::vector<Node*>& order);
 
 }  // namespace aic::analysis

@@ -8,110 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/format.h"
 #include "analysis/render.h"
+#include "support/json.h"
 
 namespace aic::analysis {
 
 namespace {
 
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);  // UTF-8 passes through
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// A pretty-printing writer: objects and arrays of scalars on one line when
-// they are short, nested structure indented by two spaces.
-class Json {
- public:
-  std::string str() const { return out_; }
-
-  void BeginObject() { Open('{'); }
-  void EndObject() { Close('}'); }
-  void BeginArray() { Open('['); }
-  void EndArray() { Close(']'); }
-  void Key(const std::string& k) {
-    Comma();
-    Newline();
-    out_ += Quote(k) + ": ";
-    after_key_ = true;
-  }
-  void Raw(const std::string& v) {
-    if (!after_key_) {
-      Comma();
-      Newline();
-    }
-    out_ += v;
-    after_key_ = false;
-    first_ = false;
-  }
-  void String(const std::string& v) { Raw(Quote(v)); }
-  void Int(int64_t v) { Raw(std::to_string(v)); }
-  void Double(double v) { Raw(Number(v)); }
-  void Bool(bool v) { Raw(v ? "true" : "false"); }
-  void Null() { Raw("null"); }
-
-  // One-line arrays for long numeric lists (singular values, shapes).
-  void InlineDoubles(const std::vector<double>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", Number(v[i]));
-    Raw(s + "]");
-  }
-  void InlineInts(const std::vector<int64_t>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", v[i]);
-    Raw(s + "]");
-  }
-  void InlineStrings(const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&s, i ? ", " : "", Quote(v[i]));
-    Raw(s + "]");
-  }
-
- private:
-  void Open(char c) {
-    if (!after_key_) {
-      Comma();
-      Newline();
-    }
-    out_ += c;
-    after_key_ = false;
-    ++depth_;
-    first_ = true;
-  }
-  void Close(char c) {
-    --depth_;
-    if (!first_) Newline();
-    out_ += c;
-    first_ = false;
-  }
-  void Comma() {
-    if (!first_) out_ += ",";
-  }
-  void Newline() {
-    if (out_.empty()) return;
-    out_ += "\n" + std::string(static_cast<size_t>(depth_) * 2, ' ');
-  }
-  std::string out_;
-  int depth_ = 0;
-  bool first_ = true;
-  bool after_key_ = false;
-};
+using Json = JsonWriter;
 
 // A shape as an array: ints for known dims, strings for symbols, null for
 // unknown dims; null for an unknown rank.
@@ -121,7 +24,7 @@ std::string ShapeJson(const Shape& s) {
   for (size_t i = 0; i < s.dims().size(); ++i) {
     const Dim& d = s.dims()[i];
     std::string dim = d.is_value()    ? std::to_string(d.value())
-                      : d.is_symbol() ? Quote(d.symbol())
+                      : d.is_symbol() ? JsonQuote(d.symbol())
                                       : "null";
     absl::StrAppend(&out, i ? ", " : "", dim);
   }
@@ -174,7 +77,7 @@ void NodeJson(Json& j, const ReportNode& n) {
   j.Key("onnx_nodes");
   j.BeginArray();
   for (const SourceNode& s : n.sources) {
-    j.Raw(absl::StrCat("{\"op_type\": ", Quote(s.op_type), ", \"name\": ", Quote(s.name), "}"));
+    j.Raw(absl::StrCat("{\"op_type\": ", JsonQuote(s.op_type), ", \"name\": ", JsonQuote(s.name), "}"));
   }
   j.EndArray();
   j.Key("input_shapes"); j.Raw(ShapesJson(n.input_shapes));
@@ -251,8 +154,8 @@ void SummaryJson(Json& j, const Report& r) {
   j.Key("collapse_points");
   j.BeginArray();
   for (int c : r.collapse_points) {
-    j.Raw(absl::StrCat("{\"node\": ", c, ", \"name\": ", Quote(r.nodes[c].name), ", \"how\": ",
-                       Quote(r.nodes[c].traits.collapse_how), "}"));
+    j.Raw(absl::StrCat("{\"node\": ", c, ", \"name\": ", JsonQuote(r.nodes[c].name), ", \"how\": ",
+                       JsonQuote(r.nodes[c].traits.collapse_how), "}"));
   }
   j.EndArray();
   j.Key("chains");
@@ -330,7 +233,7 @@ std::string RenderJson(const Report& r) {
   j.Key("inputs");
   j.BeginArray();
   for (const auto& [name, shape] : r.graph_inputs) {
-    j.Raw(absl::StrCat("{\"name\": ", Quote(name), ", \"shape\": ", ShapeJson(shape), "}"));
+    j.Raw(absl::StrCat("{\"name\": ", JsonQuote(name), ", \"shape\": ", ShapeJson(shape), "}"));
   }
   j.EndArray();
   j.EndObject();

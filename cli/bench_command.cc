@@ -20,6 +20,7 @@
 #include "cli/model_loading.h"
 #include "exec/cpu/plan.h"
 #include "session/session.h"
+#include "support/json.h"
 
 namespace aic::cli {
 
@@ -150,16 +151,32 @@ int BenchCommand(const std::vector<std::string>& argv_in) {
   const exec::PlanSummary& plan = *summary;
   int64_t nodes = static_cast<int64_t>(session.model().graph->num_nodes());
   if (json) {
-    std::printf(
-        "{\"model\": \"%s\", \"device\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
-        "\"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, \"peak_memory_bytes\": %zu, "
-        "\"baseline_memory_bytes\": %zu, \"arena_bytes\": %zu, \"threads\": %d, \"iters\": %lld, "
-        "\"warmup\": %lld, \"compile_ms\": %.3f, \"optimize_ms\": %.3f, \"opt_level\": %d, \"nodes\": %lld, "
-        "\"steps\": %d, \"fallback_steps\": %d, \"activation_bytes\": %zu, \"macs\": %lld}\n",
-        path.c_str(), device.c_str(), median, p10, p90, mean, sorted.front(), 1000.0 / median, peak, baseline,
-        plan.arena_bytes, plan.threads, static_cast<long long>(*iters), static_cast<long long>(*warmup), compile_ms,
-        optimize_ms, session.opt_level(), static_cast<long long>(nodes), plan.steps, plan.fallback_steps,
-        plan.activation_bytes, static_cast<long long>(plan.macs));
+    JsonWriter j(/*one_line=*/true);
+    j.BeginObject();
+    j.Field("model", path);
+    j.Field("device", device);
+    j.Field("median_ms", median);
+    j.Field("p10_ms", p10);
+    j.Field("p90_ms", p90);
+    j.Field("mean_ms", mean);
+    j.Field("min_ms", sorted.front());
+    j.Field("throughput_per_s", 1000.0 / median);
+    j.Field("peak_memory_bytes", static_cast<int64_t>(peak));
+    j.Field("baseline_memory_bytes", static_cast<int64_t>(baseline));
+    j.Field("arena_bytes", static_cast<int64_t>(plan.arena_bytes));
+    j.Field("threads", plan.threads);
+    j.Field("iters", *iters);
+    j.Field("warmup", *warmup);
+    j.Field("compile_ms", compile_ms);
+    j.Field("optimize_ms", optimize_ms);
+    j.Field("opt_level", session.opt_level());
+    j.Field("nodes", nodes);
+    j.Field("steps", plan.steps);
+    j.Field("fallback_steps", plan.fallback_steps);
+    j.Field("activation_bytes", static_cast<int64_t>(plan.activation_bytes));
+    j.Field("macs", plan.macs);
+    j.EndObject();
+    std::printf("%s\n", j.str().c_str());
     return 0;
   }
   std::printf("%s on %s, %d thread(s), %lld runs after %lld warmup\n", path.c_str(), device.c_str(), plan.threads,

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "support/json.h"
 #include "support/reexec.h"
 #ifdef AIC_HAVE_CUDA
 #include "exec/cuda/plan.h"
@@ -61,14 +62,28 @@ int BenchOnCuda(const std::string& path, const Model& model, const InputOptions&
   const cuda::PlanStats& st = cuda::StatsOf(**plan);
   bool graph = cuda::UsesCudaGraph(**plan);
   if (options.json) {
-    std::printf(
-        "{\"model\": \"%s\", \"device\": \"cuda\", \"timing\": \"cuda_events\", \"median_ms\": %.6f, "
-        "\"p10_ms\": %.6f, \"p90_ms\": %.6f, \"mean_ms\": %.6f, \"min_ms\": %.6f, \"throughput_per_s\": %.3f, "
-        "\"arena_bytes\": %zu, \"weight_bytes\": %zu, \"iters\": %lld, \"warmup\": %lld, \"compile_ms\": %.3f, "
-        "\"steps\": %d, \"gemm_steps\": %d, \"fallback_steps\": %d, \"cuda_graph\": %s}\n",
-        path.c_str(), pct(0.5), pct(0.1), pct(0.9), mean, sorted.front(), 1000.0 / pct(0.5), st.arena_bytes,
-        st.weight_bytes, static_cast<long long>(options.iters), static_cast<long long>(options.warmup), compile_ms,
-        st.steps, st.gemm_steps, st.fallback_steps, graph ? "true" : "false");
+    JsonWriter j(/*one_line=*/true);
+    j.BeginObject();
+    j.Field("model", path);
+    j.Field("device", "cuda");
+    j.Field("timing", "cuda_events");
+    j.Field("median_ms", pct(0.5));
+    j.Field("p10_ms", pct(0.1));
+    j.Field("p90_ms", pct(0.9));
+    j.Field("mean_ms", mean);
+    j.Field("min_ms", sorted.front());
+    j.Field("throughput_per_s", 1000.0 / pct(0.5));
+    j.Field("arena_bytes", static_cast<int64_t>(st.arena_bytes));
+    j.Field("weight_bytes", static_cast<int64_t>(st.weight_bytes));
+    j.Field("iters", options.iters);
+    j.Field("warmup", options.warmup);
+    j.Field("compile_ms", compile_ms);
+    j.Field("steps", st.steps);
+    j.Field("gemm_steps", st.gemm_steps);
+    j.Field("fallback_steps", st.fallback_steps);
+    j.Field("cuda_graph", graph);
+    j.EndObject();
+    std::printf("%s\n", j.str().c_str());
     return 0;
   }
   std::printf("%s on cuda (%s), %lld runs after %lld warmup, CUDA-event timing incl. input/output copies\n",

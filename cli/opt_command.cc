@@ -20,6 +20,7 @@
 #include "rewrite/optimize.h"
 #include "rewrite/rules/rule.h"
 #include "session/compare.h"
+#include "support/json.h"
 
 // OpenBLAS (linked for the analyzer's SVDs) starts its worker threads when
 // the library loads, and they spin in sched_yield for about 0.1 s: on a
@@ -57,18 +58,6 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
 Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 )";
 
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += absl::StrFormat("\\u%04x", c);
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 int ListRules(const std::string& format) {
   std::set<std::string> seen;
@@ -229,7 +218,25 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
 
   int exit_code = 0;
-  std::string verify_json = "null";
+  // --stats: the same facts for scripts, in one JSON object.
+  JsonWriter stats_json;
+  stats_json.BeginObject();
+  stats_json.Field("input", in);
+  stats_json.Field("output", out);
+  stats_json.Field("nodes_before", stats->nodes_before);
+  stats_json.Field("nodes_after", stats->nodes_after);
+  stats_json.Field("initializer_bytes_before", stats->initializer_bytes_before);
+  stats_json.Field("initializer_bytes_after", stats->initializer_bytes_after);
+  stats_json.Field("iterations", stats->iterations);
+  stats_json.Field("stop_reason", stats->stop_reason);
+  stats_json.Field("enodes", stats->enodes);
+  stats_json.Field("eclasses", stats->eclasses);
+  stats_json.Field("seconds", stats->seconds);
+  stats_json.Key("rules");
+  stats_json.BeginObject();
+  for (const auto& [name, count] : stats->rule_counts) stats_json.Field(name, count);
+  stats_json.EndObject();
+  stats_json.Key("verify");
   if (verify && verify_runs > 0) {
     std::vector<std::map<std::string, RuntimeValue>> feeds;
     std::string feed_error;
@@ -251,44 +258,42 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     absl::StatusOr<session::CompareReport> report =
         feed_error.empty() ? session::CompareModels(**original, **model, feeds, compare)
                            : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
+    stats_json.BeginObject();
     if (!report.ok()) {
       std::printf("verify: skipped (%s)\n", std::string(report.status().message()).c_str());
-      verify_json = absl::StrCat("{\"skipped\": \"", JsonEscape(std::string(report.status().message())), "\"}");
+      stats_json.Field("skipped", std::string(report.status().message()));
     } else {
       if (!report->fallback.empty()) {
         std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
       }
       std::printf("verify: %d random input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol,
                   report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
-      std::string outs;
+      stats_json.Field("ok", report->ok());
+      stats_json.Field("runs", report->runs);
+      stats_json.Field("device", report->device);
+      stats_json.Key("outputs");
+      stats_json.BeginArray();
       for (const auto& o : report->outputs) {
         std::printf("  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
                     o.ok ? "" : "  MISMATCH ", o.problem.c_str());
-        absl::StrAppend(&outs, outs.empty() ? "" : ", ", "{\"name\": \"", JsonEscape(o.name),
-                        "\", \"max_abs\": ", o.max_abs, ", \"max_rel\": ", o.max_rel,
-                        ", \"ok\": ", o.ok ? "true" : "false", "}");
+        stats_json.BeginObject();
+        stats_json.Field("name", o.name);
+        stats_json.Field("max_abs", o.max_abs);
+        stats_json.Field("max_rel", o.max_rel);
+        stats_json.Field("ok", o.ok);
+        stats_json.EndObject();
       }
-      verify_json = absl::StrCat("{\"ok\": ", report->ok() ? "true" : "false", ", \"runs\": ",
-                                 report->runs, ", \"outputs\": [", outs, "]}");
+      stats_json.EndArray();
       if (!report->ok()) exit_code = 1;
     }
+    stats_json.EndObject();
+  } else {
+    stats_json.Null();
   }
+  stats_json.EndObject();
   if (auto stats_file = args->Get("--stats")) {
-    std::string rules;
-    for (const auto& [name, count] : stats->rule_counts) {
-      absl::StrAppend(&rules, rules.empty() ? "" : ", ", "\"", name, "\": ", count);
-    }
-    std::string json = absl::StrCat(
-        "{\n  \"input\": \"", JsonEscape(in), "\",\n  \"output\": \"", JsonEscape(out),
-        "\",\n  \"nodes_before\": ", stats->nodes_before, ",\n  \"nodes_after\": ", stats->nodes_after,
-        ",\n  \"initializer_bytes_before\": ", stats->initializer_bytes_before,
-        ",\n  \"initializer_bytes_after\": ", stats->initializer_bytes_after,
-        ",\n  \"iterations\": ", stats->iterations, ",\n  \"stop_reason\": \"", stats->stop_reason,
-        "\",\n  \"enodes\": ", stats->enodes, ",\n  \"eclasses\": ", stats->eclasses,
-        ",\n  \"seconds\": ", stats->seconds, ",\n  \"rules\": {", rules, "},\n  \"verify\": ",
-        verify_json, "\n}\n");
     std::ofstream f(*stats_file);
-    f << json;
+    f << stats_json.str() << "\n";
     if (!f) return UsageError(*stats_file + ": cannot write");
   }
   return exit_code;

@@ -15,8 +15,14 @@ class Inferrer {
       : model_(model), options_(options), stats_(stats) {}
 
   absl::Status InferGraph(Graph& graph) {
-    AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
-    for (Node* node : order) {
+    std::vector<Node*> computed;
+    const std::vector<Node*>* order = &computed;
+    if (graph.parent() == nullptr && options_.main_order != nullptr) {
+      order = options_.main_order;
+    } else {
+      AIC_ASSIGN_OR_RETURN(computed, TopologicalOrder(graph));
+    }
+    for (Node* node : *order) {
       absl::Status s = InferNode(*node);
       if (!s.ok()) {
         ++stats_.failed_nodes;

@@ -16,6 +16,9 @@ struct InferOptions {
   int64_t max_fold_elements = 1 << 16;
   // Keep going past a node whose inference fails (its outputs stay unknown).
   bool best_effort = true;
+  // The main graph's topological order, when the caller has it already (the
+  // report computes it once for every pass); null: computed here.
+  const std::vector<Node*>* main_order = nullptr;
 };
 
 struct InferStats {

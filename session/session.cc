@@ -101,6 +101,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::unique_ptr<Model> 
   }
   std::unique_ptr<Session> s(new Session());
   s->backend_ = *backend;
+  s->check_feeds_ = options.check_feeds;
   // The contract with the caller is what the file declares, before anything rewrites it.
   for (const Value* v : model->graph->inputs()) {
     if (v->is_initializer()) {
@@ -188,12 +189,12 @@ std::string Session::Describe() const {
 }
 
 absl::StatusOr<exec::PlanSummary> Session::Prepare(const Feeds& feeds) {
-  AIC_RETURN_IF_ERROR(CheckFeeds(feeds));
+  if (check_feeds_) AIC_RETURN_IF_ERROR(CheckFeeds(feeds));
   return executor_->Prepare(feeds);
 }
 
 absl::StatusOr<std::vector<RuntimeValue>> Session::Run(const Feeds& feeds, const exec::RunOptions& options) {
-  AIC_RETURN_IF_ERROR(CheckFeeds(feeds));
+  if (check_feeds_) AIC_RETURN_IF_ERROR(CheckFeeds(feeds));
   return executor_->Run(feeds, options);
 }
 

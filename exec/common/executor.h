@@ -28,6 +28,7 @@ using Feeds = std::map<std::string, RuntimeValue>;
 // What a compiled plan looks like, in the terms every backend shares.
 struct PlanSummary {
   int steps = 0;
+  int compute_steps = 0;         // steps running one of the backend's own kernels (not copies, views or fallbacks)
   int fallback_steps = 0;        // nodes run by their reference kernel
   int fused_nodes = 0;           // nodes folded into another step
   size_t arena_bytes = 0;        // planned activation memory

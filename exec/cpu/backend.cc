@@ -17,6 +17,7 @@ class CpuBackendExecutor : public exec::Executor {
     AIC_ASSIGN_OR_RETURN(Plan* plan, executor_.PlanFor(feeds));
     const PlanStats& st = StatsOf(*plan);
     exec::PlanSummary s = exec::CommonSummary(st, DescribePlan(*plan));
+    s.compute_steps = st.dnnl_steps + st.native_steps;
     s.activation_bytes = st.activation_bytes;
     s.macs = st.macs;
     s.threads = ThreadsOf(*plan);

@@ -14,7 +14,9 @@ class CudaBackendExecutor : public exec::Executor {
 
   absl::StatusOr<exec::PlanSummary> Prepare(const exec::Feeds& feeds) override {
     AIC_ASSIGN_OR_RETURN(Plan* plan, executor_.PlanFor(feeds));
-    return exec::CommonSummary(StatsOf(*plan), DescribePlan(*plan));
+    exec::PlanSummary s = exec::CommonSummary(StatsOf(*plan), DescribePlan(*plan));
+    s.compute_steps = s.steps - s.fallback_steps;  // views emit no step here
+    return s;
   }
 
   absl::StatusOr<std::vector<RuntimeValue>> Run(const exec::Feeds& feeds, const exec::RunOptions& options) override {

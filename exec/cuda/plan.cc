@@ -110,17 +110,4 @@ absl::StatusOr<std::vector<RuntimeValue>> CudaExecutor::Run(const std::map<std::
   return cuda::Run(*plan, feeds);
 }
 
-absl::StatusOr<std::vector<RuntimeValue>> RunModel(const Model& model, const std::map<std::string, RuntimeValue>& feeds,
-                                                   std::string* coverage) {
-  CudaExecutor executor(model);
-  AIC_ASSIGN_OR_RETURN(Plan * plan, executor.PlanFor(feeds));
-  if (coverage != nullptr) {
-    const PlanStats& st = plan->stats;
-    int device_steps = st.steps - st.fallback_steps;
-    *coverage =
-        st.fallback_steps == 0 ? (device_steps > 0 ? "fast" : "folded") : (device_steps > 0 ? "mixed" : "reference");
-  }
-  return cuda::Run(*plan, feeds);
-}
-
 }  // namespace aic::cuda

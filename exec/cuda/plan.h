@@ -94,11 +94,4 @@ class CudaExecutor {
   exec::PlanCache<Plan> plans_;
 };
 
-// What the conformance runner needs (tests/conformance/devices.h's shape):
-// compile `model` for the shapes of `feeds` and run it once on the device.
-// `coverage`, when given, is set to "fast" (no host fallback), "mixed",
-// "reference" (host fallbacks only) or "folded" (computed at compile time).
-absl::StatusOr<std::vector<RuntimeValue>> RunModel(const Model& model, const std::map<std::string, RuntimeValue>& feeds,
-                                                   std::string* coverage = nullptr);
-
 }  // namespace aic::cuda

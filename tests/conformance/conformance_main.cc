@@ -25,8 +25,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "session/session.h"
 #include "tests/conformance/conformance.h"
 #include "tests/conformance/devices.h"
+#ifdef AIC_HAVE_CUDA
+#include "exec/cuda/backend.h"
+#endif
 
 namespace {
 
@@ -121,6 +125,9 @@ std::string JsonEscape(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef AIC_HAVE_CUDA
+  aic::session::RegisterBackend(aic::cuda::CudaBackend());  // names it; CUDA itself starts in a test's child
+#endif
   Options opt;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

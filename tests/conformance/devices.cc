@@ -1,26 +1,18 @@
-// The devices of the conformance runner (see devices.h).
+// The devices of the conformance runner (see devices.h): whatever backends
+// the session layer has, picked by name through its one factory.
 #include "tests/conformance/devices.h"
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
-#include "exec/cpu/plan.h"
-#include "exec/reference/executor.h"
-#ifdef AIC_HAVE_CUDA
-#include "exec/cuda/plan.h"
-#endif
+#include "session/session.h"
 
 namespace aic::conformance {
 
 const std::vector<std::string>& KnownDevices() {
-  static const auto* devices = new std::vector<std::string>{
-      "reference", "cpu",
-#ifdef AIC_HAVE_CUDA
-      // The parent process never touches CUDA (each test runs in a forked
-      // child, and CUDA does not survive a fork after initialization).
-      "cuda",
-#endif
-  };
+  // The parent process never touches CUDA (each test runs in a forked child,
+  // and CUDA does not survive a fork after initialization): registering the
+  // backend only names it.
+  static const auto* devices = new std::vector<std::string>(session::DeviceNames());
   return *devices;
 }
 
@@ -31,10 +23,9 @@ bool IsKnownDevice(const std::string& device) {
 
 namespace {
 
-std::string Coverage(const cpu::PlanStats& st) {
-  int fast = st.steps - st.fallback_steps - st.view_steps - st.reorder_steps;
-  if (st.fallback_steps == 0) return fast > 0 ? "fast" : "folded";
-  return fast > 0 ? "mixed" : "reference";
+std::string Coverage(const exec::PlanSummary& plan) {
+  if (plan.fallback_steps == 0) return plan.compute_steps > 0 ? "fast" : "folded";
+  return plan.compute_steps > 0 ? "mixed" : "reference";
 }
 
 }  // namespace
@@ -42,22 +33,17 @@ std::string Coverage(const cpu::PlanStats& st) {
 absl::StatusOr<std::vector<RuntimeValue>> RunOnDevice(const std::string& device, const Model& model,
                                                       const std::map<std::string, RuntimeValue>& feeds,
                                                       std::string* coverage) {
-  if (device == "reference") return ReferenceExecutor(model).Run(feeds);
-  if (device == "cpu") {
-    cpu::CpuOptions options;
-    options.threads = 1;  // the runner forks one test at a time; tiny models run on one thread anyway
-    cpu::CpuExecutor executor(model, options);
-    auto outputs = executor.Run(feeds);
-    if (outputs.ok() && coverage != nullptr) {
-      auto plan = executor.PlanFor(feeds);
-      if (plan.ok()) *coverage = Coverage(cpu::StatsOf(**plan));
-    }
-    return outputs;
+  session::SessionOptions options;
+  options.device = device;
+  options.threads = 1;    // the runner forks one test at a time; tiny models run on one thread anyway
+  options.opt_level = 0;  // the backend judged on the ops as the test gives them
+  options.check_feeds = false;  // some suite models declare shapes their data does not have
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<session::Session> s, session::Session::Create(model, options));
+  if (coverage != nullptr && device != "reference") {
+    AIC_ASSIGN_OR_RETURN(exec::PlanSummary plan, s->Prepare(feeds));
+    *coverage = Coverage(plan);
   }
-#ifdef AIC_HAVE_CUDA
-  if (device == "cuda") return cuda::RunModel(model, feeds, coverage);
-#endif
-  return absl::InvalidArgumentError(absl::StrCat("unknown device '", device, "'"));
+  return s->Run(feeds);
 }
 
 }  // namespace aic::conformance
