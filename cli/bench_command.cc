@@ -44,7 +44,8 @@ and the process's peak resident memory.
                 arena_bytes, threads (what the plan ran on: tiny models
                 run on one), iters, warmup, compile_ms (rewriter and
                 compile), optimize_ms, opt_level, nodes (of the graph that
-                runs), steps, fallback_steps
+                runs), steps, fallback_steps, plan_digest (the plan's
+                structure without names: equal for equal plans)
   --plan        print the compiled plan (one line per step) to stderr
   --profile     after the timing, time per step over the timed runs: a table
                 by step kind and op type (share of the total, sorted) and the
@@ -69,6 +70,46 @@ double Percentile(std::vector<double> sorted, double p) {
   size_t lo = static_cast<size_t>(idx);
   size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (idx - static_cast<double>(lo));
+}
+
+// A digest of the plan's structure: per step its kind, op type, post-ops and
+// output dims, without value or node names (which a model and its `opt`
+// output spell differently). Equal digests: the same compiled plan.
+std::string PlanShapeDigest(const std::string& plan_text) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  size_t pos = 0;
+  while (pos < plan_text.size()) {
+    size_t end = plan_text.find('\n', pos);
+    if (end == std::string::npos) end = plan_text.size();
+    std::string line = plan_text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;  // the totals line
+    std::string rest = line.substr(tab + 1);
+    mix(line.substr(0, tab) + " " + rest.substr(0, rest.find(' ')));
+    size_t post = rest.find(" + [");
+    if (post != std::string::npos) {
+      std::string ops = rest.substr(post, rest.find(']', post) - post);
+      std::string unnamed;  // a fused node's name in quotes ("Transpose 'T_12'") is not structure
+      bool quoted = false;
+      for (char c : ops) {
+        if (c == '\'') quoted = !quoted;
+        else if (!quoted) unnamed += c;
+      }
+      mix(unnamed);
+    }
+    for (size_t arrow = rest.find(" -> "); arrow != std::string::npos; arrow = rest.find(" -> ", arrow + 4)) {
+      size_t open = rest.find('[', arrow);
+      if (open != std::string::npos) mix(rest.substr(open, rest.find(']', open) - open));
+    }
+    mix(";");
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace
@@ -173,6 +214,7 @@ int BenchCommand(const std::vector<std::string>& argv_in) {
     j.Field("nodes", nodes);
     j.Field("steps", plan.steps);
     j.Field("fallback_steps", plan.fallback_steps);
+    j.Field("plan_digest", PlanShapeDigest(plan.text));
     j.Field("activation_bytes", static_cast<int64_t>(plan.activation_bytes));
     j.Field("macs", plan.macs);
     j.EndObject();

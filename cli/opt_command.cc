@@ -13,9 +13,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "cli/model_loading.h"
 #include "exec/cpu/plan.h"
-#include "graph/verify.h"
-#include "onnx_io/load.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
 #include "rewrite/rules/rule.h"
@@ -163,9 +162,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
 
   // Before any work: it may re-execute the process (exec/cpu/threading.cc).
   if (verify && verify_runs > 0) cpu::ConfigureOpenMpWait();
-  auto model = LoadModel(in);
+  auto model = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});  // Optimize infers itself
   if (!model.ok()) return UsageError(std::string(model.status().message()));
-  if (absl::Status s = Verify(*(*model)->graph); !s.ok()) return UsageError(in + ": " + std::string(s.message()));
   for (const auto& [name, dims] : options.fix_shapes) {
     const Value* v = (*model)->graph->FindValue(name);
     if (v == nullptr || !v->is_graph_input()) {
@@ -176,7 +174,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   // against it: parsing a large model twice is a good part of a fast run.
   absl::StatusOr<std::unique_ptr<Model>> original = std::unique_ptr<Model>();
   if (verify && verify_runs > 0) {
-    original = LoadModel(in);
+    original = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});
     if (!original.ok()) return UsageError(std::string(original.status().message()));
   }
 
@@ -186,7 +184,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (!stats.ok()) {
     // The model stays as it was; say why.
     unchanged_reason = std::string(stats.status().message());
-    auto reloaded = LoadModel(in);
+    auto reloaded = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});
     if (!reloaded.ok()) return UsageError(std::string(reloaded.status().message()));
     *model = std::move(*reloaded);
   }

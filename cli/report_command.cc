@@ -22,7 +22,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "graph/verify.h"
+#include "cli/model_loading.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
 
@@ -262,12 +262,10 @@ int ReportCommand(const std::vector<std::string>& argv) {
   if (!seed.ok()) return UsageError(std::string(seed.status().message()));
   options.max_svd_dim = *max_dim;
 
-  auto loaded = LoadModel(path);
+  // Analyze infers shapes itself, after --shape fixes the inputs.
+  auto loaded = LoadVerifiedModel(path, LoadOptions{.infer_shapes = false});
   if (!loaded.ok()) return UsageError(std::string(loaded.status().message()));
   Model& model = **loaded;
-  if (absl::Status s = Verify(*model.graph); !s.ok()) {
-    return UsageError(path + ": " + std::string(s.message()));
-  }
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const std::string& spec : args->GetAll("--shape")) {
     auto parsed = ParseShapeSpec(spec);

@@ -8,8 +8,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "cli/model_loading.h"
 #include "exec/cpu/plan.h"
-#include "graph/verify.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
 #include "session/compare.h"
@@ -69,9 +69,8 @@ int VerifyCommand(const std::vector<std::string>& argv) {
   }
   std::vector<std::unique_ptr<Model>> models;
   for (const std::string& path : args->positional()) {
-    auto m = LoadModel(path);
+    auto m = LoadVerifiedModel(path, LoadOptions{.infer_shapes = false});
     if (!m.ok()) return UsageError(std::string(m.status().message()));
-    if (absl::Status s = Verify(*(*m)->graph); !s.ok()) return UsageError(path + ": " + std::string(s.message()));
     models.push_back(std::move(*m));
   }
   std::string inputs = args->GetOr("--inputs", "random:2");
