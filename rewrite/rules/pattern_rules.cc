@@ -1,12 +1,15 @@
 // Decomposed activations recognised and replaced by the standard op the
 // model's opset has: x*clip(x+3, 0, 6)/6 is HardSwish (opset >= 14) or, below
 // 14, x*HardSigmoid(x) with alpha 1/6 (one node less per activation either way
-// is two); x*0.5*(1+erf(x/√2)), as exporters write GELU, is Gelu (opset >= 20).
+// is two); x*0.5*(1+erf(x/√2)), as exporters write GELU, is Gelu (opset >= 20),
+// and x*0.5*(1+tanh(√(2/π)(x+0.044715x³))) (GPT-2's "gelu_new", torch's
+// approximate="tanh" below opset 20) is Gelu(approximate="tanh").
 // Below those opsets, a target that runs ai.aic's aliases of HardSwish and
 // Gelu (a session compiling for a backend) gets those instead, and the
 // x*HardSigmoid(x) that `opt --target onnx` writes below opset 14 becomes
 // HardSwish again.
 #include <cmath>
+#include <numbers>
 
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
@@ -134,32 +137,71 @@ bool IsErfOfXOverSqrt2(const EGraph& g, ClassId c, ClassId& x) {
   return false;
 }
 
-// Whether class c is 1 + Erf(x / √2) (or Erf(x * 1/√2), either operand order); sets x.
-bool IsOnePlusErf(const EGraph& g, ClassId c, ClassId& x) {
-  return HasOpEitherOrder(g, c, "Add",
-                          [&](ClassId a, ClassId b) { return IsScalarNear(g, b, 1.0) && IsErfOfXOverSqrt2(g, a, x); });
+// Whether class c is x³: Pow(x, 3), or x * (x * x) in any operand order; sets x.
+bool IsCube(const EGraph& g, ClassId c, ClassId& x) {
+  for (const ENode* pow : g.FindOps(c, "Pow")) {
+    if (IsScalarNear(g, Child(g, *pow, 1), 3.0)) {
+      x = Child(g, *pow, 0);
+      return true;
+    }
+  }
+  return HasOpEitherOrder(g, c, "Mul", [&](ClassId a, ClassId square) {
+    if (!HasOpEitherOrder(g, square, "Mul", [&](ClassId p, ClassId q) { return p == a && q == a; })) return false;
+    x = a;
+    return true;
+  });
 }
 
-// The product x * 0.5 * (1 + erf(x/√2)) in any of its three groupings, at a
-// Mul e-node; sets x.
-bool MatchGelu(const EGraph& g, const ENode& n, ClassId& x) {
+// Whether class c is Tanh(√(2/π) · (x + 0.044715 · x³)), the tanh form of
+// GELU (operands in any order); sets x.
+bool IsTanhOfGeluArg(const EGraph& g, ClassId c, ClassId& x) {
+  for (const ENode* tanh : g.FindOps(c, "Tanh")) {
+    bool found = HasOpEitherOrder(g, Child(g, *tanh, 0), "Mul", [&](ClassId inner, ClassId k) {
+      if (!IsScalarNear(g, k, std::sqrt(2.0 / std::numbers::pi))) return false;
+      return HasOpEitherOrder(g, inner, "Add", [&](ClassId a, ClassId b) {
+        return HasOpEitherOrder(g, b, "Mul", [&](ClassId cube, ClassId coefficient) {
+          ClassId base;
+          if (!IsScalarNear(g, coefficient, 0.044715) || !IsCube(g, cube, base) || base != a) return false;
+          x = a;
+          return true;
+        });
+      });
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
+// Recognises the inner function of a GELU form at class c; sets x.
+using GeluInner = bool (*)(const EGraph& g, ClassId c, ClassId& x);
+
+// Whether class c is 1 + inner(x) (either operand order); sets x.
+bool IsOnePlus(const EGraph& g, ClassId c, GeluInner inner, ClassId& x) {
+  return HasOpEitherOrder(g, c, "Add",
+                          [&](ClassId a, ClassId b) { return IsScalarNear(g, b, 1.0) && inner(g, a, x); });
+}
+
+// The product x * 0.5 * (1 + inner(x)) in any of its three groupings, at a
+// Mul e-node; sets x. `inner` is erf(x/√2) or the tanh approximation.
+bool MatchGelu(const EGraph& g, const ENode& n, GeluInner inner, ClassId& x) {
+  auto one_plus = [&](ClassId c, ClassId& found) { return IsOnePlus(g, c, inner, found); };
   return EitherOrder(g, n, [&](ClassId p, ClassId q) {
     ClassId cand;
     // (x * A) * 0.5
     if (IsScalarNear(g, q, 0.5) &&
-        HasOpEitherOrder(g, p, "Mul", [&](ClassId a, ClassId b) { return IsOnePlusErf(g, b, cand) && cand == a; })) {
+        HasOpEitherOrder(g, p, "Mul", [&](ClassId a, ClassId b) { return one_plus(b, cand) && cand == a; })) {
       x = cand;
       return true;
     }
     // (x * 0.5) * A
-    if (IsOnePlusErf(g, q, cand) &&
+    if (one_plus(q, cand) &&
         HasOpEitherOrder(g, p, "Mul", [&](ClassId a, ClassId b) { return a == cand && IsScalarNear(g, b, 0.5); })) {
       x = cand;
       return true;
     }
     // x * (0.5 * A)
     if (HasOpEitherOrder(g, q, "Mul", [&](ClassId a, ClassId b) {
-          return IsScalarNear(g, a, 0.5) && IsOnePlusErf(g, b, cand) && cand == p;
+          return IsScalarNear(g, a, 0.5) && one_plus(b, cand) && cand == p;
         })) {
       x = cand;
       return true;
@@ -168,17 +210,31 @@ bool MatchGelu(const EGraph& g, const ENode& n, ClassId& x) {
   });
 }
 
-// x * 0.5 * (1 + erf(x / √2)) -> Gelu(x)
-ClassId FuseGelu(RuleContext& ctx, ClassId cls, const ENode& n) {
+// Gelu(x) or Gelu(x, approximate="tanh") when the Mul at n computes it with `inner`.
+ClassId FuseGeluForm(RuleContext& ctx, ClassId cls, const ENode& n, GeluInner inner, bool tanh) {
   EGraph& g = ctx.g;
   ClassId x;
-  if (!MatchGelu(g, n, x)) return ctx.Decline("not x*0.5*(1+erf(x/sqrt(2)))");
+  if (!MatchGelu(g, n, inner, x)) {
+    return ctx.Decline(tanh ? "not x*0.5*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))" : "not x*0.5*(1+erf(x/sqrt(2)))");
+  }
   // Why: the scalar constants must not broadcast x to a bigger shape or change its type.
   const Shape* out = RankedShape(g, cls);
   const Shape* xs = RankedShape(g, x);
   if (!out || !xs || !SameShape(*out, *xs)) return ctx.Decline("the constants broadcast x");
   if (g.type(x).dtype != g.type(cls).dtype || !IsFloat(g.type(x).dtype)) return ctx.Decline("not a float tensor");
-  return AddNewerStandardOp(ctx, "Gelu", {x});
+  std::vector<Attribute> attrs;
+  if (tanh) attrs.push_back(Attribute::String("approximate", "tanh"));
+  return AddNewerStandardOp(ctx, "Gelu", {x}, std::move(attrs));
+}
+
+// x * 0.5 * (1 + erf(x / √2)) -> Gelu(x)
+ClassId FuseGelu(RuleContext& ctx, ClassId cls, const ENode& n) {
+  return FuseGeluForm(ctx, cls, n, IsErfOfXOverSqrt2, /*tanh=*/false);
+}
+
+// x * 0.5 * (1 + tanh(√(2/π) (x + 0.044715 x³))) -> Gelu(x, approximate="tanh")
+ClassId FuseGeluTanh(RuleContext& ctx, ClassId cls, const ENode& n) {
+  return FuseGeluForm(ctx, cls, n, IsTanhOfGeluArg, /*tanh=*/true);
 }
 
 }  // namespace
@@ -195,6 +251,9 @@ void AddPatternRules(std::vector<Rule>& rules) {
                    Exactness::kReassociating, 14, FuseHardSigmoidIntoHardSwish, "HardSwish"});
   rules.push_back({"fuse_gelu", "x * 0.5 * (1 + erf(x / sqrt(2))) -> Gelu(x)", "Mul",
                    Exactness::kReassociating, 20, FuseGelu, "Gelu"});
+  rules.push_back({"fuse_gelu_tanh",
+                   "x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) -> Gelu(x, approximate=tanh)", "Mul",
+                   Exactness::kReassociating, 20, FuseGeluTanh, "Gelu"});
 }
 
 }  // namespace aic::rewrite

@@ -125,5 +125,51 @@ TEST(GeluRuleTest, SecondRunChangesNothing) {
   EXPECT_EQ(OpCounts(*again.model->graph), before);
 }
 
+// --- the tanh form: x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) ---
+
+struct GeluTanhSpec {
+  bool cube_by_pow = true;        // Pow(x, 3), else x * (x * x)
+  float coefficient = 0.044715f;  // of x^3
+  int64_t opset = 20;
+};
+
+ModelFn GeluTanh(GeluTanhSpec s) {
+  return [s] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {3, 7});
+    Value* cube = s.cube_by_pow ? b.Op("Pow", {x, b.Constant("three", Scalar(3.f))})
+                                : b.Op("Mul", {b.Op("Mul", {x, x}), x});
+    Value* inner = b.Op("Add", {x, b.Op("Mul", {b.Constant("c", Scalar(s.coefficient)), cube})});
+    Value* t = b.Op("Tanh", {b.Op("Mul", {inner, b.Constant("k", Scalar(0.7978845608f))})});
+    Value* a = b.Op("Add", {t, b.Constant("one", Scalar(1.f))});
+    b.Output(b.Op("Mul", {b.Op("Mul", {x, b.Constant("half", Scalar(0.5f))}), a}));
+    return b.Build(s.opset);
+  };
+}
+
+TEST(GeluTanhRuleTest, FiresWithPowOrProductCubes) {
+  for (bool by_pow : {true, false}) {
+    SCOPED_TRACE(by_pow ? "Pow(x, 3)" : "x * (x * x)");
+    ModelFn build = GeluTanh({.cube_by_pow = by_pow});
+    auto r = OptimizeWith(build, "fuse_gelu_tanh");
+    ASSERT_NE(r.model, nullptr);
+    EXPECT_GT(r.stats.rule_counts["fuse_gelu_tanh"], 0);
+    ASSERT_EQ(r.model->graph->num_nodes(), 1u);
+    const Node& gelu = *r.model->graph->nodes()[0];
+    EXPECT_EQ(gelu.op_type, "Gelu");
+    EXPECT_EQ(gelu.GetString("approximate", "none"), "tanh");
+    EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false), 1e-5);
+  }
+}
+
+TEST(GeluTanhRuleTest, DeclinesAnotherCoefficientAndOldOpsets) {
+  for (GeluTanhSpec spec : {GeluTanhSpec{.coefficient = 0.05f}, GeluTanhSpec{.opset = 18}}) {
+    auto r = OptimizeWith(GeluTanh(spec), "fuse_gelu_tanh");
+    ASSERT_NE(r.model, nullptr);
+    EXPECT_EQ(r.stats.rule_counts.count("fuse_gelu_tanh"), 0u);
+    EXPECT_EQ(OpCounts(*r.model->graph)["Gelu"], 0);
+  }
+}
+
 }  // namespace
 }  // namespace aic::rewrite

@@ -164,6 +164,28 @@ TEST(SessionTest, GeluPatternWithAnotherScaleIsLeftAlone) {
   EXPECT_NE(plan->text.find("Erf"), std::string::npos) << plan->text;
 }
 
+// GPT-2's "gelu_new" (the tanh form) at opset 13 runs as one gelu_tanh post-op of its MatMul.
+TEST(SessionTest, TanhGeluBelowOpset20IsOneFusedStep) {
+  GraphBuilder b;
+  Value* in = b.Input("in", DType::kFloat, {4, 16});
+  Value* x = b.Op("Add", {b.Op("MatMul", {in, b.Constant("W", Random({16, 32}, 21, 0.3f))}),
+                          b.Constant("c", Random({32}, 22))});
+  Value* cube = b.Op("Pow", {x, Scalar(b, "three", 3.0f)});
+  Value* inner = b.Op("Add", {x, b.Op("Mul", {Scalar(b, "k1", 0.044715f), cube})});
+  Value* t = b.Op("Tanh", {b.Op("Mul", {Scalar(b, "k2", 0.7978845608f), inner})});
+  Value* half_x = b.Op("Mul", {Scalar(b, "half", 0.5f), x});
+  b.Output(b.Op("Mul", {half_x, b.Op("Add", {Scalar(b, "one", 1.0f), t})}));
+  auto model = b.Build(13);
+  Feeds feeds = {{"in", Random({4, 16}, 23)}};
+  auto s = RunAndCompare(*model, feeds);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->optimize_stats().rule_counts.count("fuse_gelu_tanh"), 1u) << s->Describe();
+  auto plan = s->Prepare(feeds);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->steps, 1) << plan->text;
+  EXPECT_NE(plan->text.find("gelu_tanh"), std::string::npos) << plan->text;
+}
+
 TEST(SessionTest, AtOpset20TheStandardGeluIsEmitted) {
   auto s = RunAndCompare(*MatMulGelu(20), {{"in", Random({4, 16}, 2)}});
   ASSERT_NE(s, nullptr);
