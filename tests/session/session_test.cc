@@ -12,16 +12,13 @@
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "ops/fused/standard_aliases.h"
+#include "tests/testing/op_test_util.h"
 
 namespace aic::session {
 namespace {
 
 Tensor Random(const std::vector<int64_t>& dims, uint32_t seed, float scale = 1.0f) {
-  Tensor t(DType::kFloat, dims);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, scale);
-  for (float& v : t.mutable_span<float>()) v = normal(rng);
-  return t;
+  return testing::NormalTensor(dims, seed, scale);
 }
 
 Value* Scalar(GraphBuilder& b, const char* name, float v) { return b.Constant(name, Tensor::Scalar<float>(v)); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "exec/reference/executor.h"
@@ -148,6 +149,14 @@ Function LocalLeakyReluFunction() {
   n->attributes.push_back(ref);
   fn.body->AddOutput(r);
   return fn;
+}
+
+Tensor NormalTensor(const std::vector<int64_t>& dims, uint32_t seed, float scale) {
+  Tensor t(DType::kFloat, dims);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  for (float& v : t.mutable_span<float>()) v = normal(rng);
+  return t;
 }
 
 }  // namespace aic::testing

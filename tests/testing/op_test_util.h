@@ -34,6 +34,9 @@ absl::StatusOr<std::vector<TypeInfo>> InferNode(const SingleNode& spec,
                                                 const std::vector<TypeInfo>& input_types,
                                                 const std::vector<const Tensor*>& constants = {});
 
+// A float32 tensor of `dims` drawn from N(0, scale²), the same for the same seed.
+Tensor NormalTensor(const std::vector<int64_t>& dims, uint32_t seed, float scale = 1.0f);
+
 // A SingleNode spec without designated initializers (they warn on omitted fields).
 SingleNode Op(std::string op_type, std::vector<Attribute> attributes = {}, int64_t opset = 17,
               size_t num_outputs = 1);

@@ -19,11 +19,7 @@ namespace aic::cpu {
 namespace {
 
 Tensor RandomTensor(const std::vector<int64_t>& dims, uint32_t seed, float scale = 1.0f) {
-  Tensor t(DType::kFloat, dims);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  for (float& v : t.mutable_span<float>()) v = dist(rng);
-  return t;
+  return testing::NormalTensor(dims, seed, scale);
 }
 
 // |a-b| <= atol + rtol*|b| elementwise; returns the worst offender.
