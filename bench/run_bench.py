@@ -260,6 +260,9 @@ def main():
                                  opt_steps=opt_last["steps"] if opt_bench_error is None else None,
                                  same_plan=opt_bench_error is None and
                                  last.get("plan_digest") == opt_last.get("plan_digest"),
+                                 # The measurement's own noise: the same file, even rounds against odd ones.
+                                 self_ratio=(float(np.median(aic_medians[0::2])) / float(np.median(aic_medians[1::2]))
+                                             if len(aic_medians) >= 2 else None),
                                  error=opt_bench_error))
             ort_net = max(ort_ms - overhead[t], 1e-6)
             mem_iters = str(max(2, iters // 10))
@@ -341,25 +344,29 @@ def write_results(args, rows, overhead, peaks, machine, pipeline):
               "Node counts are the graph's nodes in the file and in `opt`'s output; steps are the steps of "
               "aic-onnx's compiled plan for each (`steps` of `bench --json`); same plan compares the plans' "
               "structure, step by step (kind, op, post-ops, output dims; `plan_digest` of `bench --json`), so "
-              "it says whether the two runs executed the same kernels whatever the timing noise. The "
+              "it says whether the two runs executed the same kernels whatever the timing noise; exported vs "
+              "itself is the median of the exported file's even rounds over its odd rounds, the noise floor "
+              "of this measurement on this machine at that moment. The "
               "`encoder, …` models are "
               "bench/make_encoder_variants.py's: 2-layer BERT-style encoders with LayerNorm decomposed "
               "(ReduceMean, Sub, Pow or Mul, ReduceMean, Add eps, Sqrt, Div or Reciprocal·Mul, ·γ, +β) and "
               "GELU written with Erf in different groupings, as torch.onnx (opset 13, 17), the dynamo exporter "
               "(opset 18) and tf2onnx (opset 13) write them; see that file's docstring.", "",
               "| model | threads | aic-onnx as exported median ms | aic-onnx on opt output median ms | "
-              "ratio exported/opt | within 5% | same plan | nodes (file / opt output) | "
+              "ratio exported/opt | within 5% | same plan | exported vs itself | nodes (file / opt output) | "
               "plan steps (exported / opt output) |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for p in pipeline:
         if p["error"] is not None:
             opt_nodes = p["opt_nodes"] if p["opt_nodes"] is not None else "—"
             lines.append(f"| {p['model']} | {p['threads']} | {p['exported']:.4f} | {cell(p['error'])} | "
-                         f"— | no | — | {p['nodes']} / {opt_nodes} | {p['steps']} / — |")
+                         f"— | no | — | — | {p['nodes']} / {opt_nodes} | {p['steps']} / — |")
         else:
             lines.append(f"| {p['model']} | {p['threads']} | {p['exported']:.4f} | {p['opt']:.4f} | "
                          f"**{p['ratio']:.3f}** | {'yes' if p['within'] else 'no'} | "
-                         f"{'yes' if p['same_plan'] else 'no'} | {p['nodes']} / {p['opt_nodes']} | "
+                         f"{'yes' if p['same_plan'] else 'no'} | "
+                         f"{'—' if p['self_ratio'] is None else format(p['self_ratio'], '.3f')} | "
+                         f"{p['nodes']} / {p['opt_nodes']} | "
                          f"{p['steps']} / {p['opt_steps']} |")
     lines += ["", "## Targets", "", "| target | met | where not |", "|---|---|---|"]
     slow = [f"{r['model']} @{r['threads']}t: {r['ratio']:.2f}" for r in rows if r["ratio"] > 1.0]
