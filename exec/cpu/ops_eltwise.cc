@@ -9,6 +9,7 @@
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/lowering.h"
 #include "ops/math/reduce_axes.h"
+#include "ops/tensor/resize_params.h"
 #include "ops/tensor/slice_params.h"
 
 namespace aic::cpu {
@@ -391,9 +392,10 @@ bool LowerResize(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
-  if (n.GetString("mode", "nearest") != "nearest") return false;
-  std::string ctm = n.GetString("coordinate_transformation_mode", "half_pixel");
-  std::string nm = n.GetString("nearest_mode", "round_prefer_floor");
+  ResizeAttrs a = ResizeAttrsOf(n, L.OpsetOf(n));
+  if (a.mode != "nearest" || !a.axes.empty() || a.aspect_policy != "stretch") return false;
+  const std::string& ctm = a.coord;
+  const std::string& nm = a.nearest_mode;
   const std::vector<int64_t>& xd = L.V(x).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
   if (xd.size() < 3 || xd.size() > 5 || od.size() != xd.size() || xd[0] != od[0] || xd[1] != od[1]) return false;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/cast.h"
 #include "ops/tensor/pad_params.h"
+#include "ops/tensor/resize_params.h"
 #include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/pad.h"
 #include "exec/cpu/kernels/resize_linear.h"
@@ -38,26 +39,17 @@ bool LowerResizeLinear(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
-  bool upsample = n.op_type == "Upsample";
-  int64_t opset = L.OpsetOf(n);
-  std::string mode = n.GetString("mode", "nearest");
-  if (mode == "bilinear" && (upsample || opset < 11)) mode = "linear";
-  if (mode != "linear") return false;
-  std::string coord = upsample || opset < 11 ? "asymmetric"
-                                             : n.GetString("coordinate_transformation_mode", "half_pixel");
-  if (opset >= 18 && !upsample &&
-      (n.GetInt("antialias", 0) != 0 || !n.GetInts("axes").empty() ||
-       n.GetString("keep_aspect_ratio_policy", "stretch") != "stretch")) {
-    return false;
-  }
+  ResizeAttrs a = ResizeAttrsOf(n, L.OpsetOf(n));
+  if (a.mode != "linear" || a.antialias || !a.axes.empty() || a.aspect_policy != "stretch") return false;
   const std::vector<int64_t>& xd = L.V(x).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
   if (xd.size() != 4 || od.size() != 4 || xd[0] != od[0] || xd[1] != od[1]) return false;
   // The scales the reference uses: sizes / in when sizes are given, else the scales.
   std::vector<double> scales;
   std::vector<int64_t> sizes;
-  int scales_at = upsample ? (opset >= 9 ? 1 : -1) : (opset < 11 ? 1 : 2);
-  const Value* sizes_v = !upsample && opset >= 11 ? OptionalInput(n, 3) : nullptr;
+  ResizeInputs io = ResizeInputsOf(n, L.OpsetOf(n));
+  int scales_at = io.scales;
+  const Value* sizes_v = io.sizes >= 0 ? OptionalInput(n, static_cast<size_t>(io.sizes)) : nullptr;
   if (sizes_v != nullptr) {
     if (!ConstInts(L, sizes_v, &sizes)) return false;
   }
@@ -72,8 +64,8 @@ bool LowerResizeLinear(Lowerer& L, const Node& n) {
     for (double& d : scales) d = static_cast<float>(d);  // the reference reads scales as f32
   }
   if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1) return false;
-  auto ys = kernels::MakeLinearAxis(xd[2], od[2], scales[2], coord);
-  auto xs = kernels::MakeLinearAxis(xd[3], od[3], scales[3], coord);
+  auto ys = kernels::MakeLinearAxis(xd[2], od[2], scales[2], a.coord);
+  auto xs = kernels::MakeLinearAxis(xd[3], od[3], scales[3], a.coord);
   if (!ys || !xs) return false;
   int in = L.PlainSlot(x);
   int slot = NativeOutSlot(L, out);

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/registry.h"
+#include "ops/tensor/resize_params.h"
 #include "ops/tensor/tensor_family.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/util/broadcast.h"
@@ -22,71 +23,6 @@
 namespace aic {
 
 namespace {
-
-struct ResizeAttrs {
-  std::string mode = "nearest";
-  std::string coord = "half_pixel";
-  std::string nearest_mode = "round_prefer_floor";
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  double extrapolation = 0.0;
-  bool antialias = false;
-  std::string aspect_policy = "stretch";
-  std::vector<int64_t> axes;  // empty: all
-};
-
-// Upsample (and Resize-10) behave as asymmetric coordinates with floor rounding.
-ResizeAttrs AttrsOf(const Node& node, int64_t opset, bool is_upsample) {
-  ResizeAttrs a;
-  a.mode = node.GetString("mode", "nearest");
-  if (is_upsample || opset < 11) {
-    a.coord = "asymmetric";
-    a.nearest_mode = "floor";
-    if (a.mode == "bilinear") a.mode = "linear";
-    return a;
-  }
-  a.coord = node.GetString("coordinate_transformation_mode", "half_pixel");
-  a.nearest_mode = node.GetString("nearest_mode", "round_prefer_floor");
-  a.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
-  a.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
-  a.extrapolation = node.GetFloat("extrapolation_value", 0.f);
-  if (opset >= 18) {
-    a.antialias = node.GetInt("antialias", 0) != 0;
-    a.aspect_policy = node.GetString("keep_aspect_ratio_policy", "stretch");
-    a.axes = node.GetInts("axes");
-  }
-  return a;
-}
-
-absl::Status Validate(const ResizeAttrs& a) {
-  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown mode '", a.mode, "'"));
-  }
-  static const char* kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                  "align_corners", "asymmetric", "tf_crop_and_resize",
-                                  "tf_half_pixel_for_nn"};
-  if (std::find(std::begin(kCoords), std::end(kCoords), a.coord) == std::end(kCoords)) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown coordinate_transformation_mode '", a.coord, "'"));
-  }
-  if (a.nearest_mode != "round_prefer_floor" && a.nearest_mode != "round_prefer_ceil" &&
-      a.nearest_mode != "floor" && a.nearest_mode != "ceil") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown nearest_mode '", a.nearest_mode, "'"));
-  }
-  if (a.aspect_policy != "stretch" && a.aspect_policy != "not_larger" && a.aspect_policy != "not_smaller") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown keep_aspect_ratio_policy '", a.aspect_policy, "'"));
-  }
-  return absl::OkStatus();
-}
-
-// Input indices of scales / sizes / roi for a node (-1: none at this opset).
-struct ResizeInputs {
-  int roi = -1, scales = -1, sizes = -1;
-};
-ResizeInputs InputsOf(int64_t opset, bool is_upsample) {
-  if (is_upsample) return {-1, opset >= 9 ? 1 : -1, -1};
-  if (opset < 11) return {-1, 1, -1};
-  return {1, 2, 3};
-}
 
 // Per-axis scales and output sizes of a full-rank resize, from whichever of
 // scales/sizes is given. `in` is the input extent (rank entries).
@@ -158,13 +94,13 @@ InferFn InferResize(bool is_upsample) {
   return [is_upsample](OpContext& ctx) -> absl::Status {
     const Shape& in = ctx.input_shape(0);
     DType dt = ctx.input_dtype(0);
-    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
-    if (absl::Status s = Validate(a); !s.ok()) return ctx.Error(s.message());
+    ResizeAttrs a = ResizeAttrsOf(ctx.node(), ctx.opset());
+    if (absl::Status s = ValidateResizeAttrs(a); !s.ok()) return ctx.Error(s.message());
     if (!in.has_rank()) {
       ctx.set_output(0, dt, Shape::UnknownRank());
       return absl::OkStatus();
     }
-    ResizeInputs io = InputsOf(ctx.opset(), is_upsample);
+    ResizeInputs io = ResizeInputsOf(ctx.node(), ctx.opset());
     std::optional<std::vector<float>> scales;
     std::optional<std::vector<int64_t>> sizes;
     bool unknown = false;
@@ -281,32 +217,11 @@ std::vector<double> NearestCoeffs(double r, bool integer, const std::string& mod
 AxisTaps TapsFor(int64_t x, int64_t width, int64_t out_width, double scale, const ResizeAttrs& a,
                  double roi_start, double roi_end) {
   AxisTaps t;
-  double xd = static_cast<double>(x);
   double in_w = static_cast<double>(width);
-  double out_w = scale * in_w;  // as the reference: not rounded
-  double ori;
-  if (a.coord == "align_corners") {
-    ori = out_w == 1 ? 0.0 : xd * (in_w - 1) / (out_w - 1);
-  } else if (a.coord == "asymmetric") {
-    ori = xd / scale;
-  } else if (a.coord == "tf_crop_and_resize") {
-    ori = out_w == 1 ? (roi_end - roi_start) * (in_w - 1) / 2
-                     : xd * (roi_end - roi_start) * (in_w - 1) / (out_w - 1);
-    ori += roi_start * (in_w - 1);
-    if (ori < 0 || ori > in_w - 1) {
-      t.outside = true;
-      return t;
-    }
-  } else if (a.coord == "pytorch_half_pixel") {
-    ori = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
-  } else if (a.coord == "tf_half_pixel_for_nn") {
-    ori = (xd + 0.5) / scale;
-  } else if (a.coord == "half_pixel_symmetric") {
-    double adjustment = static_cast<double>(out_width) / out_w;
-    double center = in_w / 2;
-    ori = center * (1 - adjustment) + (xd + 0.5) / scale - 0.5;
-  } else {
-    ori = (xd + 0.5) / scale - 0.5;
+  double ori = ResizeSourceCoordinate(a.coord, x, out_width, width, scale, roi_start, roi_end);
+  if (a.coord == "tf_crop_and_resize" && (ori < 0 || ori > in_w - 1)) {
+    t.outside = true;
+    return t;
   }
   double fl = std::floor(ori);
   bool integer = ori == fl;
@@ -344,9 +259,9 @@ AxisTaps TapsFor(int64_t x, int64_t width, int64_t out_width, double scale, cons
 KernelFn ResizeKernel(bool is_upsample) {
   return [is_upsample](KernelContext& ctx) -> absl::Status {
     const Tensor& x = ctx.input(0);
-    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
-    if (absl::Status s = Validate(a); !s.ok()) return ctx.Error(s.message());
-    ResizeInputs io = InputsOf(ctx.opset(), is_upsample);
+    ResizeAttrs a = ResizeAttrsOf(ctx.node(), ctx.opset());
+    if (absl::Status s = ValidateResizeAttrs(a); !s.ok()) return ctx.Error(s.message());
+    ResizeInputs io = ResizeInputsOf(ctx.node(), ctx.opset());
     std::optional<std::vector<float>> scales;
     std::optional<std::vector<int64_t>> sizes;
     if (is_upsample && io.scales < 0) {
@@ -469,7 +384,7 @@ KernelFn ResizeKernel(bool is_upsample) {
 
 TraitsFn ResizeTraits(bool is_upsample) {
   return [is_upsample](const OpContext& ctx) {
-    ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), is_upsample);
+    ResizeAttrs a = ResizeAttrsOf(ctx.node(), ctx.opset());
     Traits t;
     t.semantic_name = is_upsample ? "Upsample" : "Resize";
     t.meaning = absl::StrCat("y = ", a.mode, " interpolation of x (", a.coord, ")");
@@ -493,7 +408,7 @@ TraitsFn ResizeTraits(bool is_upsample) {
 }
 
 Cost ResizeCost(const OpContext& ctx) {
-  ResizeAttrs a = AttrsOf(ctx.node(), ctx.opset(), false);
+  ResizeAttrs a = ResizeAttrsOf(ctx.node(), ctx.opset());
   int64_t taps_per_axis = a.mode == "nearest" ? 0 : a.mode == "linear" ? 2 : 4;
   int64_t spatial = 0;
   const Shape& in = ctx.input_shape(0);

@@ -4,28 +4,17 @@
 #include <cmath>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "ops/tensor/resize_params.h"
 
 namespace aic::cpu::kernels {
 
 std::optional<LinearAxis> MakeLinearAxis(int64_t in, int64_t out, double scale, const std::string& coord) {
   if (in <= 0 || out <= 0 || !(scale > 0)) return std::nullopt;
+  // tf_crop_and_resize reads a region (roi) and extrapolates outside it: not here.
+  if (coord == "tf_crop_and_resize") return std::nullopt;
   LinearAxis ax;
-  double in_w = static_cast<double>(in);
-  double out_w = scale * in_w;  // the ONNX reference's (unrounded) output extent
   for (int64_t i = 0; i < out; ++i) {
-    double xd = static_cast<double>(i);
-    double ori;
-    if (coord == "half_pixel") {
-      ori = (xd + 0.5) / scale - 0.5;
-    } else if (coord == "pytorch_half_pixel") {
-      ori = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
-    } else if (coord == "align_corners") {
-      ori = out_w == 1 ? 0.0 : xd * (in_w - 1) / (out_w - 1);
-    } else if (coord == "asymmetric") {
-      ori = xd / scale;
-    } else {
-      return std::nullopt;
-    }
+    double ori = ResizeSourceCoordinate(coord, i, out, in, scale);
     double fl = std::floor(ori);
     auto i0 = static_cast<int64_t>(fl);
     ax.lo.push_back(std::clamp<int64_t>(i0, 0, in - 1));

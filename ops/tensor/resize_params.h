@@ -1,0 +1,49 @@
+// Resize's (and Upsample's) parameters, however the opset spells them
+// (Upsample and Resize-10 behave as asymmetric coordinates with floor
+// rounding; opset 11 adds roi and the coordinate modes, 18 axes, antialias and
+// the aspect policy), and the source coordinate an output index reads. The
+// one decoder for the reference kernel, shape inference, traits and the CPU
+// lowerings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "graph/graph.h"
+
+namespace aic {
+
+struct ResizeAttrs {
+  std::string mode = "nearest";
+  std::string coord = "half_pixel";
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  bool antialias = false;
+  std::string aspect_policy = "stretch";
+  std::vector<int64_t> axes;  // empty: all
+};
+
+// Upsample (node.op_type) and Resize at `opset`.
+ResizeAttrs ResizeAttrsOf(const Node& node, int64_t opset);
+// InvalidArgument for a mode, coordinate mode, nearest mode or policy the standard does not have.
+absl::Status ValidateResizeAttrs(const ResizeAttrs& a);
+
+// Input indices of scales / sizes / roi for a node (-1: none at this opset).
+struct ResizeInputs {
+  int roi = -1, scales = -1, sizes = -1;
+};
+ResizeInputs ResizeInputsOf(const Node& node, int64_t opset);
+
+// Where output index x of an axis (output extent out_width, input extent
+// in_width, scale) reads from in the input, as the standard's coordinate
+// transformation `coord` defines it (roi_start/roi_end: tf_crop_and_resize's
+// region, in normalized coordinates). A tf_crop_and_resize coordinate outside
+// [0, in_width - 1] means "extrapolate".
+double ResizeSourceCoordinate(const std::string& coord, int64_t x, int64_t out_width, int64_t in_width, double scale,
+                              double roi_start = 0, double roi_end = 1);
+
+}  // namespace aic
