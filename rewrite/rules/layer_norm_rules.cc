@@ -1,6 +1,7 @@
 // LayerNormalization (opset >= 17) recognised in its decomposed form, as
 // exporters that predate the op write it:
 //   d = x - ReduceMean(x, axes=[-1]);  y = d / Sqrt(ReduceMean(d^2, axes=[-1]) + eps)
+// (or d * Reciprocal(Sqrt(...)), as tf2onnx writes it)
 // then a following `* gamma` and `+ beta` folded into its scale and bias.
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
@@ -54,10 +55,10 @@ bool IsMeanOfSquares(const EGraph& g, ClassId c, ClassId d, int64_t rank) {
   return false;
 }
 
-// d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
-ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+// LayerNormalization(x, 1, 0, axis=-1, epsilon=eps) when d is x - mean(x) and
+// class `root` is Sqrt(ReduceMean(d^2) + eps); kNoClass (with a reason) otherwise.
+ClassId LayerNormOf(RuleContext& ctx, ClassId d, ClassId root) {
   EGraph& g = ctx.g;
-  ClassId d = Child(g, n, 0);
   ClassId x;
   if (!IsCentered(g, d, x)) return ctx.Decline("numerator is not x - mean(x)");
   const Shape* xs = RankedShape(g, x);
@@ -71,7 +72,7 @@ ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
     return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, var, d, xs->rank());
   };
   bool matched = false;
-  for (const ENode* sqrt : g.FindOps(Child(g, n, 1), "Sqrt")) {
+  for (const ENode* sqrt : g.FindOps(root, "Sqrt")) {
     matched = HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", variance_plus_eps);
     if (matched) break;
   }
@@ -82,6 +83,25 @@ ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   return AddNewerStandardOp(ctx, "LayerNormalization", {x, ones, zeros},
                             {Attribute::Int("axis", -1),
                              Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
+}
+
+// d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
+ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  return LayerNormOf(ctx, Child(ctx.g, n, 0), Child(ctx.g, n, 1));
+}
+
+// d * Reciprocal(Sqrt(ReduceMean(d^2) + eps)) -> LayerNormalization(x, 1, 0, ...)   (tf2onnx's spelling)
+ClassId FuseLayerNormByReciprocal(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId result = kNoClass;
+  EitherOrder(g, n, [&](ClassId d, ClassId inverse) {
+    for (const ENode* recip : g.FindOps(inverse, "Reciprocal")) {
+      result = LayerNormOf(ctx, d, Child(g, *recip, 0));
+      if (result != kNoClass) return true;
+    }
+    return false;
+  });
+  return result != kNoClass ? result : ctx.Decline("not d * Reciprocal(sqrt(mean(d^2) + eps))");
 }
 
 // LayerNormalization(x, s, b) * g -> LayerNormalization(x, s*g, b*g)   (g of the normalized width)
@@ -138,6 +158,9 @@ void AddLayerNormRules(std::vector<Rule>& rules) {
   rules.push_back({"fuse_layer_norm",
                    "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) -> LayerNormalization(x, 1, 0)", "Div",
                    Exactness::kReassociating, 17, FuseLayerNorm, "LayerNormalization"});
+  rules.push_back({"fuse_layer_norm_by_reciprocal",
+                   "(x - mean(x)) * Reciprocal(sqrt(mean((x - mean(x))^2) + eps)) -> LayerNormalization(x, 1, 0)",
+                   "Mul", Exactness::kReassociating, 17, FuseLayerNormByReciprocal, "LayerNormalization"});
   for (const char* root : {"Mul", "Add"}) {
     rules.push_back({"fold_affine_into_layer_norm",
                      "LayerNormalization(x, s, b) * g + c -> LayerNormalization(x, s*g, b*g + c)", root,

@@ -364,7 +364,7 @@ std::vector<RuleCase> Cases() {
                    {{"Gemm", 1}, {"BatchNormalization", 0}}, gemm_bn(false, true)});
   cases.push_back({"FuseBnIntoGemmTransB", "fuse_bn_into_gemm", gemm_bn(true, false),
                    {{"Gemm", 1}, {"BatchNormalization", 0}}, nullptr});
-  auto layer_norm = [](bool square_with_pow) -> ModelFn {
+  auto layer_norm = [](bool square_with_pow, bool by_reciprocal = false) -> ModelFn {
     return [=] {
       GraphBuilder b;
       Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 8});
@@ -374,12 +374,14 @@ std::vector<RuleCase> Cases() {
                                   : b.Op("Mul", {d, b.Op("Relu", {d})});
       Value* var = b.Op("ReduceMean", {sq}, axes);
       Value* den = b.Op("Sqrt", {b.Op("Add", {var, b.Constant("eps", Tensor::Scalar<float>(1e-5f))})});
-      b.Output(b.Op("Div", {d, den}));
+      b.Output(by_reciprocal ? b.Op("Mul", {b.Op("Reciprocal", {den}), d}) : b.Op("Div", {d, den}));
       return b.Build(17);
     };
   };
   cases.push_back({"FuseLayerNorm", "fuse_layer_norm", layer_norm(true),
                    {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Div", 0}}, layer_norm(false)});
+  cases.push_back({"FuseLayerNormByReciprocal", "fuse_layer_norm_by_reciprocal", layer_norm(true, true),
+                   {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, layer_norm(false, true)});
   cases.push_back({"FoldAffineIntoLayerNorm", "fold_affine_into_layer_norm",
                    [] {
                      GraphBuilder b;
