@@ -1,8 +1,8 @@
 #include "exec/common/lowering_frame.h"
 
 #include "absl/strings/str_cat.h"
-#include "ops/evaluate.h"
 #include "graph/topo.h"
+#include "ops/evaluate.h"
 #include "ops/registry.h"
 
 namespace aic::exec {

@@ -131,12 +131,11 @@ class LoweringTable {
     std::set<std::string> ops;
     for (const auto& [key, entries] : entries_) {
       if (key.first == kAicDomain) ops.insert(key.second);
-      if (key.first.empty() && AicAliasVersion(key.second)) {
-        for (const Entry& e : entries) {
-          if (*AicAliasVersion(key.second) >= e.min_opset && *AicAliasVersion(key.second) <= e.max_opset) {
-            ops.insert(key.second);
-          }
-        }
+      if (!key.first.empty()) continue;
+      std::optional<int> version = AicAliasVersion(key.second);
+      if (!version) continue;
+      for (const Entry& e : entries) {
+        if (*version >= e.min_opset && *version <= e.max_opset) ops.insert(key.second);
       }
     }
     return ops;

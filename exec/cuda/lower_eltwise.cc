@@ -22,7 +22,8 @@ struct EltKind {
   bool binary;
 };
 
-std::optional<EltKind> KindOf(const Node& n) {
+// The elementwise ops the programs run, by op type.
+const absl::flat_hash_map<std::string, EltKind>& EltKinds() {
   static const auto* table = new absl::flat_hash_map<std::string, EltKind>{
       {"Add", {EltOp::kAdd, true}},
       {"Sub", {EltOp::kSub, true}},
@@ -52,9 +53,13 @@ std::optional<EltKind> KindOf(const Node& n) {
       {"Softplus", {EltOp::kSoftplus, false}},
       {"Gelu", {EltOp::kGeluErf, false}},
   };
+  return *table;
+}
+
+std::optional<EltKind> KindOf(const Node& n) {
   if (!HasStandardSemantics(n) || n.num_outputs() != 1) return std::nullopt;
-  auto it = table->find(n.op_type);
-  if (it == table->end()) return std::nullopt;
+  auto it = EltKinds().find(n.op_type);
+  if (it == EltKinds().end()) return std::nullopt;
   if (it->second.binary && n.num_inputs() != 2) return std::nullopt;
   return it->second;
 }
@@ -173,6 +178,8 @@ void EltChain::Emit(const Value* final_value, const std::string& label) {
   if (!names_.empty()) absl::StrAppend(&text, " [", absl::StrJoin(names_, ","), "]");
   L_.AddStep(std::make_unique<EltStep>(p, slots_, out), text);
 }
+
+bool IsElementwiseOp(std::string_view op_type) { return EltKinds().contains(std::string(op_type)); }
 
 bool LowerElementwise(Lowerer& L, const Node& n) {
   auto kind = KindOf(n);

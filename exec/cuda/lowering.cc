@@ -59,8 +59,10 @@ bool StorableDType(DType t) {
 
 std::set<std::string> LoweredAicOps() {
   std::set<std::string> ops = LowerTable().AicOps();
-  // LowerElementwise takes these (lower_eltwise.cc), with no entry in the table.
-  for (const char* op : {"Gelu", "HardSwish"}) ops.insert(op);
+  // Aliases LowerElementwise runs (lower_eltwise.cc) have no entry in the table.
+  for (std::string_view op : AicAliasOpTypes()) {
+    if (IsElementwiseOp(op)) ops.emplace(op);
+  }
   return ops;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,6 +65,8 @@ bool LowerMatMul(Lowerer& L, const Node& n);
 bool LowerGemm(Lowerer& L, const Node& n);
 bool LowerFusedLinearRelu(Lowerer& L, const Node& n);  // ai.aic FusedLinearReLU
 bool LowerElementwise(Lowerer& L, const Node& n);
+// Whether LowerElementwise's programs run op_type (standard semantics).
+bool IsElementwiseOp(std::string_view op_type);
 bool LowerBatchNorm(Lowerer& L, const Node& n);
 bool LowerConv(Lowerer& L, const Node& n);
 bool LowerPool(Lowerer& L, const Node& n);

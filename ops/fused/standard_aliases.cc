@@ -46,6 +46,12 @@ std::optional<int> AicAliasVersion(std::string_view op_type) {
   return std::nullopt;
 }
 
+std::vector<std::string_view> AicAliasOpTypes() {
+  std::vector<std::string_view> ops;
+  for (const Alias& a : kAliases) ops.push_back(a.op_type);
+  return ops;
+}
+
 bool IsAicAlias(const Node& n) { return n.domain == kAicDomain && AicAliasVersion(n.op_type).has_value(); }
 
 void RegisterStandardAliasOps(OpRegistry& r) {

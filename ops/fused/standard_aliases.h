@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -19,6 +20,9 @@ inline constexpr char kAicDomain[] = "ai.aic";
 // The standard opset whose definition `ai.aic::<op_type>` carries, when
 // op_type is one of the aliased standard ops.
 std::optional<int> AicAliasVersion(std::string_view op_type);
+
+// The op types that have an ai.aic alias.
+std::vector<std::string_view> AicAliasOpTypes();
 
 // The node is ai.aic's alias of a standard op.
 bool IsAicAlias(const Node& n);
