@@ -67,6 +67,16 @@ int VerifyCommand(const std::vector<std::string>& argv) {
   } catch (...) {
     return UsageError("--rtol/--atol need numbers");
   }
+  session::CompareOptions compare;
+  compare.rtol = rtol;
+  compare.atol = atol;
+  compare.device = args->GetOr("--device", "cpu");
+  if (compare.device != "cpu" && compare.device != "reference") return UsageError("--device must be cpu or reference");
+  auto threads = args->GetInt("--threads", 0);
+  if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
+  compare.threads = static_cast<int>(*threads);
+  // Before any work: it may re-execute the process (exec/cpu/threading.cc).
+  if (compare.device == "cpu") cpu::ConfigureOpenMpWait();
   std::vector<std::unique_ptr<Model>> models;
   for (const std::string& path : args->positional()) {
     auto m = LoadVerifiedModel(path, LoadOptions{.infer_shapes = false});
@@ -96,15 +106,6 @@ int VerifyCommand(const std::vector<std::string>& argv) {
     if (!f.ok()) return UsageError(std::string(f.status().message()));
     feeds.push_back(std::move(*f));
   }
-  session::CompareOptions compare;
-  compare.rtol = rtol;
-  compare.atol = atol;
-  compare.device = args->GetOr("--device", "cpu");
-  if (compare.device != "cpu" && compare.device != "reference") return UsageError("--device must be cpu or reference");
-  auto threads = args->GetInt("--threads", 0);
-  if (!threads.ok() || *threads < 0) return UsageError("--threads takes a non-negative integer");
-  compare.threads = static_cast<int>(*threads);
-  if (compare.device == "cpu") cpu::ConfigureOpenMpWait();
   auto report = session::CompareModels(*models[0], *models[1], feeds, compare);
   if (!report.ok()) return UsageError(args->positional()[0] + ": " + std::string(report.status().message()));
   if (!report->fallback.empty()) {
