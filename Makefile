@@ -1,7 +1,7 @@
 # Thin wrapper around CMake. The README's two commands:
 #   make demo   install dependencies, build, run the main job on testdata/
 #   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
-.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz conformance-docs bench clean
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench clean
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -15,6 +15,9 @@ APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
 VENV := .venv
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 2000000
+# Differential graph fuzzing (tests/graph_fuzz): `make fuzz-graphs SECONDS=N SEED=S`.
+SECONDS ?= 120
+SEED ?= 1
 
 setup: deps venv
 
@@ -62,7 +65,16 @@ fuzz: deps
 	  if [ $$rc -ne 0 ]; then grep -m1 -A30 'ERROR\|==ERROR\|deadly' build-fuzz/fuzz.log; fi; \
 	  echo "fuzz: $$rc exit status"; exit $$rc
 
-test: test-release test-asan fuzz
+# Random valid models through opt and every executor, then ONNX Runtime over a
+# sample of them (every 4th model and its opt outputs). Fixed seed: what CI
+# runs, you can rerun; findings are shrunk into build/graph-fuzz/findings.
+fuzz-graphs: setup build
+	rm -rf build/graph-fuzz && mkdir -p build/graph-fuzz
+	build/tests/aic_graph_fuzz --seconds $(SECONDS) --seed $(SEED) --out build/graph-fuzz/findings \
+	  --ort-dir build/graph-fuzz/ort --ort-every 4
+	$(VENV)/bin/python tests/graph_fuzz/check_onnxruntime.py build/graph-fuzz/ort
+
+test: test-release test-asan fuzz fuzz-graphs
 	@echo "all test stages passed"
 
 conformance-docs: build

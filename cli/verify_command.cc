@@ -19,7 +19,7 @@ namespace aic::cli {
 namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx verify A.onnx B.onnx [--inputs DIR|random:N] [--rtol R] [--atol A]
-                       [--shape NAME=D,D,..] [--device cpu|reference] [--threads N]
+                       [--shape NAME=D,D,..] [--device cpu|reference] [--threads N] [--bisect]
 
 Runs A and B, each graph exactly as given, on the same inputs and compares
 every output: |a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
@@ -27,6 +27,10 @@ every output: |a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
   --inputs random:N  N sets of random inputs (default random:2)
   --device           cpu (default): the fast executor, or the reference
                      interpreter where it cannot run A; reference: the oracle
+  --bisect           find where they part: run both on the reference
+                     interpreter (first input set) observing every value, and
+                     name A's first node whose output differs from B's value
+                     of the same name, with which of its inputs still agree
 Exit: 0 equal, 1 mismatch, 2 bad usage or input (or A cannot run).
 )";
 
@@ -50,10 +54,39 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
   return feeds;
 }
 
+int Bisect(const Model& a, const Model& b, const std::vector<std::map<std::string, RuntimeValue>>& feeds,
+           const session::CompareOptions& compare, const std::vector<std::string>& paths) {
+  if (feeds.empty()) return UsageError("--bisect needs at least one input set");
+  auto r = session::BisectModels(a, b, feeds[0], compare);
+  if (!r.ok()) return UsageError(paths[0] + ": " + std::string(r.status().message()));
+  std::printf("bisect on the reference interpreter, first input set, rtol %g atol %g: %d values in common\n",
+              compare.rtol, compare.atol, r->compared);
+  if (!r->diverged) {
+    std::printf("no value in common differs\n");
+    return 0;
+  }
+  std::printf("first divergence: %s -> '%s': max abs %.3g  max rel %.3g%s%s\n", r->node.c_str(),
+              r->value.name.c_str(), r->value.max_abs, r->value.max_rel, r->value.problem.empty() ? "" : "  ",
+              r->value.problem.c_str());
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + ("'" + x + "'");
+    return s.empty() ? std::string("none") : s;
+  };
+  std::printf("  its inputs that agree: %s\n", join(r->agreeing_inputs).c_str());
+  if (!r->differing_inputs.empty()) {
+    std::printf("  its inputs that differ already (constants or graph inputs): %s\n", join(r->differing_inputs).c_str());
+  }
+  if (!r->unmatched_inputs.empty()) {
+    std::printf("  its inputs B does not compute under those names: %s\n", join(r->unmatched_inputs).c_str());
+  }
+  return 1;
+}
+
 }  // namespace
 
 int VerifyCommand(const std::vector<std::string>& argv) {
-  auto args = Args::Parse(argv, FlagSpec{{"--inputs", "--rtol", "--atol", "--shape", "--device", "--threads"}, {"--help"}});
+  auto args = Args::Parse(argv, FlagSpec{{"--inputs", "--rtol", "--atol", "--shape", "--device", "--threads"}, {"--help", "--bisect"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -106,6 +139,7 @@ int VerifyCommand(const std::vector<std::string>& argv) {
     if (!f.ok()) return UsageError(std::string(f.status().message()));
     feeds.push_back(std::move(*f));
   }
+  if (args->Has("--bisect")) return Bisect(*models[0], *models[1], feeds, compare, args->positional());
   auto report = session::CompareModels(*models[0], *models[1], feeds, compare);
   if (!report.ok()) return UsageError(args->positional()[0] + ": " + std::string(report.status().message()));
   if (!report->fallback.empty()) {

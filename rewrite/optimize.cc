@@ -71,6 +71,9 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   for (const Rule& r : AllRules()) {
     if (RuleEnabled(r, options, opset)) rules.push_back(&r);
   }
+  for (const Rule* r : options.extra_rules) {
+    if (RuleEnabled(*r, options, opset)) rules.push_back(r);
+  }
   std::vector<int> banned_until(rules.size(), 0);
   // (e-node, rule) pairs that already fired: their result is in the class, so
   // later iterations skip them (e-nodes never change, only their classes do).

@@ -15,6 +15,8 @@
 
 namespace aic::rewrite {
 
+struct Rule;  // rewrite/rules/rule.h
+
 struct OptimizeOptions {
   // 0: nothing; 1: exact rules only; 2 (default): + reassociating rules
   // (Conv+BN, hard-swish, ...); 3: + rules that trade more rounding for speed
@@ -43,6 +45,10 @@ struct OptimizeOptions {
   std::set<std::string> disabled_rules;
   // --explain RULE: why that rule fired or declined, one line each.
   std::string explain_rule;
+  // Rules tried after the built-in ones, under the same eligibility checks.
+  // For tests only: the graph fuzzer plants a rule with a broken guard here
+  // to show that it finds the bug (tests/graph_fuzz/planted_bugs.cc).
+  std::vector<const Rule*> extra_rules;
 };
 
 struct OptimizeStats {

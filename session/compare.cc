@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "graph/topo.h"
 #include "session/session.h"
 
 namespace aic::session {
@@ -65,7 +66,67 @@ absl::StatusOr<SessionPair> OpenPair(const Model& a, const Model& b, const std::
   return p;
 }
 
+// Every tensor value one run of `m` computes (main graph), by name.
+absl::StatusOr<std::map<std::string, Tensor>> ObserveAll(const Model& m, const Feeds& feeds) {
+  SessionOptions so;
+  so.device = "reference";
+  so.opt_level = 0;
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::Create(m, so));
+  std::map<std::string, Tensor> values;
+  for (const Value* v : m.graph->initializers()) values[v->name()] = *v->initializer();
+  for (const auto& [name, v] : feeds) {
+    if (v.is_tensor()) values[name] = v.tensor;
+  }
+  exec::NodeObserver observer = [&](const Node& n, const std::vector<RuntimeValue>& outs) {
+    for (size_t i = 0; i < outs.size() && i < n.num_outputs(); ++i) {
+      if (n.output(i) != nullptr && outs[i].is_tensor()) values[n.output(i)->name()] = outs[i].tensor;
+    }
+  };
+  exec::RunOptions ro;
+  ro.observer = &observer;
+  AIC_RETURN_IF_ERROR(s->Run(feeds, ro).status());
+  return values;
+}
+
 }  // namespace
+
+absl::StatusOr<BisectReport> BisectModels(const Model& a, const Model& b, const Feeds& feeds,
+                                          const CompareOptions& options) {
+  absl::StatusOr<std::map<std::string, Tensor>> va = ObserveAll(a, feeds);
+  if (!va.ok()) return absl::FailedPreconditionError(std::string(va.status().message()));
+  AIC_ASSIGN_OR_RETURN(auto vb, ObserveAll(b, feeds));
+  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*a.graph));
+  BisectReport report;
+  for (const Node* n : order) {
+    for (const Value* out : n->outputs()) {
+      if (out == nullptr) continue;
+      auto ia = va->find(out->name());
+      auto ib = vb.find(out->name());
+      if (ia == va->end() || ib == vb.end()) continue;
+      ++report.compared;
+      OutputDiff d;
+      d.name = out->name();
+      Compare(ia->second, ib->second, options.rtol, options.atol, d);
+      if (d.ok || report.diverged) continue;
+      report.diverged = true;
+      report.node = n->Describe();
+      report.value = d;
+      for (const Value* in : n->inputs()) {
+        if (in == nullptr) continue;
+        auto xa = va->find(in->name());
+        auto xb = vb.find(in->name());
+        if (xa == va->end() || xb == vb.end()) {
+          report.unmatched_inputs.push_back(in->name());
+          continue;
+        }
+        OutputDiff di;
+        Compare(xa->second, xb->second, options.rtol, options.atol, di);
+        (di.ok ? report.agreeing_inputs : report.differing_inputs).push_back(in->name());
+      }
+    }
+  }
+  return report;
+}
 
 absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
                                             const std::vector<std::map<std::string, RuntimeValue>>& feeds,

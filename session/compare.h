@@ -44,6 +44,26 @@ struct CompareOptions {
   int threads = 0;
 };
 
+// Where two models part: both run once on the reference interpreter with
+// every node's outputs observed, then A's values, in A's topological order,
+// are compared with B's values of the same name (what `opt` keeps: graph
+// outputs and the names of the values it did not rewrite away). The first
+// beyond tolerance is the divergence; its producer in A and whether that
+// node's inputs agreed in both say where to look. Polygraphy's
+// `debug reduce` / `run --onnx-outputs mark all` answer the same question.
+struct BisectReport {
+  int compared = 0;          // values of A that B computes too
+  bool diverged = false;
+  std::string node;          // A's producer of the first diverging value ("Conv 'conv_3'")
+  OutputDiff value;          // that value: name, how far off
+  std::vector<std::string> agreeing_inputs;  // its inputs, equal in both
+  std::vector<std::string> differing_inputs; // its inputs that already differ (constants: a changed weight)
+  std::vector<std::string> unmatched_inputs; // its inputs B does not compute under that name
+};
+
+absl::StatusOr<BisectReport> BisectModels(const Model& a, const Model& b, const std::map<std::string, RuntimeValue>& feeds,
+                                          const CompareOptions& options);
+
 // FailedPrecondition when `a` cannot run (no kernel, error on these feeds)
 // on any backend: the caller reports verification as skipped. Errors from
 // `b` are mismatches.

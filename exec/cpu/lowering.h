@@ -123,6 +123,13 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
 // `c` dims padded on the left to out's rank, when each is 1 or equals out's.
 std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
                                                    const std::vector<int64_t>& out);
+// Whether oneDNN 2.6 applies a binary post-op with operand dims `src1` to a
+// destination of dims `dst` correctly. It does not when the destination has
+// rank >= 3, a batch > 1 and spatial dims all 1 ([N, C, 1, 1]) and the
+// operand broadcasts over some dims but not all (a per-channel [1, C, 1, 1]):
+// it then indexes the operand by the batch (found by tests/graph_fuzz; the
+// binary primitive itself is right). Such post-ops are not fused.
+bool BinaryPostOpIsSafe(const std::vector<int64_t>& src1, const std::vector<int64_t>& dst);
 memory::desc AnyMd(const std::vector<int64_t>& dims);
 // oneDNN's binary algorithm for an ONNX op type (Add, Sub, Mul, Div, Max, Min).
 std::optional<dnnl::algorithm> BinaryAlg(const std::string& op);

@@ -128,7 +128,10 @@ bool LowerBinary(Lowerer& L, const Node& n) {
   memory::desc md0 = plan.slots[s0].md;
   bool plain0 = plan.slots[s0].plain;
   const Tensor* bc = L.Const(b);
-  bool same = *bdims == od && bc == nullptr;
+  // Same dims, not only the same after padding with 1s: a [4, 3] operand of a
+  // [1, 4, 3] output is a broadcast (its slot has the lower rank; found by
+  // tests/graph_fuzz).
+  bool same = L.V(b).dims == od && bc == nullptr;
   // src1: same dims -> src0's layout; broadcast activation -> its own layout
   // when blocked (per-channel scales from an SE block), else plain.
   memory::desc md1 = same ? md0 : PlainMd(*bdims);
@@ -176,6 +179,8 @@ bool LowerBatchNorm(Lowerer& L, const Node& n) {
   const Tensor& sh = plan.constants.back();
   std::vector<int64_t> cd(L.V(x).dims.size(), 1);
   cd[1] = L.V(x).dims[1];
+  // [N, C, 1, 1]: the shift cannot be a post-op; the reference kernel runs these few elements.
+  if (!BinaryPostOpIsSafe(cd, L.V(x).dims)) return false;
   memory::desc cmd = PlainMd(cd);
   int s0 = L.V(x).slot;
   memory::desc md0 = plan.slots[s0].md;
@@ -335,7 +340,9 @@ bool LowerTranspose(Lowerer& L, const Node& n) {
     s.dtype = DType::kFloat;
     s.dims = os.dims;
     s.md = view;
-    s.plain = false;
+    // An identity permutation (any 1-D Transpose) is a plain view: what falls
+    // back to a reference kernel reads it as a tensor (found by tests/graph_fuzz).
+    s.plain = view == PlainMd(os.dims);
     s.storage = Slot::Storage::kArena;
     s.buffer = plan.slots[xs.slot].buffer;
     s.alias_of = xs.slot;

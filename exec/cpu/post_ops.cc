@@ -45,6 +45,14 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
   return padded;
 }
 
+bool BinaryPostOpIsSafe(const std::vector<int64_t>& src1, const std::vector<int64_t>& dst) {
+  if (dst.size() < 3 || dst[0] <= 1 || src1 == dst) return true;
+  int64_t spatial = 1;
+  for (size_t i = 2; i < dst.size(); ++i) spatial *= dst[i];
+  if (spatial != 1) return true;
+  return std::all_of(src1.begin(), src1.end(), [](int64_t d) { return d == 1; });
+}
+
 memory::desc AnyMd(const std::vector<int64_t>& dims) {
   return memory::desc(ToDnnlDims(dims), memory::data_type::f32, memory::format_tag::any);
 }
@@ -180,7 +188,7 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
       p.out = out;
       if (const Tensor* k = Const(other)) {
         auto dims = BroadcastDims(k->dims(), st.dims);
-        if (!dims || k->dtype() != DType::kFloat) break;
+        if (!dims || k->dtype() != DType::kFloat || !BinaryPostOpIsSafe(*dims, st.dims)) break;
         p.src1_md = PlainMd(*dims);
         p.src1_slot = ConstSlot(*k, p.src1_md);
         p.name = absl::StrCat(c.op_type, "(const)");
@@ -198,6 +206,7 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
     if (c.op_type == "BatchNormalization" && c.input(0) == cur && st.dims.size() >= 2) {
       std::vector<int64_t> dims(st.dims.size(), 1);
       dims[1] = st.dims[1];
+      if (!BinaryPostOpIsSafe(dims, st.dims)) break;
       Tensor scale, shift;
       if (!FoldBatchNorm(c, &scale, &shift)) break;
       plan_.constants.push_back(scale);

@@ -120,6 +120,11 @@ absl::Status InferConvLike(OpContext& ctx, size_t x_i, size_t w_i, DType out_dty
     if (!win.ok()) return win.status();
     for (size_t k = 0; k < nsp; ++k) {
       out.push_back(WindowOutputDim(*win, k, x[k + 2], [&] { return ctx.FreshDim(); }));
+      // Why: a window larger than the padded input leaves nothing (ONNX
+      // Runtime refuses the node); a model that asks for it is malformed.
+      if (out.back().is_value() && out.back().value() <= 0) {
+        return ctx.Error("the window does not fit the padded input on spatial axis ", k, " (", x[k + 2].ToString(), ")");
+      }
     }
   }
   ctx.set_output(0, out_dtype, Shape(std::move(out)));

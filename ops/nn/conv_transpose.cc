@@ -134,7 +134,8 @@ absl::Status InferConvTranspose(OpContext& ctx) {
     bool given = !tw->output_shape.empty();
     for (size_t k = 0; k < nsp; ++k) {
       if (given || in_known) {
-        if (sp[k] < 0) return ctx.Error("negative output extent on axis ", k);
+        // Why: ONNX Runtime refuses an empty deconvolution output; so do we.
+        if (sp[k] <= 0) return ctx.Error("output extent ", sp[k], " on spatial axis ", k, " (must be positive)");
         out.push_back(sp[k]);
       } else {
         out.push_back(ctx.FreshDim());

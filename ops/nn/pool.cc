@@ -165,6 +165,11 @@ absl::Status InferPool(OpContext& ctx, PoolSpec spec) {
     AIC_ASSIGN_OR_RETURN(Window win, PoolWindow(ctx.node(), spec, {}, nsp));
     for (size_t k = 0; k < nsp; ++k) {
       out.push_back(WindowOutputDim(win, k, x[k + 2], [&] { return ctx.FreshDim(); }));
+      // Why: a window larger than the padded input leaves nothing (ONNX
+      // Runtime refuses the node); a model that asks for it is malformed.
+      if (out.back().is_value() && out.back().value() <= 0) {
+        return ctx.Error("the window does not fit the padded input on spatial axis ", k, " (", x[k + 2].ToString(), ")");
+      }
     }
   }
   ctx.set_output(0, dt, Shape(out));

@@ -136,6 +136,9 @@ std::string EGraph::HashKey(const ENode& n) const {
   key.push_back(static_cast<char>(n.kind));
   put(n.op_key);
   put(n.index);
+  // Why: Split(x) into one piece and into two are different nodes with the
+  // same op, attributes and children (found by tests/graph_fuzz).
+  put(n.num_outputs);
   int64_t const_index = n.kind == ENodeKind::kConst ? n.const_index : -1;
   put(const_index);
   for (ClassId c : n.children) {

@@ -199,6 +199,10 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
   }
   if (n.op->GetString("auto_pad", "NOTSET") != "NOTSET") return ctx.Decline("auto_pad");
   bool avg_pool = n.op->op_type == "AveragePool";
+  // Why: with ceil_mode a window that would start in the right padding is
+  // dropped, so pads of the pool's own give fewer outputs than the same
+  // zeros as input elements (found by tests/graph_fuzz).
+  if (avg_pool && n.op->GetInt("ceil_mode", 0) != 0) return ctx.Decline("ceil_mode");
   if (avg_pool && n.op->GetInt("count_include_pad", 0) == 0) {
     // Why: the Pad's zeros are real elements the average counts; its own pads
     // would not be counted unless count_include_pad is set, which is only
@@ -231,6 +235,12 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
   }
   if (!found) attrs.push_back(Attribute::Ints("pads", cp));
   if (avg_pool) {
+    // Why: ONNX Runtime refuses a pool whose pads reach its kernel size
+    // ("Pad should be smaller than kernel"; found by tests/graph_fuzz).
+    std::vector<int64_t> kernel = n.op->GetInts("kernel_shape");
+    for (int64_t i = 0; i < spatial && i < static_cast<int64_t>(kernel.size()); ++i) {
+      if (cp[i] >= kernel[i] || cp[spatial + i] >= kernel[i]) return ctx.Decline("pads would reach the kernel size");
+    }
     bool set = false;
     for (Attribute& a : attrs) {
       if (a.name == "count_include_pad") {

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "graph/builder.h"
+#include "onnx_io/save.h"
+
 namespace {
 
 struct Result {
@@ -111,3 +114,32 @@ TEST(CliTest, RunRefusesAFeedOfTheWrongShape) {
 }
 
 }  // namespace
+
+// Two models that part at one node: verify --bisect names it and the inputs
+// that still agree.
+TEST(CliTest, VerifyBisectNamesTheFirstDivergingNode) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/bisect_test";
+  std::filesystem::create_directories(dir);
+  auto build = [&](float scale, const std::string& file) {
+    aic::GraphBuilder b;
+    aic::Value* x = b.Input("x", aic::DType::kFloat, {2, 3});
+    aic::Value* r = b.Op("Relu", {x}, {}, "r");
+    aic::Value* c = b.Constant("c", aic::Tensor::Scalar<float>(scale));
+    aic::Value* scaled = b.Op("Mul", {r, c}, {}, "scaled");
+    aic::Value* one = b.Constant("one", aic::Tensor::Scalar<float>(1));
+    b.Output(b.Op("Add", {scaled, one}, {}, "y"));
+    ASSERT_TRUE(aic::SaveModel(*b.Build(17), dir + "/" + file).ok());
+  };
+  build(2, "a.onnx");
+  build(3, "b.onnx");
+  Result parted = RunCli("verify " + dir + "/a.onnx " + dir + "/b.onnx --bisect");
+  EXPECT_EQ(parted.code, 1) << parted.out;
+  EXPECT_NE(parted.out.find("first divergence: Mul"), std::string::npos) << parted.out;
+  EXPECT_NE(parted.out.find("-> 'scaled'"), std::string::npos) << parted.out;
+  EXPECT_NE(parted.out.find("its inputs that agree: 'r'\n"), std::string::npos) << parted.out;
+  EXPECT_NE(parted.out.find("differ already (constants or graph inputs): 'c'"), std::string::npos) << parted.out;
+  Result same = RunCli("verify " + dir + "/a.onnx " + dir + "/a.onnx --bisect");
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("3 values in common"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("no value in common differs"), std::string::npos) << same.out;
+}

@@ -74,6 +74,14 @@ TEST(ConvTest, InferSymbolicAndErrors) {
   EXPECT_FALSE(InferNode(Op("Conv"), {F32({1, 3, 8, 8}), F32({4, 2, 3, 3})}).ok());
   EXPECT_FALSE(InferNode(Op("Conv"), {F32({3, 8}), F32({4, 3})}).ok());
   EXPECT_FALSE(RunNode(Op("Conv"), {Iota({1, 3, 4, 4}), Iota({2, 2, 3, 3})}).ok());
+  // A window larger than the padded input, and a deconvolution whose pads eat
+  // its whole output: malformed (ONNX Runtime refuses both; found by tests/graph_fuzz).
+  EXPECT_FALSE(InferNode(Op("Conv"), {F32({1, 3, 2, 2}), F32({4, 3, 3, 3})}).ok());
+  EXPECT_TRUE(InferNode(Op("Conv", {Attribute::Ints("pads", {1, 1, 1, 1})}), {F32({1, 3, 2, 2}), F32({4, 3, 3, 3})}).ok());
+  EXPECT_FALSE(InferNode(Op("MaxPool", {Attribute::Ints("kernel_shape", {3, 3})}), {F32({1, 3, 2, 2})}).ok());
+  EXPECT_FALSE(InferNode(Op("ConvTranspose", {Attribute::Ints("pads", {1, 1, 1, 1})}),
+                         {F32({1, 1, 3, 1}), F32({1, 1, 2, 2})})
+                   .ok());
 }
 
 TEST(ConvTest, ConvLayerTraitsAndCost) {

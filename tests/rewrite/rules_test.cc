@@ -335,19 +335,30 @@ std::vector<RuleCase> Cases() {
                    {{"HardSwish", 1}, {"HardSigmoid", 0}, {"Mul", 0}}, x_hard_sigmoid(0.2f)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
-  auto padded_pool = [](bool pool_pads) -> ModelFn {
+  auto padded_pool = [](int64_t pool_pad, bool count_include_pad, bool ceil_mode) -> ModelFn {
     return [=] {
       GraphBuilder b;
       Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
       Value* p = b.Op("Pad", {x, b.Constant("p", Ints({0, 0, 1, 1, 0, 0, 1, 1}))});
       std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {3, 3})};
-      if (pool_pads) attrs.push_back(Attribute::Ints("pads", {1, 1, 1, 1}));
+      if (pool_pad > 0) attrs.push_back(Attribute::Ints("pads", {pool_pad, pool_pad, pool_pad, pool_pad}));
+      if (count_include_pad) attrs.push_back(Attribute::Int("count_include_pad", 1));
+      if (ceil_mode) {
+        attrs.push_back(Attribute::Int("ceil_mode", 1));
+        attrs.push_back(Attribute::Ints("strides", {2, 2}));
+      }
       b.Output(b.Op("AveragePool", {p}, attrs));
       return b.Build(13);
     };
   };
-  cases.push_back({"FusePadIntoPool", "fuse_pad_into_pool", padded_pool(false), {{"Pad", 0}, {"AveragePool", 1}},
-                   padded_pool(true)});
+  cases.push_back({"FusePadIntoPool", "fuse_pad_into_pool", padded_pool(0, false, false),
+                   {{"Pad", 0}, {"AveragePool", 1}}, padded_pool(1, false, false)});
+  // Pads reaching the kernel size (ONNX Runtime refuses such a pool), and
+  // ceil_mode (a window starting in the pool's own end padding is dropped).
+  cases.push_back({"FusePadIntoPoolReachingTheKernel", "fuse_pad_into_pool", padded_pool(1, true, false),
+                   {{"Pad", 0}, {"AveragePool", 1}}, padded_pool(2, true, false)});
+  cases.push_back({"FusePadIntoPoolCeilMode", "fuse_pad_into_pool", padded_pool(0, false, false),
+                   {{"Pad", 0}, {"AveragePool", 1}}, padded_pool(0, false, true)});
   auto gemm_bn = [](bool trans_b, bool relu_between) -> ModelFn {
     return [=] {
       GraphBuilder b;
