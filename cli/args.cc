@@ -87,7 +87,8 @@ std::optional<int> TakeOptLevel(std::vector<std::string>& argv) {
   return level;
 }
 
-absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec) {
+absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec,
+                                                                            bool allow_keep) {
   size_t eq = spec.rfind('=');
   if (eq == std::string::npos || eq == 0) {
     return absl::InvalidArgumentError(absl::StrCat("expected NAME=D,D,..., got '", spec, "'"));
@@ -97,6 +98,10 @@ absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(cons
   if (!dims_text.empty()) {
     for (absl::string_view part : absl::StrSplit(dims_text, ',')) {
       int64_t d;
+      if (allow_keep && (part == "?" || part == "-1")) {
+        dims.push_back(-1);
+        continue;
+      }
       if (!absl::SimpleAtoi(part, &d) || d < 0) {
         return absl::InvalidArgumentError(absl::StrCat("bad dim '", part, "' in '", spec, "'"));
       }

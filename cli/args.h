@@ -41,6 +41,8 @@ class Args {
 std::optional<int> TakeOptLevel(std::vector<std::string>& argv);
 
 // "NAME=D,D,.." -> (NAME, dims); used by --shape and --fix-shape.
-absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec);
+// NAME=D,D,..; with allow_keep, `?` or -1 is a dim left as the model has it (-1).
+absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> ParseShapeSpec(const std::string& spec,
+                                                                            bool allow_keep = false);
 
 }  // namespace aic::cli

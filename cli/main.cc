@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #ifdef AIC_HAVE_CUDA
 #include "exec/cuda/backend.h"
 #include "session/session.h"
@@ -25,7 +26,7 @@ commands:
   report IN.onnx ...      the seed's analysis: per-node semantics and cost, collapse
                           points, weight spectra, activation ratios (--calib)
 
-Run 'aic-onnx COMMAND --help' for a command's options.
+Run 'aic-onnx COMMAND --help' for a command's options; 'aic-onnx --version'.
 Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input.
 )";
 
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
       std::strcmp(argv[1], "help") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::printf("aic-onnx %s\n", aic::cli::VersionString().c_str());
+    return 0;
   }
 #ifdef AIC_HAVE_CUDA
   // The companion binary (cli/cuda_device.h): its sessions may pick "cuda".

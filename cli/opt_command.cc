@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "cli/model_loading.h"
+#include "cli/output_file.h"
+#include "cli/version.h"
 #include "exec/cpu/plan.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
@@ -37,7 +39,7 @@ void StopIdleBlasThreads() {
 }
 
 constexpr char kHelp[] = R"(usage: aic-onnx opt IN.onnx OUT.onnx [-O0..-O3] [--target onnx|aic]
-                    [--fix-shape NAME=D,D,..]... [--fold-limit BYTES]
+                    [--fix-shape NAME=D,D,..]... [--fix-dim NAME=D]... [--fold-limit BYTES]
                     [--verify[=N]|--no-verify] [--stats FILE.json] [--explain RULE]
                     [--in-place] [--external-data]
        aic-onnx opt --list-rules [--format text|md]
@@ -46,7 +48,11 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
   -O0 .. -O3         0: nothing, 1: exact rules, 2 (default): + rules equal up to
                      rounding (Conv+BN, ...), 3: + more of those
   --target aic       also allow aic-onnx's own fused ops (domain ai.aic)
-  --fix-shape        make a graph input's symbolic dims concrete
+  --fix-shape        give a graph input concrete dims (? or -1 keeps a dim as the
+                     model has it); checked against the input's rank and fixed dims
+  --fix-dim NAME=D   make the symbolic dim NAME D in every input that has it
+OUT may be - (standard output; the summary then goes to standard error), a
+device, or a symlink (its target is written; the link stays).
   --fold-limit B     constant folding may grow the weights by B bytes (default 0)
   --verify[=N]       compare with the original on N random inputs (default on, N=2),
                      both run as written on the fast CPU executor
@@ -121,7 +127,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       argv.push_back(a);
     }
   }
-  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fold-limit", "--stats",
+  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--fold-limit", "--stats",
                                           "--explain", "--format", "--rtol", "--atol", "--seed"},
                                          {"--help", "--in-place", "--external-data", "--list-rules"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
@@ -133,11 +139,16 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (args->positional().size() != 2) return UsageError("opt takes IN.onnx and OUT.onnx (see --help)");
   const std::string in = args->positional()[0];
   const std::string out = args->positional()[1];
+  // Where the model goes is settled before any work.
+  absl::StatusOr<OutputTarget> output = ResolveOutput(out);
+  if (!output.ok()) return UsageError(std::string(output.status().message()));
   std::error_code ec;
-  bool same = in == out || std::filesystem::equivalent(in, out, ec);
+  bool same = in == out || (!output->to_stdout() && std::filesystem::equivalent(in, output->path, ec));
   if (same && !args->Has("--in-place")) {
     return UsageError(out + ": refusing to overwrite the input (give --in-place)");
   }
+  // With the model on standard output, what would be printed goes to stderr.
+  FILE* info = output->to_stdout() ? stderr : stdout;
   rewrite::OptimizeOptions options;
   options.level = level;
   std::string target = args->GetOr("--target", "onnx");
@@ -147,9 +158,14 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (!fold.ok()) return UsageError(std::string(fold.status().message()));
   options.fold_limit = *fold;
   for (const std::string& spec : args->GetAll("--fix-shape")) {
-    auto parsed = ParseShapeSpec(spec);
-    if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
+    auto parsed = ParseShapeSpec(spec, /*allow_keep=*/true);
+    if (!parsed.ok()) return UsageError("--fix-shape: " + std::string(parsed.status().message()));
     options.fix_shapes[parsed->first] = parsed->second;
+  }
+  for (const std::string& spec : args->GetAll("--fix-dim")) {
+    auto parsed = ParseShapeSpec(spec);
+    if (!parsed.ok() || parsed->second.size() != 1) return UsageError("--fix-dim expects NAME=D, got '" + spec + "'");
+    options.fix_dims[parsed->first] = parsed->second[0];
   }
   options.explain_rule = args->GetOr("--explain", "");
   double rtol = 1e-3, atol = 1e-4;
@@ -164,11 +180,15 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (verify && verify_runs > 0) cpu::ConfigureOpenMpWait();
   auto model = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});  // Optimize infers itself
   if (!model.ok()) return UsageError(std::string(model.status().message()));
-  for (const auto& [name, dims] : options.fix_shapes) {
-    const Value* v = (*model)->graph->FindValue(name);
-    if (v == nullptr || !v->is_graph_input()) {
-      return UsageError(in + ": --fix-shape: no graph input named '" + name + "'");
-    }
+  absl::StatusOr<std::map<std::string, TypeInfo>> fixed = rewrite::FixedShapes(**model, options);
+  if (!fixed.ok()) return UsageError(in + ": " + std::string(fixed.status().message()));
+  // Verification feeds the fixed inputs at their new shapes.
+  std::vector<std::string> verify_shapes;
+  for (const auto& [name, type] : *fixed) {
+    if (!type.shape.IsStatic()) continue;
+    std::string spec = name + "=";
+    for (int64_t d : type.shape.Values()) absl::StrAppend(&spec, spec.back() == '=' ? "" : ",", d);
+    verify_shapes.push_back(spec);
   }
   // The original is only read again when the optimized model is verified
   // against it: parsing a large model twice is a good part of a fast run.
@@ -190,35 +210,36 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
   SaveOptions save_options;
   if (args->Has("--external-data")) save_options.external_data = SaveOptions::ExternalData::kAlways;
-  if (absl::Status s = SaveModel(**model, out, save_options); !s.ok()) {
-    return UsageError(out + ": " + std::string(s.message()));
+  if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {
+    return UsageError(std::string(s.message()));
   }
   if (!unchanged_reason.empty()) {
-    std::printf("%s: left unchanged: %s\n", in.c_str(), unchanged_reason.c_str());
+    std::fprintf(info, "%s: left unchanged: %s\n", in.c_str(), unchanged_reason.c_str());
     return 0;
   }
-  std::printf("%s -> %s\n", in.c_str(), out.c_str());
-  std::printf("nodes: %lld -> %lld\n", static_cast<long long>(stats->nodes_before),
+  std::fprintf(info, "%s -> %s\n", in.c_str(), out.c_str());
+  std::fprintf(info, "nodes: %lld -> %lld\n", static_cast<long long>(stats->nodes_before),
               static_cast<long long>(stats->nodes_after));
-  std::printf("weights: %lld -> %lld bytes\n", static_cast<long long>(stats->initializer_bytes_before),
+  std::fprintf(info, "weights: %lld -> %lld bytes\n", static_cast<long long>(stats->initializer_bytes_before),
               static_cast<long long>(stats->initializer_bytes_after));
-  std::printf("e-graph: %lld e-nodes, %lld e-classes, %d iterations (%s), %lld opaque nodes\n",
+  std::fprintf(info, "e-graph: %lld e-nodes, %lld e-classes, %d iterations (%s), %lld opaque nodes\n",
               static_cast<long long>(stats->enodes), static_cast<long long>(stats->eclasses),
               stats->iterations, stats->stop_reason.c_str(), static_cast<long long>(stats->opaque_nodes));
-  std::printf("rules fired:%s\n", stats->rule_counts.empty() ? " none" : "");
+  std::fprintf(info, "rules fired:%s\n", stats->rule_counts.empty() ? " none" : "");
   for (const auto& [name, count] : stats->rule_counts) {
-    std::printf("  %-28s %lld\n", name.c_str(), static_cast<long long>(count));
+    std::fprintf(info, "  %-28s %lld\n", name.c_str(), static_cast<long long>(count));
   }
-  std::printf("time: %.3f s\n", stats->seconds);
+  std::fprintf(info, "time: %.3f s\n", stats->seconds);
   if (!options.explain_rule.empty()) {
-    std::printf("explain %s:%s\n", options.explain_rule.c_str(), stats->explain.empty() ? " no matches" : "");
-    for (const std::string& line : stats->explain) std::printf("  %s\n", line.c_str());
+    std::fprintf(info, "explain %s:%s\n", options.explain_rule.c_str(), stats->explain.empty() ? " no matches" : "");
+    for (const std::string& line : stats->explain) std::fprintf(info, "  %s\n", line.c_str());
   }
 
   int exit_code = 0;
   // --stats: the same facts for scripts, in one JSON object.
   JsonWriter stats_json;
   stats_json.BeginObject();
+  stats_json.Field("version", VersionString());
   stats_json.Field("input", in);
   stats_json.Field("output", out);
   stats_json.Field("nodes_before", stats->nodes_before);
@@ -242,7 +263,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       InputOptions io;
       io.random = true;
       io.seed = static_cast<uint64_t>(1000 + k * 7919);
-      io.shapes = args->GetAll("--fix-shape");
+      io.shapes = verify_shapes;
       auto f = BuildFeeds(**original, io);
       if (!f.ok()) {
         feed_error = std::string(f.status().message());
@@ -258,13 +279,13 @@ int OptCommand(const std::vector<std::string>& argv_in) {
                            : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
     stats_json.BeginObject();
     if (!report.ok()) {
-      std::printf("verify: skipped (%s)\n", std::string(report.status().message()).c_str());
+      std::fprintf(info, "verify: skipped (%s)\n", std::string(report.status().message()).c_str());
       stats_json.Field("skipped", std::string(report.status().message()));
     } else {
       if (!report->fallback.empty()) {
         std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
       }
-      std::printf("verify: %d random input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol,
+      std::fprintf(info, "verify: %d random input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol,
                   report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
       stats_json.Field("ok", report->ok());
       stats_json.Field("runs", report->runs);
@@ -272,7 +293,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       stats_json.Key("outputs");
       stats_json.BeginArray();
       for (const auto& o : report->outputs) {
-        std::printf("  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
+        std::fprintf(info, "  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
                     o.ok ? "" : "  MISMATCH ", o.problem.c_str());
         stats_json.BeginObject();
         stats_json.Field("name", o.name);

@@ -36,14 +36,6 @@ bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
   return o.level >= r.level;
 }
 
-void ApplyFixedShapes(Model& model, const OptimizeOptions& o) {
-  for (Value* v : model.graph->inputs()) {
-    auto it = o.fix_shapes.find(v->name());
-    if (it == o.fix_shapes.end()) continue;
-    v->set_type(TypeInfo::Tensor(v->dtype(), Shape::FromValues(it->second)));
-  }
-}
-
 // One graph (the main graph or a body): import, rules, extraction.
 using DeclaredTypes = absl::flat_hash_map<const Value*, TypeInfo>;
 
@@ -159,7 +151,17 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported));
   for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
     auto it = declared.find(graph.outputs()[k]);
-    if (it != declared.end() && it->second.known()) out->outputs()[k]->set_type(it->second);
+    if (it == declared.end() || !it->second.known()) continue;
+    TypeInfo t = it->second;
+    // With shapes fixed, an output's symbolic dims become what they now are.
+    const TypeInfo& inferred = out->outputs()[k]->type();
+    if (options.FixesShapes() && graph.parent() == nullptr && t.is_tensor() && inferred.is_tensor() &&
+        t.shape.has_rank() && inferred.shape.rank() == t.shape.rank()) {
+      for (size_t d = 0; d < t.shape.dims().size(); ++d) {
+        if (!t.shape[d].is_value() && inferred.shape[d].is_value()) t.shape.mutable_dims()[d] = inferred.shape[d];
+      }
+    }
+    out->outputs()[k]->set_type(std::move(t));
   }
   if (graph.parent() == nullptr) AIC_RETURN_IF_ERROR(Verify(*out));
   return out;
@@ -185,6 +187,76 @@ void OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options,
 
 }  // namespace
 
+absl::StatusOr<std::map<std::string, TypeInfo>> FixedShapes(const Model& model, const OptimizeOptions& options) {
+  const Graph& graph = *model.graph;
+  std::map<std::string, TypeInfo> fixed;
+  std::set<std::string> dims_seen;
+  for (const Value* v : graph.inputs()) {
+    if (v->is_initializer()) continue;
+    const TypeInfo& t = v->type();
+    auto spec = options.fix_shapes.find(v->name());
+    bool has_dim = false;
+    if (t.is_tensor() && t.shape.has_rank()) {
+      for (const Dim& d : t.shape.dims()) {
+        if (d.is_symbol() && options.fix_dims.count(d.symbol())) {
+          has_dim = true;
+          dims_seen.insert(d.symbol());
+        }
+      }
+    }
+    if (spec == options.fix_shapes.end() && !has_dim) continue;
+    if (!t.is_tensor()) {
+      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: input '", v->name(), "' is not a tensor"));
+    }
+    std::vector<Dim> dims;
+    if (spec != options.fix_shapes.end()) {
+      const std::vector<int64_t>& given = spec->second;
+      if (t.shape.has_rank() && static_cast<int64_t>(given.size()) != t.shape.rank()) {
+        return absl::InvalidArgumentError(absl::StrCat("--fix-shape: input '", v->name(), "' has rank ",
+                                                       t.shape.rank(), " (", t.shape.ToString(), "), ",
+                                                       given.size(), " dims given"));
+      }
+      for (size_t i = 0; i < given.size(); ++i) {
+        const Dim* model_dim = t.shape.has_rank() ? &t.shape[i] : nullptr;
+        if (given[i] < 0) {
+          dims.push_back(model_dim != nullptr ? *model_dim : Dim::Unknown());
+          continue;
+        }
+        if (model_dim != nullptr && model_dim->is_value() && model_dim->value() != given[i]) {
+          return absl::InvalidArgumentError(absl::StrCat("--fix-shape: input '", v->name(), "' dim ", i, " is ",
+                                                         model_dim->value(), " in the model (",
+                                                         t.shape.ToString(), "), not ", given[i]));
+        }
+        dims.push_back(Dim(given[i]));
+      }
+    } else {
+      dims = t.shape.dims();
+    }
+    for (Dim& d : dims) {
+      if (d.is_symbol()) {
+        auto it = options.fix_dims.find(d.symbol());
+        if (it != options.fix_dims.end()) {
+          dims_seen.insert(d.symbol());
+          d = Dim(it->second);
+        }
+      }
+    }
+    fixed[v->name()] = TypeInfo::Tensor(t.dtype, Shape(std::move(dims)));
+  }
+  for (const auto& [name, dims] : options.fix_shapes) {
+    const Value* v = graph.FindValue(name);
+    if (v == nullptr || !v->is_graph_input() || v->is_initializer()) {
+      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: no graph input named '", name, "'"));
+    }
+  }
+  for (const auto& [name, value] : options.fix_dims) {
+    if (!dims_seen.count(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("--fix-dim: no graph input has a dim named '", name, "'"));
+    }
+  }
+  return fixed;
+}
+
 std::set<std::string> AllAicOps() {
   std::set<std::string> ops;
   for (const OpDef* def : OpRegistry::Global().All()) {
@@ -202,11 +274,7 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
   Graph& graph = *model.graph;
   stats.nodes_before = static_cast<int64_t>(graph.num_nodes());
   stats.initializer_bytes_before = InitializerBytes(graph);
-  for (const auto& [name, dims] : options.fix_shapes) {
-    if (graph.FindValue(name) == nullptr || !graph.FindValue(name)->is_graph_input()) {
-      return absl::InvalidArgumentError(absl::StrCat("--fix-shape: no graph input named '", name, "'"));
-    }
-  }
+  AIC_ASSIGN_OR_RETURN(auto fixed, FixedShapes(model, options));
   if (options.level <= 0) {
     stats.nodes_after = stats.nodes_before;
     stats.initializer_bytes_after = stats.initializer_bytes_before;
@@ -217,7 +285,10 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
   // declaration is the contract the emitted model keeps.
   DeclaredTypes declared;
   CollectDeclaredOutputs(graph, declared);
-  ApplyFixedShapes(model, options);
+  for (Value* v : graph.inputs()) {
+    auto it = fixed.find(v->name());
+    if (it != fixed.end()) v->set_type(it->second);
+  }
   InferStats infer_stats;
   AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
 

@@ -33,8 +33,12 @@ struct OptimizeOptions {
   // Constant folding may grow the initializers by at most this many bytes
   // (per folded value, compared to the constants it reads).
   int64_t fold_limit = 0;
-  // Graph input name -> concrete dims (--fix-shape).
+  // Graph input name -> dims (--fix-shape); -1 keeps that dim as the model
+  // has it. Checked against the input's rank and fixed dims (FixedShapes).
   std::map<std::string, std::vector<int64_t>> fix_shapes;
+  // Symbolic dim name -> value, wherever a graph input has it (--fix-dim).
+  std::map<std::string, int64_t> fix_dims;
+  bool FixesShapes() const { return !fix_shapes.empty() || !fix_dims.empty(); }
   int max_iterations = 12;
   int64_t node_budget = 500000;  // e-nodes
   double time_budget_s = 60;
@@ -69,6 +73,12 @@ struct OptimizeStats {
 
 // Every op type of domain ai.aic that has an OpDef.
 std::set<std::string> AllAicOps();
+
+// The graph inputs' types once --fix-shape and --fix-dim are applied, by
+// input name (only the inputs they change). InvalidArgument, naming the input
+// and dim, for an unknown input or dim name, a rank that differs from the
+// input's, or a value that contradicts a dim the model fixes.
+absl::StatusOr<std::map<std::string, TypeInfo>> FixedShapes(const Model& model, const OptimizeOptions& options);
 
 // Rewrites model.graph in place (on success only).
 absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options = {});

@@ -45,6 +45,26 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
   return padded;
 }
 
+bool PostOpLayoutsAgree(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst) {
+  memory::dims dd = dst.dims();
+  std::vector<int64_t> dst_dims(dd.begin(), dd.end());
+  bool dst_plain = dst == PlainMd(dst_dims);
+  for (size_t i = 0; i < k && i < chain.size(); ++i) {
+    if (!chain[i].binary) continue;
+    memory::dims sd = chain[i].src1_md.dims();
+    bool scalar_or_channel = true;
+    for (size_t d = 0; d < sd.size(); ++d) {
+      if (sd[d] != 1 && d != 1) scalar_or_channel = false;
+    }
+    if (scalar_or_channel) continue;
+    std::vector<int64_t> src_dims(sd.begin(), sd.end());
+    if (chain[i].src1_md == dst) continue;
+    if (dst_plain && chain[i].src1_md == PlainMd(src_dims)) continue;
+    return false;
+  }
+  return true;
+}
+
 bool BinaryPostOpIsSafe(const std::vector<int64_t>& src1, const std::vector<int64_t>& dst) {
   if (dst.size() < 3 || dst[0] <= 1 || src1 == dst) return true;
   int64_t spatial = 1;

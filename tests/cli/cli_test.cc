@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "graph/builder.h"
+#include "onnx_io/load.h"
 #include "onnx_io/save.h"
 
 namespace {
@@ -142,4 +143,101 @@ TEST(CliTest, VerifyBisectNamesTheFirstDivergingNode) {
   EXPECT_EQ(same.code, 0) << same.out;
   EXPECT_NE(same.out.find("3 values in common"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("no value in common differs"), std::string::npos) << same.out;
+}
+
+// x: [batch, 3, 8] -> Relu -> y, for the --fix-shape / --fix-dim / output path tests.
+std::string SymbolicBatchModel(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  aic::GraphBuilder b;
+  aic::Value* x = b.Input("x", aic::DType::kFloat, {aic::Dim::Symbol("batch"), 3, 8});
+  aic::Value* y = b.Op("Relu", {x}, {}, "y");
+  y->set_type(aic::TypeInfo::Tensor(aic::DType::kFloat, aic::Shape({aic::Dim::Symbol("batch"), 3, 8})));
+  b.Output(y);
+  std::string path = dir + "/relu.onnx";
+  EXPECT_TRUE(aic::SaveModel(*b.Build(17), path).ok());
+  return path;
+}
+
+std::string DimsOf(const aic::Value* v) { return v->type().shape.ToString(); }
+
+TEST(CliTest, OptFixShapeIsCheckedAndFixesTheOutputs) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/fix_shape_test";
+  std::filesystem::remove_all(dir);
+  std::string model = SymbolicBatchModel(dir);
+  std::string out = dir + "/out.onnx";
+  Result rank = RunCli("opt " + model + " " + out + " --fix-shape x=1,3");
+  EXPECT_EQ(rank.code, 2);
+  EXPECT_NE(rank.out.find("input 'x' has rank 3 ([batch, 3, 8]), 2 dims given"), std::string::npos) << rank.out;
+  Result fixed_dim = RunCli("opt " + model + " " + out + " --fix-shape x=1,4,8");
+  EXPECT_EQ(fixed_dim.code, 2);
+  EXPECT_NE(fixed_dim.out.find("input 'x' dim 1 is 3 in the model"), std::string::npos) << fixed_dim.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  Result keep = RunCli("opt " + model + " " + out + " --fix-shape x=2,?,-1");
+  ASSERT_EQ(keep.code, 0) << keep.out;
+  auto m = aic::LoadModel(out);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(DimsOf((*m)->graph->inputs()[0]), "[2, 3, 8]");
+  EXPECT_EQ(DimsOf((*m)->graph->outputs()[0]), "[2, 3, 8]");  // no longer [batch, 3, 8]
+
+  Result by_name = RunCli("opt " + model + " " + out + " --fix-dim batch=5");
+  ASSERT_EQ(by_name.code, 0) << by_name.out;
+  m = aic::LoadModel(out);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(DimsOf((*m)->graph->inputs()[0]), "[5, 3, 8]");
+  EXPECT_EQ(DimsOf((*m)->graph->outputs()[0]), "[5, 3, 8]");
+  Result unknown = RunCli("opt " + model + " " + out + " --fix-dim seq=5");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("no graph input has a dim named 'seq'"), std::string::npos) << unknown.out;
+}
+
+TEST(CliTest, OptOutputPaths) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/output_path_test";
+  std::filesystem::remove_all(dir);
+  std::string model = SymbolicBatchModel(dir);
+  // `-`: the model on stdout, the summary on stderr, no file named "-".
+  std::string piped = dir + "/piped.onnx";
+  std::string cmd = "cd " + dir + " && " + std::string(AIC_BINARY_DIR) + "/aic-onnx opt " + model + " - > " + piped +
+                    " 2> " + dir + "/summary.txt";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/-"));
+  EXPECT_TRUE(aic::LoadModel(piped).ok());
+  std::ifstream summary(dir + "/summary.txt");
+  std::string first;
+  std::getline(summary, first);
+  EXPECT_NE(first.find("-> -"), std::string::npos) << first;
+  // A symlink stays one; its target gets the model.
+  std::string target = dir + "/target.onnx", link = dir + "/link.onnx";
+  std::ofstream(target) << "old";
+  std::filesystem::create_symlink(target, link);
+  Result via_link = RunCli("opt " + model + " " + link);
+  ASSERT_EQ(via_link.code, 0) << via_link.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_TRUE(aic::LoadModel(target).ok());
+  // A device is written, not replaced.
+  EXPECT_EQ(RunCli("opt " + model + " /dev/null").code, 0);
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  // A missing folder fails before any work, naming the path once.
+  std::string missing = dir + "/no/such/out.onnx";
+  Result r = RunCli("opt " + model + " " + missing);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find(missing + ": no folder"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(missing, r.out.find(missing) + 1), std::string::npos) << r.out;
+  Result folder = RunCli("opt " + model + " " + dir);
+  EXPECT_EQ(folder.code, 2);
+  EXPECT_NE(folder.out.find(dir + ": is a folder"), std::string::npos) << folder.out;
+}
+
+TEST(CliTest, VersionNamesTheReleaseAndTheTree) {
+  Result r = RunCli("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("aic-onnx 0.", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("(git "), std::string::npos) << r.out;
+  std::string dir = std::string(AIC_BINARY_DIR) + "/version_test";
+  std::string model = SymbolicBatchModel(dir);
+  ASSERT_EQ(RunCli("opt " + model + " " + dir + "/o.onnx --stats " + dir + "/stats.json").code, 0);
+  std::ifstream f(dir + "/stats.json");
+  std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"version\": \"0."), std::string::npos) << json;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -26,7 +27,8 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A value recipes may build on, with what is known about its history.
+// A value recipes may build on, with what is known about its history. Pools
+// are deques: a recipe holds an Entry* across the Add() calls that grow them.
 struct Entry {
   Value* v = nullptr;
   // Bit for bit the same on every backend and -O level (graph inputs,
@@ -295,8 +297,8 @@ class Generator {
   std::unique_ptr<Model> model_;
   Graph* main_ = nullptr;
   Graph* cur_ = nullptr;
-  std::vector<Entry> main_pool_;
-  std::vector<Entry>* pool_ = nullptr;
+  std::deque<Entry> main_pool_;
+  std::deque<Entry>* pool_ = nullptr;
   std::map<std::string, int64_t> symbols_;
   int64_t opset_ = 17;
   int counter_ = 0;
@@ -1096,12 +1098,12 @@ bool Generator::If() {
     cond = Op("Greater", {Op("ReduceMax", {c->v}, {Attribute::Int("keepdims", 0)}), Scalar(static_cast<float>(Real(-0.3, 0.3)))});
   }
   Graph* outer = cur_;
-  std::vector<Entry>* outer_pool = pool_;
+  std::deque<Entry>* outer_pool = pool_;
   auto make_branch = [&](const char* name) {
     auto body = std::make_shared<Graph>();
     body->name = Name(name);
     body->set_parent(outer);
-    std::vector<Entry> body_pool = *outer_pool;  // outer values are readable inside
+    std::deque<Entry> body_pool = *outer_pool;  // outer values are readable inside
     cur_ = body.get();
     pool_ = &body_pool;
     Value* out = SmallChain(e->v, e->v, static_cast<int>(Int(1, 3)));
@@ -1125,7 +1127,7 @@ bool Generator::Loop() {
   if (e == nullptr) return false;
   int64_t trips = Int(1, 4);
   Graph* outer = cur_;
-  std::vector<Entry>* outer_pool = pool_;
+  std::deque<Entry>* outer_pool = pool_;
   auto body = std::make_shared<Graph>();
   body->name = Name("loop_body");
   body->set_parent(outer);
@@ -1135,7 +1137,7 @@ bool Generator::Loop() {
   body->AddInput(iter);
   body->AddInput(cond_in);
   body->AddInput(carried);
-  std::vector<Entry> body_pool = *outer_pool;
+  std::deque<Entry> body_pool = *outer_pool;
   cur_ = body.get();
   pool_ = &body_pool;
   Value* cond_out = Op("Identity", {cond_in});
@@ -1365,8 +1367,8 @@ bool Generator::ReshapePairPattern() {
   size_t before = pool_->size();
   if (!Reshape() || !InferNow()) return false;
   // Reshape (or flatten) the reshaped value again; the middle stays in the pool.
-  std::vector<Entry> only = {(*pool_)[before]};
-  std::vector<Entry>* outer = pool_;
+  std::deque<Entry> only = {(*pool_)[before]};
+  std::deque<Entry>* outer = pool_;
   pool_ = &only;
   bool ok = Chance(0.7) ? Reshape() : Flatten();
   pool_ = outer;
@@ -1402,8 +1404,13 @@ bool Generator::NoopPattern() {
   int64_t r = static_cast<int64_t>(d.size());
   Value* x = e->v;
   Value* out = nullptr;
-  switch (Int(0, 9)) {
+  bool has_one = std::find(d.begin(), d.end(), 1) != d.end();
+  switch (Int(0, 10)) {
     case 0: out = Op("Identity", {x}); break;
+    case 10:
+      // Squeeze without axes squeezes every 1: nothing here when there is none.
+      out = has_one || AnySymbolic(x) ? Op("Identity", {x}) : Op("Squeeze", {x});
+      break;
     case 1: out = opset_ >= 12 && Chance(0.5) ? Op("Dropout", {x, Scalar(0.3f)}) : Op("Dropout", {x}); break;
     case 2: out = Op("Cast", {x}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))}); break;
     case 3: {
@@ -1564,7 +1571,7 @@ const std::vector<Recipe>& Recipes() {
       {"resize", 0.7, &Generator::Resize},
       {"topk", 0.4, &Generator::TopK},
       {"argmax", 0.4, &Generator::ArgMax},
-      {"shape_chain", 1.5, &Generator::ShapeChain},
+      {"shape_chain", 2.5, &Generator::ShapeChain},
       {"repeat_node", 1, &Generator::RepeatNode},
       {"foldable_constants", 0.8, &Generator::FoldableConstants},
       {"if", 0.6, &Generator::If},
@@ -1603,7 +1610,7 @@ absl::StatusOr<GeneratedModel> Generator::Run() {
 
   // Inputs: one family of shapes, 1-3 inputs, maybe a symbolic batch/sequence.
   int family = static_cast<int>(Int(0, 3));
-  bool sym_batch = Chance(0.3), sym_seq = Chance(0.2);
+  bool sym_batch = Chance(0.4), sym_seq = Chance(0.25);
   symbols_["batch"] = Int(1, 3);
   symbols_["seq"] = Int(1, 6);
   auto batch = [&]() -> Dim { return sym_batch ? Dim::Symbol("batch") : Dim(symbols_["batch"]); };

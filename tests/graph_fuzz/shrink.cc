@@ -153,8 +153,9 @@ ShrinkResult Shrink(const Model& model, const exec::Feeds& feeds, const StillFai
   for (bool progress = true; progress && best.attempts < max_attempts;) {
     progress = false;
     // One output at a time.
-    const Graph& g = *best.model->graph;
-    for (size_t k = 0; g.outputs().size() > 1 && k < g.outputs().size() && !progress; ++k) {
+    // best.model changes when a candidate is accepted: never hold on to its graph.
+    for (size_t k = 0; best.model->graph->outputs().size() > 1 && k < best.model->graph->outputs().size() && !progress;
+         ++k) {
       std::optional<Candidate> c = Candidate{CloneModel(*best.model), best.feeds};
       c->model->graph->set_outputs({c->model->graph->outputs()[k]});
       RemoveUnread(*c->model, c->feeds);
