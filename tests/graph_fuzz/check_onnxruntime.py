@@ -86,6 +86,23 @@ def lost_outer_cast(model, msg):
     return any(n.op_type == "Cast" and m.group(1) in n.output for n in model.graph.node)
 
 
+def ceil_mode_pool_disagreement(path, err):
+    """onnx's C++ shape inference still counts, under ceil_mode, a last pool
+    window that would start in the end padding; the spec (MaxPool's own doc
+    in the same wheel: "Sliding windows that would start in the right padded
+    region are ignored"), ONNX Runtime and we drop it. True when that is
+    what the checker complains about."""
+    if "Inferred shape and existing shape differ" not in err:
+        return False
+    m = re.search(r"op_type:(MaxPool|AveragePool|LpPool), node name: ([^)]*)\)", err)
+    if not m:
+        return False
+    for n in onnx.load(path).graph.node:
+        if n.name == m.group(2):
+            return any(a.name == "ceil_mode" and a.i == 1 for a in n.attribute)
+    return False
+
+
 def checker_error(path):
     try:
         onnx.checker.check_model(onnx.load(path), full_check=True)
@@ -155,17 +172,28 @@ def check_case(case):
             continue
         if not original_valid:
             err = checker_error(path)
-            if err:
+            if err and ceil_mode_pool_disagreement(path, err):
+                notes.append(f"onnx shape inference keeps a ceil_mode window the spec drops, opt -O{level}: {err}")
+            elif err:
                 findings.append(f"opt -O{level} output rejected by onnx.checker: {err}")
         try:
             got = session(path, optimize).run(None, feeds)
         except Exception as e:  # noqa: BLE001
             msg = str(e).splitlines()[0][:300]
-            if lost_outer_cast(onnx.load(path), str(e)):
-                notes.append(f"onnxruntime loses an outer-scope Cast output (its bug), opt -O{level}: {msg}")
-            else:
-                findings.append(f"opt -O{level} output refused by onnxruntime: {msg}")
-            continue
+            got = None
+            if optimize:
+                try:
+                    got = session(path, optimize=False).run(None, feeds)
+                    notes.append(f"onnxruntime's graph optimizer fails on an opt output (its kernels alone run it), "
+                                 f"opt -O{level}: {msg}")
+                except Exception:  # noqa: BLE001
+                    got = None
+            if got is None:
+                if lost_outer_cast(onnx.load(path), str(e)):
+                    notes.append(f"onnxruntime loses an outer-scope Cast output (its bug), opt -O{level}: {msg}")
+                else:
+                    findings.append(f"opt -O{level} output refused by onnxruntime: {msg}")
+                continue
         diff = compare(names, ort_out, got, loose)
         if diff:
             findings.append(f"opt -O{level} output vs the original in onnxruntime: {diff}")
