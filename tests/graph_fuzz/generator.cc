@@ -191,6 +191,22 @@ class Generator {
     return InferShapes(*model_, o).ok();
   }
 
+  // Runs another recipe for the value a pattern builds on and takes that
+  // value out of the pool (the pattern's result goes in instead); nullopt
+  // when the recipe does not apply or its result's dims are not known.
+  std::optional<Entry> Inner(RecipeFn recipe) {
+    size_t before = pool_->size();
+    if (!(this->*recipe)()) return std::nullopt;
+    Entry e = (*pool_)[before];
+    pool_->pop_back();
+    if (!InferNow() || !Dims(e.v)) return std::nullopt;
+    return e;
+  }
+  // BatchNormalization's x plus scale, bias, mean and a positive variance over c channels.
+  std::vector<Value*> BatchNormInputs(Value* x, int64_t c) {
+    return {x, ConstF({c}, 0.5, 1.5), ConstF({c}, -0.5, 0.5), ConstF({c}, -0.5, 0.5), ConstF({c}, 0.5, 2.0)};
+  }
+
   // ---- what is known about a value
   // Concrete dims (symbols replaced by the values the feeds will have); empty
   // optional when the rank or a dim is not known.
@@ -633,9 +649,7 @@ bool Generator::GlobalPool() {
 bool Generator::BatchNorm() {
   Entry* e = Pick(F(2, 4));
   if (e == nullptr || IsSymbolic(e->v, 1)) return false;
-  int64_t c = (*Dims(e->v))[1];
-  std::vector<Value*> ins = {e->v, ConstF({c}, 0.5, 1.5), ConstF({c}, -0.5, 0.5), ConstF({c}, -0.5, 0.5),
-                             ConstF({c}, 0.5, 2.0)};
+  std::vector<Value*> ins = BatchNormInputs(e->v, (*Dims(e->v))[1]);
   std::vector<Attribute> attrs;
   if (Chance(0.3)) attrs.push_back(Attribute::Float("epsilon", 1e-3f));
   Add(Op("BatchNormalization", ins, std::move(attrs)), false, e->loose);
@@ -1280,42 +1294,30 @@ bool Generator::HardSwishPattern() {
 }
 
 bool Generator::ConvBnPattern() {
-  size_t before = pool_->size();
-  if (!Conv()) return false;
-  Entry conv = (*pool_)[before];
-  pool_->pop_back();
-  if (!InferNow()) return false;
-  auto d = Dims(conv.v);
-  if (!d || IsSymbolic(conv.v, 1)) return false;
-  int64_t c = (*d)[1];
-  std::vector<Value*> ins = {conv.v, ConstF({c}, 0.5, 1.5), ConstF({c}, -0.5, 0.5), ConstF({c}, -0.5, 0.5),
-                             ConstF({c}, 0.5, 2.0)};
-  Value* out = Op("BatchNormalization", ins);
+  std::optional<Entry> conv = Inner(&Generator::Conv);
+  if (!conv || IsSymbolic(conv->v, 1)) return false;
+  Value* out = Op("BatchNormalization", BatchNormInputs(conv->v, (*Dims(conv->v))[1]));
   if (Chance(0.5)) {
     std::string act = OneOf<const char*>({"Relu", "Sigmoid", "HardSwish", "LeakyRelu"});
     if (act == "HardSwish" && opset_ < 14) act = "Relu";
     out = Op(act, {out});
   }
-  Add(out, false, conv.loose);
+  Add(out, false, conv->loose);
   return true;
 }
 
 // Conv(x) + bias-shaped constant, Conv(x) * per-channel scale.
 bool Generator::ConvAffinePattern() {
-  size_t before = pool_->size();
-  if (!Conv()) return false;
-  Entry conv = (*pool_)[before];
-  pool_->pop_back();
-  if (!InferNow()) return false;
-  auto d = Dims(conv.v);
-  if (!d) return false;
-  int64_t m = (*d)[1];
+  std::optional<Entry> conv = Inner(&Generator::Conv);
+  if (!conv) return false;
+  std::vector<int64_t> d = *Dims(conv->v);
+  int64_t m = d[1];
   std::vector<int64_t> cd = OneOf<std::vector<int64_t>>({{m, 1, 1}, {1, m, 1, 1}, {1}, {}});
-  if (Chance(0.15)) cd = {(*d)[3]};  // not per channel: must not fold into the bias
+  if (Chance(0.15)) cd = {d[3]};  // not per channel: must not fold into the bias
   bool add = Chance(0.5);
   Value* c = add ? ConstF(cd, -1, 1) : ConstAwayFromZero(cd);
-  Value* out = Chance(0.7) ? Op(add ? "Add" : "Mul", {conv.v, c}) : Op(add ? "Add" : "Mul", {c, conv.v});
-  Add(out, false, conv.loose);
+  Value* out = Chance(0.7) ? Op(add ? "Add" : "Mul", {conv->v, c}) : Op(add ? "Add" : "Mul", {c, conv->v});
+  Add(out, false, conv->loose);
   return true;
 }
 
@@ -1335,17 +1337,9 @@ bool Generator::MatMulAddPattern() {
 }
 
 bool Generator::GemmBnPattern() {
-  size_t before = pool_->size();
-  if (!Gemm()) return false;
-  Entry gemm = (*pool_)[before];
-  pool_->pop_back();
-  if (!InferNow()) return false;
-  auto d = Dims(gemm.v);
-  if (!d) return false;
-  int64_t c = (*d)[1];
-  std::vector<Value*> ins = {gemm.v, ConstF({c}, 0.5, 1.5), ConstF({c}, -0.5, 0.5), ConstF({c}, -0.5, 0.5),
-                             ConstF({c}, 0.5, 2.0)};
-  Add(Op("BatchNormalization", ins), false, gemm.loose);
+  std::optional<Entry> gemm = Inner(&Generator::Gemm);
+  if (!gemm) return false;
+  Add(Op("BatchNormalization", BatchNormInputs(gemm->v, (*Dims(gemm->v))[1])), false, gemm->loose);
   return true;
 }
 
@@ -1364,10 +1358,11 @@ bool Generator::TransposePairPattern() {
 }
 
 bool Generator::ReshapePairPattern() {
-  size_t before = pool_->size();
-  if (!Reshape() || !InferNow()) return false;
-  // Reshape (or flatten) the reshaped value again; the middle stays in the pool.
-  std::deque<Entry> only = {(*pool_)[before]};
+  std::optional<Entry> first = Inner(&Generator::Reshape);
+  if (!first) return false;
+  pool_->push_back(*first);  // the middle stays in the pool
+  // Reshape (or flatten) the reshaped value again.
+  std::deque<Entry> only = {*first};
   std::deque<Entry>* outer = pool_;
   pool_ = &only;
   bool ok = Chance(0.7) ? Reshape() : Flatten();
@@ -1523,11 +1518,9 @@ bool Generator::MatMulChainPattern() {
 }
 
 bool Generator::ReluGemmPattern() {
-  size_t before = pool_->size();
-  if (!Gemm()) return false;
-  Entry gemm = (*pool_)[before];
-  pool_->pop_back();
-  Add(Op("Relu", {gemm.v}), false, gemm.loose);
+  std::optional<Entry> gemm = Inner(&Generator::Gemm);
+  if (!gemm) return false;
+  Add(Op("Relu", {gemm->v}), false, gemm->loose);
   return true;
 }
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include <cstring>
+
 #include "graph/clone.h"
+#include "ops/infer_shapes.h"
 #include "session/session.h"
 
 namespace aic::graph_fuzz {
@@ -109,6 +112,55 @@ std::optional<Candidate> Bypass(const Model& m, const exec::Feeds& feeds, size_t
   return c;
 }
 
+// The first `n` entries of `t` along `axis`.
+Tensor Head(const Tensor& t, size_t axis, int64_t n) {
+  std::vector<int64_t> dims = t.dims();
+  size_t width = ElementSize(t.dtype());
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < axis; ++i) outer *= dims[i];
+  for (size_t i = axis + 1; i < dims.size(); ++i) inner *= dims[i];
+  int64_t old_n = dims[axis];
+  dims[axis] = n;
+  Tensor out(t.dtype(), dims);
+  const auto* src = static_cast<const uint8_t*>(t.raw_data());
+  auto* dst = static_cast<uint8_t*>(out.mutable_raw_data());
+  size_t block = static_cast<size_t>(n * inner) * width;
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + static_cast<size_t>(o) * block, src + static_cast<size_t>(o * old_n * inner) * width, block);
+  }
+  return out;
+}
+
+// Graph input k's static dim `axis` halved (its feed cut to match), when
+// the model still infers at that shape (constants of fixed shape often
+// forbid it).
+std::optional<Candidate> ShrinkDim(const Model& m, const exec::Feeds& feeds, size_t k, size_t axis) {
+  Candidate c{CloneModel(m), feeds};
+  Value* v = c.model->graph->inputs()[k];
+  const TypeInfo& t = v->type();
+  auto feed = c.feeds.find(v->name());
+  if (!t.is_tensor() || !t.shape.has_rank() || axis >= t.shape.dims().size() || feed == c.feeds.end() ||
+      !feed->second.is_tensor() || !t.shape[axis].is_value() || t.shape[axis].value() < 2 ||
+      (!IsFloatingPoint(t.dtype) && !IsInteger(t.dtype))) {
+    return std::nullopt;
+  }
+  int64_t n = t.shape[axis].value() / 2;
+  std::vector<Dim> dims = t.shape.dims();
+  dims[axis] = Dim(n);
+  v->set_type(TypeInfo::Tensor(t.dtype, Shape(dims)));
+  feed->second = RuntimeValue(Head(feed->second.tensor, axis, n));
+  // Inferred types downstream are stale: forget them and infer strictly.
+  for (const auto& node : c.model->graph->nodes()) {
+    for (Value* out : node->outputs()) {
+      if (out != nullptr) out->set_type(TypeInfo());
+    }
+  }
+  InferOptions io;
+  io.best_effort = false;
+  if (!InferShapes(*c.model, io).ok()) return std::nullopt;
+  return c;
+}
+
 }  // namespace
 
 void RemoveUnread(Model& model, exec::Feeds& feeds) {
@@ -172,6 +224,15 @@ ShrinkResult Shrink(const Model& model, const exec::Feeds& feeds, const StillFai
     for (size_t i = best.model->graph->num_nodes(); i-- > 0 && !progress;) {
       std::optional<Candidate> c = Bypass(*best.model, best.feeds, i);
       progress = accept(c);
+    }
+    if (progress) continue;
+    // Smaller inputs.
+    for (size_t k = 0; k < best.model->graph->inputs().size() && !progress; ++k) {
+      size_t rank = static_cast<size_t>(std::max<int64_t>(0, best.model->graph->inputs()[k]->type().shape.rank()));
+      for (size_t axis = 0; axis < rank && !progress; ++axis) {
+        std::optional<Candidate> c = ShrinkDim(*best.model, best.feeds, k, axis);
+        progress = accept(c);
+      }
     }
     if (progress) continue;
     // Graph inputs as constants.

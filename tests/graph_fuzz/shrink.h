@@ -1,7 +1,8 @@
 // Reduces a failing model to a small one that still fails the same way:
 // keep one graph output, cut a node (its outputs become graph inputs fed with
 // the values they had), bypass a node (its output replaced by an input of
-// the same type), turn a graph input into a constant of its feed; after each
+// the same type), halve a graph input's dim (where the model still infers),
+// turn a graph input into a constant of its feed; after each
 // step what nobody reads is removed. Greedy, restarted after every success
 // (delta debugging over nodes, as C-Reduce and Polygraphy's `debug reduce`
 // do it).
