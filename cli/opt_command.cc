@@ -60,9 +60,23 @@ device, or a symlink (its target is written; the link stays).
   --stats FILE       write the statistics as JSON
   --explain RULE     print where RULE fired or declined, and why
   --in-place         allow OUT to be IN
+  --no-shapes        do not write the inferred shapes as value_info (written by default)
 Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 )";
 
+
+// Lists every node output's inferred type as value_info (what onnxsim and
+// onnxslim write, and what viewers and downstream compilers read), bodies
+// included; graph outputs carry theirs already.
+void RecordInferredShapes(Graph& g) {
+  for (const auto& n : g.nodes()) {
+    for (Value* v : n->outputs()) {
+      if (v == nullptr || std::count(g.outputs().begin(), g.outputs().end(), v)) continue;
+      if (v->type().known()) v->in_value_info = true;
+    }
+    for (Graph* body : n->Subgraphs()) RecordInferredShapes(*body);
+  }
+}
 
 int ListRules(const std::string& format) {
   std::set<std::string> seen;
@@ -129,7 +143,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
   auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--fold-limit", "--stats",
                                           "--explain", "--format", "--rtol", "--atol", "--seed"},
-                                         {"--help", "--in-place", "--external-data", "--list-rules"}});
+                                         {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -208,6 +222,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     if (!reloaded.ok()) return UsageError(std::string(reloaded.status().message()));
     *model = std::move(*reloaded);
   }
+  if (unchanged_reason.empty() && !args->Has("--no-shapes")) RecordInferredShapes(*(*model)->graph);
   SaveOptions save_options;
   if (args->Has("--external-data")) save_options.external_data = SaveOptions::ExternalData::kAlways;
   if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {

@@ -293,6 +293,7 @@ bool EGraph::Union(ClassId a, ClassId b) {
   db.nodes.clear();
   MergeAnalyses(a, b);
   if (da.name.empty()) da.name = db.name;
+  if (da.node_name.empty()) da.node_name = db.node_name;
   return true;
 }
 
@@ -371,6 +372,11 @@ void EGraph::Rebuild() {
 void EGraph::set_name(ClassId id, const std::string& name) {
   EClassData& d = classes_[Find(id)];
   if (d.name.empty()) d.name = name;
+}
+
+void EGraph::set_node_name(ClassId id, const std::string& name) {
+  EClassData& d = classes_[Find(id)];
+  if (d.node_name.empty()) d.node_name = name;
 }
 
 }  // namespace aic::rewrite

@@ -57,6 +57,10 @@ struct EClassData {
   bool weight_only = false;                  // computed from constants only
   bool is_tuple = false;                     // multi-output op: read through kProj
   std::string name;                          // a name from the source graph, if any
+  // The source node that computed it, if any: the emitted node takes this
+  // name (a fused node its root's), so tools that key on node names (a
+  // profile, a quantization config) still find them.
+  std::string node_name;
 };
 
 class EGraph {
@@ -108,6 +112,7 @@ class EGraph {
   int UseCount(ClassId id) const;
 
   void set_name(ClassId id, const std::string& name);
+  void set_node_name(ClassId id, const std::string& name);
   std::string Dump() const;
 
  private:

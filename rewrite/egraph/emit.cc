@@ -188,7 +188,9 @@ class Emitter {
       tuple_done_.insert(c);
     }
     Node* node = out_->AddNode(proto.op_type, ins, outs,
-                               FreshNodeName(proto.name.empty() ? proto.op_type : proto.name),
+                               FreshNodeName(!d.node_name.empty() ? d.node_name
+                                             : proto.name.empty()    ? proto.op_type
+                                                                     : proto.name),
                                proto.domain);
     node->doc_string = proto.doc_string;
     node->attributes = proto.attributes;

@@ -87,6 +87,7 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
     } else {
       id = eg.AddOpLike(*node, std::move(children), num_outputs);
     }
+    if (!node->name.empty()) eg.set_node_name(id, node->name);
     if (num_outputs == 1) {
       if (node->output(0) != nullptr) {
         vc[node->output(0)] = id;

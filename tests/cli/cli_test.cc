@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "graph/builder.h"
 #include "onnx_io/load.h"
@@ -240,4 +241,30 @@ TEST(CliTest, VersionNamesTheReleaseAndTheTree) {
   std::ifstream f(dir + "/stats.json");
   std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"version\": \"0."), std::string::npos) << json;
+}
+
+// What downstream tools read survives opt: node names (a fused node its
+// root's) and every inferred shape as value_info, unless --no-shapes.
+TEST(CliTest, OptKeepsNodeNamesAndWritesShapes) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/names_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string out = dir + "/encoder.opt.onnx";
+  ASSERT_EQ(RunCli("opt " + Testdata("encoder.onnx") + " " + out + " --no-verify").code, 0);
+  auto original = aic::LoadModel(Testdata("encoder.onnx"));
+  auto optimized = aic::LoadModel(out);
+  ASSERT_TRUE(original.ok() && optimized.ok());
+  std::set<std::string> names;
+  for (const auto& n : (*original)->graph->nodes()) names.insert(n->name);
+  int kept = 0, typed = 0;
+  for (const auto& n : (*optimized)->graph->nodes()) kept += names.count(n->name) ? 1 : 0;
+  for (const auto& v : (*optimized)->graph->values()) typed += v->in_value_info ? 1 : 0;
+  EXPECT_EQ(kept, static_cast<int>((*optimized)->graph->num_nodes()));
+  EXPECT_EQ(typed, static_cast<int>((*optimized)->graph->num_nodes()) - 1);  // all but the graph output
+  ASSERT_EQ(RunCli("opt " + Testdata("encoder.onnx") + " " + out + " --no-verify --no-shapes").code, 0);
+  optimized = aic::LoadModel(out);
+  ASSERT_TRUE(optimized.ok());
+  typed = 0;
+  for (const auto& v : (*optimized)->graph->values()) typed += v->in_value_info ? 1 : 0;
+  EXPECT_EQ(typed, 0);
 }
