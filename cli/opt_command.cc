@@ -78,6 +78,39 @@ void RecordInferredShapes(Graph& g) {
   }
 }
 
+std::map<std::string, int64_t> OpTypeCounts(const Graph& g) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& n : g.nodes()) ++counts[n->domain.empty() ? n->op_type : n->domain + "." + n->op_type];
+  return counts;
+}
+
+// The per-op-type table onnxslim prints: every op type of the main graph,
+// its count before and after, most frequent first.
+void PrintOpTable(FILE* out, const std::map<std::string, int64_t>& before,
+                  const std::map<std::string, int64_t>& after) {
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rows;
+  int64_t total_before = 0, total_after = 0;
+  std::set<std::string> ops;
+  for (const auto& [op, n] : before) ops.insert(op);
+  for (const auto& [op, n] : after) ops.insert(op);
+  for (const std::string& op : ops) {
+    int64_t b = before.count(op) ? before.at(op) : 0, a = after.count(op) ? after.at(op) : 0;
+    rows.push_back({op, {b, a}});
+    total_before += b;
+    total_after += a;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    return std::max(x.second.first, x.second.second) > std::max(y.second.first, y.second.second);
+  });
+  std::fprintf(out, "  %-28s %8s %8s\n", "op type", "before", "after");
+  for (const auto& [op, counts] : rows) {
+    std::fprintf(out, "  %-28s %8lld %8lld%s\n", op.c_str(), static_cast<long long>(counts.first),
+                 static_cast<long long>(counts.second), counts.first != counts.second ? "  *" : "");
+  }
+  std::fprintf(out, "  %-28s %8lld %8lld\n", "total", static_cast<long long>(total_before),
+               static_cast<long long>(total_after));
+}
+
 int ListRules(const std::string& format) {
   std::set<std::string> seen;
   bool md = format == "md";
@@ -213,6 +246,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
 
   StopIdleBlasThreads();
+  std::map<std::string, int64_t> ops_before = OpTypeCounts(*(*model)->graph);
   auto stats = rewrite::Optimize(**model, options);
   std::string unchanged_reason;
   if (!stats.ok()) {
@@ -244,7 +278,23 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   for (const auto& [name, count] : stats->rule_counts) {
     std::fprintf(info, "  %-28s %lld\n", name.c_str(), static_cast<long long>(count));
   }
-  std::fprintf(info, "time: %.3f s\n", stats->seconds);
+  std::map<std::string, int64_t> ops_after = OpTypeCounts(*(*model)->graph);
+  PrintOpTable(info, ops_before, ops_after);
+  std::string phases;
+  for (const char* p : {"infer", "import", "rewrite", "extract"}) {
+    auto it = stats->phase_seconds.find(p);
+    if (it != stats->phase_seconds.end()) absl::StrAppend(&phases, phases.empty() ? "" : ", ", p, " ", absl::StrFormat("%.3f", it->second));
+  }
+  std::fprintf(info, "time: %.3f s (%s)\n", stats->seconds, phases.c_str());
+  // The three rules whose matchers took longest: where a slow opt is slow.
+  std::vector<std::pair<double, std::string>> slow;
+  for (const auto& [rule, sec] : stats->rule_seconds) slow.push_back({sec, rule});
+  std::sort(slow.rbegin(), slow.rend());
+  if (!slow.empty()) {
+    std::string line;
+    for (size_t i = 0; i < slow.size() && i < 3; ++i) absl::StrAppend(&line, i ? ", " : "", slow[i].second, " ", absl::StrFormat("%.3f", slow[i].first));
+    std::fprintf(info, "slowest rule matchers: %s s\n", line.c_str());
+  }
   if (!options.explain_rule.empty()) {
     std::fprintf(info, "explain %s:%s\n", options.explain_rule.c_str(), stats->explain.empty() ? " no matches" : "");
     for (const std::string& line : stats->explain) std::fprintf(info, "  %s\n", line.c_str());
@@ -269,6 +319,24 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   stats_json.Key("rules");
   stats_json.BeginObject();
   for (const auto& [name, count] : stats->rule_counts) stats_json.Field(name, count);
+  stats_json.EndObject();
+  stats_json.Key("phase_seconds");
+  stats_json.BeginObject();
+  for (const auto& [phase, sec] : stats->phase_seconds) stats_json.Field(phase, sec);
+  stats_json.EndObject();
+  stats_json.Key("rule_seconds");
+  stats_json.BeginObject();
+  for (const auto& [rule, sec] : stats->rule_seconds) stats_json.Field(rule, sec);
+  stats_json.EndObject();
+  stats_json.Key("op_types");  // op type -> [before, after]
+  stats_json.BeginObject();
+  std::set<std::string> all_ops;
+  for (const auto& [op, n] : ops_before) all_ops.insert(op);
+  for (const auto& [op, n] : ops_after) all_ops.insert(op);
+  for (const std::string& op : all_ops) {
+    stats_json.Key(op);
+    stats_json.InlineInts({ops_before.count(op) ? ops_before.at(op) : 0, ops_after.count(op) ? ops_after.at(op) : 0});
+  }
   stats_json.EndObject();
   stats_json.Key("verify");
   if (verify && verify_runs > 0) {

@@ -55,9 +55,15 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   EGraph eg(opset);
+  Clock::time_point phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
   stats.opaque_nodes += imported.opaque_nodes;
+  stats.phase_seconds["import"] += since(phase);
+  phase = Clock::now();
+  std::vector<double> rule_time;
 
   std::vector<const Rule*> rules;
   for (const Rule& r : AllRules()) {
@@ -67,6 +73,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
     if (RuleEnabled(*r, options, opset)) rules.push_back(r);
   }
   std::vector<int> banned_until(rules.size(), 0);
+  rule_time.assign(rules.size(), 0.0);
   // (e-node, rule) pairs that already fired: their result is in the class, so
   // later iterations skip them (e-nodes never change, only their classes do).
   absl::flat_hash_set<int64_t> fired;
@@ -101,7 +108,9 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
         if (fired.count(key)) continue;
         RuleContext ctx{eg, options, "", {}};
         ClassId cls = eg.Find(node_class[i]);
+        Clock::time_point rule_start = Clock::now();
         ClassId result = rule.apply(ctx, cls, n);
+        rule_time[r] += since(rule_start);
         bool explain = options.explain_rule == rule.name;
         if (result == kNoClass && ctx.extra_unions.empty()) {
           if (explain && !ctx.declined.empty()) {
@@ -148,7 +157,11 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   stats.enodes += static_cast<int64_t>(eg.num_nodes());
   stats.eclasses += static_cast<int64_t>(eg.num_live_classes());
 
+  for (size_t r = 0; r < rules.size(); ++r) stats.rule_seconds[rules[r]->name] += rule_time[r];
+  stats.phase_seconds["rewrite"] += since(phase);
+  phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported));
+  stats.phase_seconds["extract"] += since(phase);
   for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
     auto it = declared.find(graph.outputs()[k]);
     if (it == declared.end() || !it->second.known()) continue;
@@ -290,7 +303,10 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
     if (it != fixed.end()) v->set_type(it->second);
   }
   InferStats infer_stats;
+  auto infer_start = std::chrono::steady_clock::now();
   AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
+  stats.phase_seconds["infer"] +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - infer_start).count();
 
   int64_t opset = model.OpsetFor("");
   if (opset < 0) opset = 1;

@@ -67,6 +67,10 @@ struct OptimizeStats {
   double seconds = 0;
   std::string stop_reason;  // "saturated", "iteration limit", "node budget", "time budget"
   std::map<std::string, int64_t> rule_counts;  // rules that changed something
+  // Where the time went: "infer", "import", "rewrite" (matching, unions,
+  // rebuilds), "extract" (extraction and emission), summed over every graph.
+  std::map<std::string, double> phase_seconds;
+  std::map<std::string, double> rule_seconds;  // in each rule's matcher, fired or not
   std::vector<std::string> explain;            // lines for --explain
   bool changed() const { return !rule_counts.empty() || nodes_after != nodes_before; }
 };

@@ -268,3 +268,20 @@ TEST(CliTest, OptKeepsNodeNamesAndWritesShapes) {
   for (const auto& v : (*optimized)->graph->values()) typed += v->in_value_info ? 1 : 0;
   EXPECT_EQ(typed, 0);
 }
+
+// opt's op-type table (counts before and after) and where the time went.
+TEST(CliTest, OptPrintsTheOpTableAndPhases) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/op_table_test";
+  std::filesystem::create_directories(dir);
+  Result r = RunCli("opt " + Testdata("encoder.onnx") + " " + dir + "/o.onnx --no-verify --stats " + dir + "/s.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("op type"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("total                             199      198"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(infer "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slowest rule matchers: "), std::string::npos) << r.out;
+  std::ifstream f(dir + "/s.json");
+  std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* key : {"\"op_types\"", "\"phase_seconds\"", "\"rule_seconds\"", "\"rewrite\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+}
