@@ -1,6 +1,8 @@
 #include "cli/inputs.h"
 
+#include <algorithm>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
@@ -9,6 +11,28 @@
 #include "support/half.h"
 
 namespace aic::cli {
+
+std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given) {
+  std::set<std::string> covered;
+  for (const std::string& g : given) covered.insert(g.substr(0, g.rfind('=')));
+  std::vector<std::string> specs;
+  for (const Value* v : model.graph->inputs()) {
+    const TypeInfo& t = v->type();
+    if (v->initializer() != nullptr || covered.count(v->name()) || !t.is_tensor() || !t.shape.has_rank()) continue;
+    const std::vector<Dim>& dims = t.shape.dims();
+    bool symbolic = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return !d.is_value(); });
+    if (!symbolic) continue;
+    // An image: NCHW with a known, small channel count.
+    bool image = dims.size() == 4 && dims[1].is_value() && dims[1].value() <= 4;
+    std::string spec = v->name() + "=";
+    for (size_t i = 0; i < dims.size(); ++i) {
+      int64_t d = dims[i].is_value() ? dims[i].value() : i == 0 ? 1 : image && i >= 2 ? 224 : 16;
+      absl::StrAppend(&spec, i == 0 ? "" : ",", d);
+    }
+    specs.push_back(spec);
+  }
+  return specs;
+}
 
 std::string SanitizeFileName(const std::string& name) {
   std::string out = name;

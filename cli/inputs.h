@@ -30,6 +30,14 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> BuildFeeds(const Model& mode
 absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<int64_t>* fixed,
                                        uint64_t seed);
 
+// Test shapes for verification, "NAME=D,D,.." for every graph input with a
+// symbolic dim that `given` does not cover: a realistic size for each such
+// dim rather than 1 (an image side of 1 makes a verification meaningless and
+// breaks the reshapes of a recognizer): batch-like leading dims 1, the
+// spatial dims of an image input 224, sequence-like dims 16. What it picks is
+// printed with the result.
+std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given);
+
 // Output names as file names: characters other than A-Za-z0-9._- become '_'.
 std::string SanitizeFileName(const std::string& name);
 

@@ -51,11 +51,15 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
   --fix-shape        give a graph input concrete dims (? or -1 keeps a dim as the
                      model has it); checked against the input's rank and fixed dims
   --fix-dim NAME=D   make the symbolic dim NAME D in every input that has it
+  --shape NAME=D,..  the shape verification feeds that input (the output keeps
+                     its symbolic dims); without it, fixed shapes, else a
+                     realistic size per symbolic dim (printed)
 OUT may be - (standard output; the summary then goes to standard error), a
 device, or a symlink (its target is written; the link stays).
   --fold-limit B     constant folding may grow the weights by B bytes (default 0)
   --verify[=N]       compare with the original on N random inputs (default on, N=2),
-                     both run as written on the fast CPU executor
+                     both run as written on the fast CPU executor; given
+                     explicitly, a verification that cannot run exits 1
   --rtol/--atol      verification tolerance (default 1e-3 / 1e-4)
   --stats FILE       write the statistics as JSON
   --explain RULE     print where RULE fired or declined, and why
@@ -156,13 +160,14 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   std::vector<std::string> argv_rest = argv_in;
   int level = TakeOptLevel(argv_rest).value_or(2);
   bool verify = true;
+  bool verify_asked = false;  // --verify given: a verification that cannot run is a failure
   int64_t verify_runs = 2;
   std::vector<std::string> argv;
   for (const std::string& a : argv_rest) {
     if (a == "--verify") {
-      verify = true;
+      verify = verify_asked = true;
     } else if (a.rfind("--verify=", 0) == 0) {
-      verify = true;
+      verify = verify_asked = true;
       try {
         verify_runs = std::stoll(a.substr(9));
       } catch (...) {
@@ -174,7 +179,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       argv.push_back(a);
     }
   }
-  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--fold-limit", "--stats",
+  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--fold-limit", "--stats",
                                           "--explain", "--format", "--rtol", "--atol", "--seed"},
                                          {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
@@ -229,14 +234,21 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (!model.ok()) return UsageError(std::string(model.status().message()));
   absl::StatusOr<std::map<std::string, TypeInfo>> fixed = rewrite::FixedShapes(**model, options);
   if (!fixed.ok()) return UsageError(in + ": " + std::string(fixed.status().message()));
-  // Verification feeds the fixed inputs at their new shapes.
-  std::vector<std::string> verify_shapes;
+  // Verification feeds: --shape, else the fixed inputs at their new shapes,
+  // else a realistic size for every symbolic dim.
+  std::vector<std::string> verify_shapes = args->GetAll("--shape");
+  for (const std::string& spec : verify_shapes) {
+    if (!ParseShapeSpec(spec).ok()) return UsageError("--shape: expected NAME=D,D,.., got '" + spec + "'");
+  }
+  std::set<std::string> shaped;
+  for (const std::string& spec : verify_shapes) shaped.insert(spec.substr(0, spec.rfind('=')));
   for (const auto& [name, type] : *fixed) {
-    if (!type.shape.IsStatic()) continue;
+    if (!type.shape.IsStatic() || shaped.count(name)) continue;
     std::string spec = name + "=";
     for (int64_t d : type.shape.Values()) absl::StrAppend(&spec, spec.back() == '=' ? "" : ",", d);
     verify_shapes.push_back(spec);
   }
+  for (const std::string& spec : RealisticShapes(**model, verify_shapes)) verify_shapes.push_back(spec);
   // The original is only read again when the optimized model is verified
   // against it: parsing a large model twice is a good part of a fast run.
   absl::StatusOr<std::unique_ptr<Model>> original = std::unique_ptr<Model>();
@@ -361,15 +373,22 @@ int OptCommand(const std::vector<std::string>& argv_in) {
         feed_error.empty() ? session::CompareModels(**original, **model, feeds, compare)
                            : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
     stats_json.BeginObject();
+    std::string shapes_text;
+    for (const std::string& spec : verify_shapes) absl::StrAppend(&shapes_text, shapes_text.empty() ? "" : " ", spec);
+    stats_json.Field("shapes", shapes_text);
     if (!report.ok()) {
-      std::fprintf(info, "verify: skipped (%s)\n", std::string(report.status().message()).c_str());
+      // Said on stderr, where a pipeline's log keeps it; an explicit --verify that
+      // could not run is a failed check, not a pass.
+      std::fprintf(stderr, "warning: verify: skipped (%s)\n", std::string(report.status().message()).c_str());
       stats_json.Field("skipped", std::string(report.status().message()));
+      if (verify_asked) exit_code = 1;
     } else {
       if (!report->fallback.empty()) {
         std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
       }
-      std::fprintf(info, "verify: %d random input set(s), rtol %g atol %g, on %s: %s\n", report->runs, rtol, atol,
-                  report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
+      std::fprintf(info, "verify: %d random input set(s)%s%s, rtol %g atol %g, on %s: %s\n", report->runs,
+                   shapes_text.empty() ? "" : " at ", shapes_text.c_str(), rtol, atol, report->device.c_str(),
+                   report->ok() ? "ok" : "MISMATCH");
       stats_json.Field("ok", report->ok());
       stats_json.Field("runs", report->runs);
       stats_json.Field("device", report->device);

@@ -285,3 +285,30 @@ TEST(CliTest, OptPrintsTheOpTableAndPhases) {
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   }
 }
+
+// Verification feeds realistic sizes for symbolic dims (said in its line);
+// when it cannot run, a warning on stderr, and exit 1 if --verify was asked.
+TEST(CliTest, OptVerificationShapesAndSkips) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/verify_shapes_test";
+  std::filesystem::remove_all(dir);
+  std::string model = SymbolicBatchModel(dir);
+  Result r = RunCli("opt " + model + " " + dir + "/o.onnx");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("verify: 2 random input set(s) at x=1,3,8,"), std::string::npos) << r.out;
+  Result given = RunCli("opt " + model + " " + dir + "/o.onnx --shape x=4,3,8");
+  EXPECT_NE(given.out.find(" at x=4,3,8,"), std::string::npos) << given.out;
+
+  aic::GraphBuilder b;  // an op no backend runs: verification cannot run
+  aic::Value* x = b.Input("x", aic::DType::kFloat, {2, 3});
+  aic::Value* y = b.OpN("Mystery", {b.Op("Relu", {x})}, 1, {}, "com.example")[0];
+  y->set_type(aic::TypeInfo::Tensor(aic::DType::kFloat, aic::Shape({2, 3})));
+  b.Output(y);
+  std::unique_ptr<aic::Model> m = b.Build(17);
+  m->opset_imports.push_back({"com.example", 1});
+  ASSERT_TRUE(aic::SaveModel(*m, dir + "/mystery.onnx").ok());
+  Result quiet = RunCli("opt " + dir + "/mystery.onnx " + dir + "/m.onnx");
+  EXPECT_EQ(quiet.code, 0) << quiet.out;
+  EXPECT_NE(quiet.out.find("warning: verify: skipped"), std::string::npos) << quiet.out;
+  Result asked = RunCli("opt " + dir + "/mystery.onnx " + dir + "/m.onnx --verify");
+  EXPECT_EQ(asked.code, 1) << asked.out;
+}
