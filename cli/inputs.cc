@@ -1,6 +1,7 @@
 #include "cli/inputs.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -11,6 +12,26 @@
 #include "support/half.h"
 
 namespace aic::cli {
+
+absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir) {
+  std::map<std::string, RuntimeValue> feeds;
+  int index = 0;
+  for (const Value* v : m.graph->inputs()) {
+    std::string pb = absl::StrCat(dir, "/input_", index++, ".pb");
+    std::string npy = absl::StrCat(dir, "/", SanitizeFileName(v->name()), ".npy");
+    if (std::filesystem::exists(npy)) {
+      AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(npy));
+      feeds[v->name()] = RuntimeValue(std::move(t));
+    } else if (std::filesystem::exists(pb)) {
+      AIC_ASSIGN_OR_RETURN(RuntimeValue rv, LoadValueProtoFile(pb, v->type()));
+      feeds[v->name()] = std::move(rv);
+    } else if (v->initializer() == nullptr) {
+      return absl::NotFoundError(absl::StrCat(dir, ": no ", SanitizeFileName(v->name()), ".npy or input_",
+                                              index - 1, ".pb for input '", v->name(), "'"));
+    }
+  }
+  return feeds;
+}
 
 std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given) {
   std::set<std::string> covered;

@@ -30,6 +30,12 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> BuildFeeds(const Model& mode
 absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<int64_t>* fixed,
                                        uint64_t seed);
 
+// Feeds from a folder: <name>.npy (names as SanitizeFileName writes them) or
+// input_<i>.pb in graph input order (the ONNX test-data layout). An input
+// with an initializer default may be left out; any other missing one is
+// NotFound naming the folder and the input.
+absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir);
+
 // Test shapes for verification, "NAME=D,D,.." for every graph input with a
 // symbolic dim that `given` does not cover: a realistic size for each such
 // dim rather than 1 (an image side of 1 makes a verification meaningless and

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +55,7 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
   --shape NAME=D,..  the shape verification feeds that input (the output keeps
                      its symbolic dims); without it, fixed shapes, else a
                      realistic size per symbolic dim (printed)
+  --inputs DIR       verify on these inputs instead (<name>.npy or input_<i>.pb)
 OUT may be - (standard output; the summary then goes to standard error), a
 device, or a symlink (its target is written; the link stays).
   --fold-limit B     constant folding may grow the weights by B bytes (default 0)
@@ -179,7 +181,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       argv.push_back(a);
     }
   }
-  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--fold-limit", "--stats",
+  auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--inputs", "--fold-limit", "--stats",
                                           "--explain", "--format", "--rtol", "--atol", "--seed"},
                                          {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
@@ -257,6 +259,15 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     if (!original.ok()) return UsageError(std::string(original.status().message()));
   }
 
+  // --inputs is read before any work: a bad folder fails at once.
+  const std::string inputs_dir = args->GetOr("--inputs", "");
+  std::optional<std::map<std::string, RuntimeValue>> dir_feeds;
+  if (!inputs_dir.empty() && verify && verify_runs > 0) {
+    auto f = FeedsFromDir(**original, inputs_dir);
+    if (!f.ok()) return UsageError(std::string(f.status().message()));
+    dir_feeds = std::move(*f);
+    verify_asked = true;  // inputs given are a verification asked for
+  }
   StopIdleBlasThreads();
   std::map<std::string, int64_t> ops_before = OpTypeCounts(*(*model)->graph);
   auto stats = rewrite::Optimize(**model, options);
@@ -354,7 +365,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (verify && verify_runs > 0) {
     std::vector<std::map<std::string, RuntimeValue>> feeds;
     std::string feed_error;
-    for (int64_t k = 0; k < verify_runs; ++k) {
+    if (dir_feeds.has_value()) feeds.push_back(std::move(*dir_feeds));
+    for (int64_t k = 0; inputs_dir.empty() && k < verify_runs; ++k) {
       InputOptions io;
       io.random = true;
       io.seed = static_cast<uint64_t>(1000 + k * 7919);
@@ -374,7 +386,11 @@ int OptCommand(const std::vector<std::string>& argv_in) {
                            : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
     stats_json.BeginObject();
     std::string shapes_text;
-    for (const std::string& spec : verify_shapes) absl::StrAppend(&shapes_text, shapes_text.empty() ? "" : " ", spec);
+    if (inputs_dir.empty()) {
+      for (const std::string& spec : verify_shapes) absl::StrAppend(&shapes_text, shapes_text.empty() ? "" : " ", spec);
+    } else {
+      shapes_text = inputs_dir;
+    }
     stats_json.Field("shapes", shapes_text);
     if (!report.ok()) {
       // Said on stderr, where a pipeline's log keeps it; an explicit --verify that
@@ -386,9 +402,10 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       if (!report->fallback.empty()) {
         std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
       }
-      std::fprintf(info, "verify: %d random input set(s)%s%s, rtol %g atol %g, on %s: %s\n", report->runs,
-                   shapes_text.empty() ? "" : " at ", shapes_text.c_str(), rtol, atol, report->device.c_str(),
-                   report->ok() ? "ok" : "MISMATCH");
+      std::fprintf(info, "verify: %d %sinput set(s)%s%s, rtol %g atol %g, on %s: %s\n", report->runs,
+                   inputs_dir.empty() ? "random " : "",
+                   shapes_text.empty() ? "" : inputs_dir.empty() ? " at " : " from ", shapes_text.c_str(), rtol,
+                   atol, report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
       stats_json.Field("ok", report->ok());
       stats_json.Field("runs", report->runs);
       stats_json.Field("device", report->device);

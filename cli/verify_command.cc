@@ -34,26 +34,6 @@ every output: |a - b| <= atol + rtol * |a| (defaults 1e-3 and 1e-4).
 Exit: 0 equal, 1 mismatch, 2 bad usage or input (or A cannot run).
 )";
 
-absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir) {
-  std::map<std::string, RuntimeValue> feeds;
-  int index = 0;
-  for (const Value* v : m.graph->inputs()) {
-    std::string pb = absl::StrCat(dir, "/input_", index++, ".pb");
-    std::string npy = absl::StrCat(dir, "/", SanitizeFileName(v->name()), ".npy");
-    if (std::filesystem::exists(npy)) {
-      AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(npy));
-      feeds[v->name()] = RuntimeValue(std::move(t));
-    } else if (std::filesystem::exists(pb)) {
-      AIC_ASSIGN_OR_RETURN(RuntimeValue rv, LoadValueProtoFile(pb, v->type()));
-      feeds[v->name()] = std::move(rv);
-    } else if (v->initializer() == nullptr) {
-      return absl::NotFoundError(absl::StrCat(dir, ": no ", SanitizeFileName(v->name()), ".npy or input_",
-                                              index - 1, ".pb for input '", v->name(), "'"));
-    }
-  }
-  return feeds;
-}
-
 int Bisect(const Model& a, const Model& b, const std::vector<std::map<std::string, RuntimeValue>>& feeds,
            const session::CompareOptions& compare, const std::vector<std::string>& paths) {
   if (feeds.empty()) return UsageError("--bisect needs at least one input set");

@@ -10,6 +10,7 @@
 
 #include "graph/builder.h"
 #include "onnx_io/load.h"
+#include "onnx_io/npy.h"
 #include "onnx_io/save.h"
 
 namespace {
@@ -297,6 +298,21 @@ TEST(CliTest, OptVerificationShapesAndSkips) {
   EXPECT_NE(r.out.find("verify: 2 random input set(s) at x=1,3,8,"), std::string::npos) << r.out;
   Result given = RunCli("opt " + model + " " + dir + "/o.onnx --shape x=4,3,8");
   EXPECT_NE(given.out.find(" at x=4,3,8,"), std::string::npos) << given.out;
+  // --inputs: the user's own feeds, read before any work.
+  std::filesystem::create_directories(dir + "/feeds");
+  ASSERT_TRUE(aic::WriteNpy(aic::Tensor::FromVector<float>(std::vector<float>(15, 0.5f), {5, 3, 1}),
+                            dir + "/feeds/x.npy").ok());
+  Result bad = RunCli("opt " + model + " " + dir + "/o.onnx --inputs " + dir + "/feeds");
+  EXPECT_EQ(bad.code, 1) << bad.out;  // [5, 3, 1] is not [batch, 3, 8]: asked for, could not run
+  EXPECT_NE(bad.out.find("warning: verify: skipped (input 'x'"), std::string::npos) << bad.out;
+  ASSERT_TRUE(aic::WriteNpy(aic::Tensor::FromVector<float>(std::vector<float>(120, 0.5f), {5, 3, 8}),
+                            dir + "/feeds/x.npy").ok());
+  Result own = RunCli("opt " + model + " " + dir + "/o.onnx --inputs " + dir + "/feeds");
+  EXPECT_EQ(own.code, 0) << own.out;
+  EXPECT_NE(own.out.find("verify: 1 input set(s) from " + dir + "/feeds"), std::string::npos) << own.out;
+  std::filesystem::remove(dir + "/o.onnx");
+  EXPECT_EQ(RunCli("opt " + model + " " + dir + "/o.onnx --inputs " + dir + "/nowhere").code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.onnx"));
 
   aic::GraphBuilder b;  // an op no backend runs: verification cannot run
   aic::Value* x = b.Input("x", aic::DType::kFloat, {2, 3});
