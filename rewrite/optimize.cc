@@ -36,6 +36,9 @@ bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
   return o.level >= r.level;
 }
 
+using Clock = std::chrono::steady_clock;
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
 // One graph (the main graph or a body): import, rules, extraction.
 using DeclaredTypes = absl::flat_hash_map<const Value*, TypeInfo>;
 
@@ -51,17 +54,13 @@ void CollectDeclaredOutputs(const Graph& graph, DeclaredTypes& declared) {
 absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t opset,
                                                      const OptimizeOptions& options,
                                                      const DeclaredTypes& declared, OptimizeStats& stats) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  Clock::time_point start = Clock::now();
+  auto elapsed = [&] { return SecondsSince(start); };
   EGraph eg(opset);
   Clock::time_point phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
   stats.opaque_nodes += imported.opaque_nodes;
-  stats.phase_seconds["import"] += since(phase);
+  stats.phase_seconds["import"] += SecondsSince(phase);
   phase = Clock::now();
   std::vector<double> rule_time;
 
@@ -110,7 +109,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
         ClassId cls = eg.Find(node_class[i]);
         Clock::time_point rule_start = Clock::now();
         ClassId result = rule.apply(ctx, cls, n);
-        rule_time[r] += since(rule_start);
+        rule_time[r] += SecondsSince(rule_start);
         bool explain = options.explain_rule == rule.name;
         if (result == kNoClass && ctx.extra_unions.empty()) {
           if (explain && !ctx.declined.empty()) {
@@ -158,10 +157,10 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   stats.eclasses += static_cast<int64_t>(eg.num_live_classes());
 
   for (size_t r = 0; r < rules.size(); ++r) stats.rule_seconds[rules[r]->name] += rule_time[r];
-  stats.phase_seconds["rewrite"] += since(phase);
+  stats.phase_seconds["rewrite"] += SecondsSince(phase);
   phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported));
-  stats.phase_seconds["extract"] += since(phase);
+  stats.phase_seconds["extract"] += SecondsSince(phase);
   for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
     auto it = declared.find(graph.outputs()[k]);
     if (it == declared.end() || !it->second.known()) continue;
@@ -279,10 +278,8 @@ std::set<std::string> AllAicOps() {
 }
 
 absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& options) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  Clock::time_point start = Clock::now();
+  auto elapsed = [&] { return SecondsSince(start); };
   OptimizeStats stats;
   Graph& graph = *model.graph;
   stats.nodes_before = static_cast<int64_t>(graph.num_nodes());
@@ -303,10 +300,9 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
     if (it != fixed.end()) v->set_type(it->second);
   }
   InferStats infer_stats;
-  auto infer_start = std::chrono::steady_clock::now();
+  Clock::time_point infer_start = Clock::now();
   AIC_RETURN_IF_ERROR(InferShapes(model, InferOptions{}, &infer_stats));
-  stats.phase_seconds["infer"] +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - infer_start).count();
+  stats.phase_seconds["infer"] += SecondsSince(infer_start);
 
   int64_t opset = model.OpsetFor("");
   if (opset < 0) opset = 1;

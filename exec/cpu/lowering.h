@@ -111,7 +111,7 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
       try {
         auto pd = make(MakeAttr(chain, k));
         if (pass == 0 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) continue;
-        if (!PostOpLayoutsAgree(chain, k, pd.dst_desc())) continue;
+        if (!PostOpsReadRight(chain, k, pd.dst_desc())) continue;
         return {pd, k};
       } catch (const dnnl::error&) {
         if (k == 0 && pass == 1) throw;
@@ -124,21 +124,17 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
 // `c` dims padded on the left to out's rank, when each is 1 or equals out's.
 std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
                                                    const std::vector<int64_t>& out);
-// Whether the first k post-ops' binary operands are laid out so that oneDNN
-// 2.6 reads them right against a destination of layout `dst`: a scalar or
-// per-channel operand always; any other operand only in the destination's
-// own layout (same dims) or with both plain. Its jit kernels index such an
-// operand by the destination's strides: a plain [1, 8, 4, 3] constant
-// subtracted from a channels-last pooling output came out permuted (found
-// by tests/graph_fuzz).
-bool PostOpLayoutsAgree(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst);
-// Whether oneDNN 2.6 applies a binary post-op with operand dims `src1` to a
-// destination of dims `dst` correctly. It does not when the destination has
-// rank >= 3, a batch > 1 and spatial dims all 1 ([N, C, 1, 1]) and the
-// operand broadcasts over some dims but not all (a per-channel [1, C, 1, 1]):
-// it then indexes the operand by the batch (found by tests/graph_fuzz; the
-// binary primitive itself is right). Such post-ops are not fused.
-bool BinaryPostOpIsSafe(const std::vector<int64_t>& src1, const std::vector<int64_t>& dst);
+// Whether oneDNN 2.6 reads the first k post-ops' binary operands right
+// against a destination `dst` (both found by tests/graph_fuzz; the binary
+// primitive itself is right, only post-ops are affected):
+// - on an [N, C, 1, 1] destination with N > 1, an operand broadcast over some
+//   dims but not all (a per-channel [1, C, 1, 1]) is indexed by the batch;
+// - an operand that is neither scalar nor per-channel is indexed by the
+//   destination's strides, so it must be in the destination's own layout
+//   (or both plain): a plain [1, 8, 4, 3] constant subtracted from a
+//   channels-last pooling output came out permuted.
+// WithPostOps keeps the longest prefix that passes.
+bool PostOpsReadRight(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst);
 memory::desc AnyMd(const std::vector<int64_t>& dims);
 // oneDNN's binary algorithm for an ONNX op type (Add, Sub, Mul, Div, Max, Min).
 std::optional<dnnl::algorithm> BinaryAlg(const std::string& op);

@@ -302,9 +302,10 @@ bool LowerPool(Lowerer& L, const Node& n) {
       // Why: what ceil_mode adds past the declared pads is not counted by
       // ONNX's average, but oneDNN's include-padding average counts it (found
       // by tests/graph_fuzz): the reference kernel runs those.
-      std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * win.kernel.size(), 0));
-      for (size_t i = 0; i < win.kernel.size(); ++i) {
-        if (n.GetString("auto_pad", "NOTSET") == "NOTSET" && win.pad_r[i] > pads[i + win.kernel.size()]) return false;
+      size_t sp = win.kernel.size();
+      std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
+      for (size_t i = 0; i < sp && n.GetString("auto_pad", "NOTSET") == "NOTSET"; ++i) {
+        if (win.pad_r[i] > pads[i + sp]) return false;
       }
     }
   }

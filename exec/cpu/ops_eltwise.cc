@@ -179,8 +179,6 @@ bool LowerBatchNorm(Lowerer& L, const Node& n) {
   const Tensor& sh = plan.constants.back();
   std::vector<int64_t> cd(L.V(x).dims.size(), 1);
   cd[1] = L.V(x).dims[1];
-  // [N, C, 1, 1]: the shift cannot be a post-op; the reference kernel runs these few elements.
-  if (!BinaryPostOpIsSafe(cd, L.V(x).dims)) return false;
   memory::desc cmd = PlainMd(cd);
   int s0 = L.V(x).slot;
   memory::desc md0 = plan.slots[s0].md;

@@ -171,7 +171,7 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   Tensor bias;
   if (cc != nullptr && beta != 0.0f) {
     auto dims = BroadcastDims(cc->dims(), od);
-    if (!dims || !BinaryPostOpIsSafe(*dims, od)) return false;
+    if (!dims) return false;
     bias = beta == 1.0f ? *cc : Scaled(*cc, beta);
     bias_md = PlainMd(*dims);
   }

@@ -45,32 +45,31 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
   return padded;
 }
 
-bool PostOpLayoutsAgree(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst) {
+bool PostOpsReadRight(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst) {
   memory::dims dd = dst.dims();
   std::vector<int64_t> dst_dims(dd.begin(), dd.end());
   bool dst_plain = dst == PlainMd(dst_dims);
+  int64_t spatial = 1;
+  for (size_t i = 2; i < dst_dims.size(); ++i) spatial *= dst_dims[i];
+  // [N, C, 1, 1] with N > 1: oneDNN indexes a partly broadcast operand by the batch.
+  bool batched_point = dst_dims.size() >= 3 && dst_dims[0] > 1 && spatial == 1;
   for (size_t i = 0; i < k && i < chain.size(); ++i) {
     if (!chain[i].binary) continue;
     memory::dims sd = chain[i].src1_md.dims();
-    bool scalar_or_channel = true;
-    for (size_t d = 0; d < sd.size(); ++d) {
-      if (sd[d] != 1 && d != 1) scalar_or_channel = false;
-    }
-    if (scalar_or_channel) continue;
     std::vector<int64_t> src_dims(sd.begin(), sd.end());
+    bool scalar = std::all_of(src_dims.begin(), src_dims.end(), [](int64_t d) { return d == 1; });
+    if (batched_point && !scalar && src_dims != dst_dims) return false;
+    if (scalar) continue;
+    bool per_channel = true;
+    for (size_t d = 0; d < src_dims.size(); ++d) {
+      if (src_dims[d] != 1 && d != 1) per_channel = false;
+    }
+    if (per_channel) continue;
     if (chain[i].src1_md == dst) continue;
     if (dst_plain && chain[i].src1_md == PlainMd(src_dims)) continue;
     return false;
   }
   return true;
-}
-
-bool BinaryPostOpIsSafe(const std::vector<int64_t>& src1, const std::vector<int64_t>& dst) {
-  if (dst.size() < 3 || dst[0] <= 1 || src1 == dst) return true;
-  int64_t spatial = 1;
-  for (size_t i = 2; i < dst.size(); ++i) spatial *= dst[i];
-  if (spatial != 1) return true;
-  return std::all_of(src1.begin(), src1.end(), [](int64_t d) { return d == 1; });
 }
 
 memory::desc AnyMd(const std::vector<int64_t>& dims) {
@@ -208,7 +207,7 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
       p.out = out;
       if (const Tensor* k = Const(other)) {
         auto dims = BroadcastDims(k->dims(), st.dims);
-        if (!dims || k->dtype() != DType::kFloat || !BinaryPostOpIsSafe(*dims, st.dims)) break;
+        if (!dims || k->dtype() != DType::kFloat) break;
         p.src1_md = PlainMd(*dims);
         p.src1_slot = ConstSlot(*k, p.src1_md);
         p.name = absl::StrCat(c.op_type, "(const)");
@@ -226,7 +225,6 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
     if (c.op_type == "BatchNormalization" && c.input(0) == cur && st.dims.size() >= 2) {
       std::vector<int64_t> dims(st.dims.size(), 1);
       dims[1] = st.dims[1];
-      if (!BinaryPostOpIsSafe(dims, st.dims)) break;
       Tensor scale, shift;
       if (!FoldBatchNorm(c, &scale, &shift)) break;
       plan_.constants.push_back(scale);
