@@ -145,6 +145,12 @@ class Generator {
     for (float& x : vals) x = static_cast<float>(Real(lo, hi));
     return Const(Convert(Tensor::FromVector<float>(vals, dims), dtype));
   }
+  // Weights of a layer with `fan_in` inputs: uniform in ±gain/sqrt(fan_in),
+  // so activations keep their scale through a chain of layers.
+  Value* Weight(const std::vector<int64_t>& dims, int64_t fan_in, double gain = 1.0, DType dtype = DType::kFloat) {
+    double s = 1.0 / std::sqrt(static_cast<double>(fan_in));
+    return ConstF(dims, -s * gain, s * gain, dtype);
+  }
   // Values in ±[0.5, 2]: safe divisors and scales.
   Value* ConstAwayFromZero(const std::vector<int64_t>& dims, DType dtype = DType::kFloat) {
     int64_t n = 1;
@@ -523,8 +529,7 @@ bool Generator::MatMulConst() {
   std::vector<int64_t> wd = {k, n};
   if (d.size() >= 3 && Chance(0.2) && !IsSymbolic(e->v, d.size() - 3)) wd.insert(wd.begin(), d[d.size() - 3]);
   if (d.size() == 1 && Chance(0.3)) wd = {k};  // vector . vector or matrix . vector
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
-  Value* w = ConstF(wd, -s * 1.7, s * 1.7, e->v->dtype());
+  Value* w = Weight(wd, k, 1.7, e->v->dtype());
   Add(Op("MatMul", {e->v, w}), false, e->loose);
   return true;
 }
@@ -540,9 +545,8 @@ bool Generator::AttentionLike() {
   std::vector<int64_t> perm(d.size());
   std::iota(perm.begin(), perm.end(), 0);
   std::swap(perm[static_cast<size_t>(r - 1)], perm[static_cast<size_t>(r - 2)]);
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
-  Value* q = Op("MatMul", {e->v, ConstF({k, k}, -s, s)});
-  Value* kt = Op("Transpose", {Op("MatMul", {e->v, ConstF({k, k}, -s, s)})}, {Attribute::Ints("perm", perm)});
+  Value* q = Op("MatMul", {e->v, Weight({k, k}, k)});
+  Value* kt = Op("Transpose", {Op("MatMul", {e->v, Weight({k, k}, k)})}, {Attribute::Ints("perm", perm)});
   Value* scores = Op(Chance(0.5) ? "Mul" : "Div", {Op("MatMul", {q, kt}), Scalar(Chance(0.5) ? 0.5f : 2.0f)});
   Value* p = Op("Softmax", {scores}, {Attribute::Int("axis", -1)});
   Add(Op("MatMul", {p, e->v}), false, e->loose);
@@ -556,8 +560,7 @@ bool Generator::Gemm() {
   if (IsSymbolic(e->v, 1)) return false;
   int64_t m = d[0], k = d[1], n = Int(1, 10);
   bool trans_b = Chance(0.5);
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
-  Value* b = trans_b ? ConstF({n, k}, -s, s) : ConstF({k, n}, -s, s);
+  Value* b = trans_b ? Weight({n, k}, k) : Weight({k, n}, k);
   std::vector<Value*> ins = {e->v, b};
   if (Chance(0.7)) {
     std::vector<int64_t> cd = OneOf<std::vector<int64_t>>({{n}, {1, n}, {}});
@@ -594,8 +597,7 @@ bool Generator::Conv() {
   if (stride > 1) attrs.push_back(Attribute::Ints("strides", {stride, stride}));
   if (dil > 1) attrs.push_back(Attribute::Ints("dilations", {dil, dil}));
   if (group > 1) attrs.push_back(Attribute::Int("group", group));
-  double s = 1.0 / std::sqrt(static_cast<double>(c / group * kh * kw));
-  std::vector<Value*> ins = {e->v, ConstF({m, c / group, kh, kw}, -1.7 * s, 1.7 * s)};
+  std::vector<Value*> ins = {e->v, Weight({m, c / group, kh, kw}, c / group * kh * kw, 1.7)};
   if (Chance(0.6)) ins.push_back(ConstF({m}, -0.5, 0.5));
   Add(Op("Conv", ins, std::move(attrs)), false, e->loose);
   return true;
@@ -615,8 +617,7 @@ bool Generator::ConvTranspose() {
                                   Attribute::Ints("pads", {pad, pad, pad, pad})};
   if (stride > 1 && Chance(0.3)) attrs.push_back(Attribute::Ints("output_padding", {1, 0}));
   if (group > 1) attrs.push_back(Attribute::Int("group", group));
-  double s = 1.0 / std::sqrt(static_cast<double>(c * k * k));
-  std::vector<Value*> ins = {e->v, ConstF({c, m / group, k, k}, -1.7 * s, 1.7 * s)};
+  std::vector<Value*> ins = {e->v, Weight({c, m / group, k, k}, c * k * k, 1.7)};
   if (Chance(0.5)) ins.push_back(ConstF({m}, -0.5, 0.5));
   Add(Op("ConvTranspose", ins, std::move(attrs)), false, e->loose);
   return true;
@@ -1073,8 +1074,7 @@ bool Generator::FoldableConstants() {
   std::vector<int64_t> d = *Dims(e->v);
   if (IsSymbolic(e->v, d.size() - 1)) return false;
   int64_t k = d.back(), n = Int(1, 8);
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
-  Value* w = Op("Transpose", {ConstF({n, k}, -s, s)}, {Attribute::Ints("perm", {1, 0})});
+  Value* w = Op("Transpose", {Weight({n, k}, k)}, {Attribute::Ints("perm", {1, 0})});
   if (Chance(0.5)) w = Op("Mul", {w, Scalar(static_cast<float>(Real(0.5, 1.5)))});
   if (Chance(0.3)) w = Op("Add", {w, Op("Sqrt", {ConstF({1, n}, 0.1, 0.2)})});
   Add(Op("MatMul", {e->v, w}), false, e->loose);
@@ -1190,8 +1190,7 @@ bool Generator::HalfIsland() {
         std::vector<int64_t> d = *Dims(e->v);
         if (IsSymbolic(e->v, d.size() - 1)) break;
         int64_t k = d.back();
-        double sc = 1.0 / std::sqrt(static_cast<double>(k));
-        h = Op("MatMul", {h, ConstF({k, k}, -sc, sc, DType::kFloat16)});
+        h = Op("MatMul", {h, Weight({k, k}, k, 1.0, DType::kFloat16)});
         break;
       }
       default: h = Op("Transpose", {h}); break;
@@ -1327,8 +1326,7 @@ bool Generator::MatMulAddPattern() {
   std::vector<int64_t> d = *Dims(e->v);
   if (IsSymbolic(e->v, d.size() - 1)) return false;
   int64_t k = d.back(), n = Int(1, 10);
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
-  Value* mm = Op("MatMul", {e->v, ConstF({k, n}, -s, s)});
+  Value* mm = Op("MatMul", {e->v, Weight({k, n}, k)});
   std::vector<int64_t> bd = OneOf<std::vector<int64_t>>({{n}, {n}, {1, n}, {}});
   if (d.size() >= 2 && !IsSymbolic(e->v, d.size() - 2) && Chance(0.15)) bd = {d[d.size() - 2], n};
   Value* b = ConstF(bd, -1, 1);
@@ -1482,8 +1480,7 @@ bool Generator::PadIntoPattern() {
   Value* padded = Op("Pad", pad_ins, {Attribute::String("mode", reflect ? "reflect" : "constant")});
   if (Chance(0.5)) {
     int64_t c = d[1], m = Int(1, 6);
-    double s = 1.0 / std::sqrt(static_cast<double>(c * 9));
-    Add(Op("Conv", {padded, ConstF({m, c, 3, 3}, -s, s)}, {Attribute::Ints("kernel_shape", {3, 3})}), false, e->loose);
+    Add(Op("Conv", {padded, Weight({m, c, 3, 3}, c * 9)}, {Attribute::Ints("kernel_shape", {3, 3})}), false, e->loose);
   } else {
     Add(Op("AveragePool", {padded}, {Attribute::Ints("kernel_shape", {2, 2})}), false, e->loose);
   }
@@ -1496,9 +1493,8 @@ bool Generator::TransposeGemmPattern() {
   std::vector<int64_t> d = *Dims(e->v);
   // Gemm(Transpose(x), B): x is [K, M]
   int64_t k = d[0], n = Int(1, 8);
-  double s = 1.0 / std::sqrt(static_cast<double>(k));
   Value* t = Op("Transpose", {e->v}, {Attribute::Ints("perm", {1, 0})});
-  std::vector<Value*> ins = {t, ConstF({k, n}, -s, s)};
+  std::vector<Value*> ins = {t, Weight({k, n}, k)};
   if (Chance(0.5)) ins.push_back(ConstF({n}, -1, 1));
   Add(Op("Gemm", ins), false, e->loose);
   return true;
@@ -1511,9 +1507,8 @@ bool Generator::MatMulChainPattern() {
   std::vector<int64_t> d = *Dims(e->v);
   if (IsSymbolic(e->v, d.size() - 1)) return false;
   int64_t k = d.back(), h = Int(1, 16), n = Int(1, 8);
-  double s = 1.0 / std::sqrt(static_cast<double>(k)), t = 1.0 / std::sqrt(static_cast<double>(h));
-  Value* mid = Op("MatMul", {e->v, ConstF({k, h}, -s, s)});
-  Add(Op("MatMul", {mid, ConstF({h, n}, -t, t)}), false, e->loose);
+  Value* mid = Op("MatMul", {e->v, Weight({k, h}, k)});
+  Add(Op("MatMul", {mid, Weight({h, n}, h)}), false, e->loose);
   return true;
 }
 
