@@ -44,7 +44,8 @@ and the process's peak resident memory.
                 arena_bytes, threads (what the plan ran on: tiny models
                 run on one), iters, warmup, compile_ms (rewriter and
                 compile), optimize_ms, opt_level, nodes (of the graph that
-                runs), steps, fallback_steps, plan_digest (the plan's
+                runs), steps, fallback_steps, slow_impl_steps (oneDNN
+                primitives on a reference or naive loop), plan_digest (the plan's
                 structure without names: equal for equal plans)
   --plan        print the compiled plan (one line per step) to stderr
   --profile     after the timing, time per step over the timed runs: a table
@@ -214,6 +215,7 @@ int BenchCommand(const std::vector<std::string>& argv_in) {
     j.Field("nodes", nodes);
     j.Field("steps", plan.steps);
     j.Field("fallback_steps", plan.fallback_steps);
+    j.Field("slow_impl_steps", plan.slow_impl_steps);
     j.Field("plan_digest", PlanShapeDigest(plan.text));
     j.Field("activation_bytes", static_cast<int64_t>(plan.activation_bytes));
     j.Field("macs", plan.macs);
@@ -227,9 +229,9 @@ int BenchCommand(const std::vector<std::string>& argv_in) {
               sorted.front());
   std::printf("  throughput %.1f runs/s\n", 1000.0 / median);
   std::printf("  peak memory %.1f MiB (process), arena %.1f MiB; compile %.1f ms (rewriter -O%d %.1f ms, %lld nodes), "
-              "%d steps (%d reference)\n",
+              "%d steps (%d reference, %d on slow oneDNN paths)\n",
               static_cast<double>(peak) / (1 << 20), static_cast<double>(plan.arena_bytes) / (1 << 20), compile_ms,
-              session.opt_level(), optimize_ms, static_cast<long long>(nodes), plan.steps, plan.fallback_steps);
+              session.opt_level(), optimize_ms, static_cast<long long>(nodes), plan.steps, plan.fallback_steps, plan.slow_impl_steps);
   if (profiling) std::fputs(session.ProfileReport(*feeds).c_str(), stdout);
   return 0;
 }

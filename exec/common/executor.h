@@ -36,6 +36,8 @@ struct PlanSummary {
   int64_t macs = 0;              // multiply-accumulates of one run
   int threads = 1;               // what the plan runs on
   std::vector<std::string> fallback_ops;
+  int slow_impl_steps = 0;       // library primitives on a reference/naive implementation
+  std::vector<std::string> slow_impls;  // "kind impl" per such step
   std::string text;              // one line per step, for `bench --plan`
 };
 

@@ -21,6 +21,8 @@ class CpuBackendExecutor : public exec::Executor {
     s.activation_bytes = st.activation_bytes;
     s.macs = st.macs;
     s.threads = ThreadsOf(*plan);
+    s.slow_impl_steps = st.slow_impl_steps;
+    s.slow_impls = st.slow_impls;
     return s;
   }
 

@@ -82,6 +82,7 @@ class Step {
   std::vector<int> writes;  // slots written
   std::string kind;         // "conv", "reorder", "fallback", ...
   std::string label;        // node description and fused post-ops
+  std::string impl;         // oneDNN's implementation name for a primitive ("jit:avx512_core"); empty for ours
   bool inplace_ok = false;  // writes[0] may take reads[0]'s bytes when it dies here
 };
 

@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
@@ -38,11 +40,13 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"AveragePool", LowerPool},      {"GlobalAveragePool", LowerPool},
       {"GlobalMaxPool", LowerPool},    {"MatMul", LowerMatMul},
       {"Gemm", LowerGemm},             {"BatchNormalization", LowerBatchNorm},
-      {"Softmax", LowerSoftmax},       {"LogSoftmax", LowerSoftmax},
-      {"Concat", LowerConcat},         {"ReduceMean", LowerReduce},
-      {"ReduceSum", LowerReduce},      {"ReduceMax", LowerReduce},
-      {"ReduceMin", LowerReduce},      {"Transpose", LowerTranspose},
-      {"Slice", LowerSlice},           {"Resize", LowerResizeOrNative},
+      {"Softmax", LowerSoftmaxOrNative}, {"LogSoftmax", LowerSoftmaxOrNative},
+      {"Concat", LowerConcatOrNative},         {"ReduceMean", LowerReduceOrNative},
+      {"ReduceSum", LowerReduceOrNative},      {"ReduceMax", LowerReduceOrNative},
+      {"ReduceMin", LowerReduceOrNative},      {"ReduceSumSquare", LowerReduceOrNative},
+      {"ReduceL1", LowerReduceOrNative},       {"ReduceL2", LowerReduceOrNative},
+      {"ReduceLogSumExp", LowerReduceOrNative},      {"Transpose", LowerTranspose},
+      {"Slice", LowerSliceOrNative},           {"Resize", LowerResizeOrNative},
       {"Upsample", LowerResizeOrNative},
       // Our own kernels (ops_native*.cc).
       {"Gelu", LowerUnaryOrNative},    {"Erf", LowerNativeUnary},
@@ -58,6 +62,10 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Or", LowerNativeElementwise},  {"Xor", LowerNativeElementwise},
       {"LayerNormalization", LowerLayerNorm}, {"Gather", LowerGather},
       {"Pad", LowerPad},               {"Cast", LowerCast},
+      {"Expand", LowerExpand},         {"Split", LowerSplit},
+      {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
+      {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
+      {"ArgMin", LowerArgExtreme},
       // aic-onnx's own fused ops (domain ai.aic: sessions and `opt --target aic` emit them).
       {"FusedLinearReLU", LowerFusedLinearReLU, kAicDomain},
   };
@@ -237,6 +245,27 @@ absl::Status Lowerer::BindOutput(const Value* out) {
   return absl::OkStatus();
 }
 
+namespace {
+
+std::string ImplementationName(const dnnl::primitive& p) {
+  const_dnnl_primitive_desc_t pd = p.get_primitive_desc();
+  const char* name = nullptr;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || name == nullptr) {
+    return "unknown";
+  }
+  return name;
+}
+
+}  // namespace
+
+bool IsSlowImplementation(const std::string& kind, const std::string& impl) {
+  for (absl::string_view part : absl::StrSplit(impl, ':')) {
+    if (absl::StartsWith(part, "ref")) return true;
+  }
+  // Pooling's simple_nchw/simple_nhwc are scalar loops over plain layouts.
+  return kind == "pool" && absl::StartsWith(impl, "simple");
+}
+
 absl::Status Lowerer::LowerAll() {
   AIC_RETURN_IF_ERROR(LowerGraph());
   PlanStats& stats = plan_.stats;
@@ -253,6 +282,13 @@ absl::Status Lowerer::LowerAll() {
       ++stats.native_steps;
     } else {
       ++stats.dnnl_steps;
+    }
+    if (const auto* dnnl_step = dynamic_cast<const DnnlStep*>(s.get())) {
+      s->impl = ImplementationName(dnnl_step->primitive);
+      if (IsSlowImplementation(s->kind, s->impl)) {
+        ++stats.slow_impl_steps;
+        stats.slow_impls.push_back(absl::StrCat(s->kind, " ", s->impl));
+      }
     }
   }
   return absl::OkStatus();

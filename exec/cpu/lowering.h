@@ -171,5 +171,14 @@ bool LowerLayerNorm(Lowerer& L, const Node& n);
 bool LowerGather(Lowerer& L, const Node& n);
 bool LowerPad(Lowerer& L, const Node& n);
 bool LowerCast(Lowerer& L, const Node& n);
+bool LowerExpand(Lowerer& L, const Node& n);
+bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inputs
+bool LowerSplit(Lowerer& L, const Node& n);
+bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 slices
+bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
+bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}
+bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization
+bool LowerTopK(Lowerer& L, const Node& n);
+bool LowerArgExtreme(Lowerer& L, const Node& n);  // ArgMax, ArgMin
 
 }  // namespace aic::cpu

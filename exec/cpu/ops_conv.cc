@@ -136,16 +136,35 @@ bool LowerConv(Lowerer& L, const Node& n) {
   memory::desc w_any = L.options().blocked_layouts ? memory::desc(wdims, memory::data_type::f32, memory::format_tag::any)
                                                    : w_plain;
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
-  memory::desc src_md = L.SrcMdOrAny(x);
-  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
-  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
-    return dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_any,
-                                        b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
-        attr, plan.engine);
-  });
+  auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) {
+    return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_any,
+                                          b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
+          attr, plan.engine);
+    });
+  };
+  // The producer's layout first (no reorder). oneDNN 2.6 has only its
+  // reference kernel for some (layout, geometry) pairs, e.g. a grouped 3x3
+  // conv of 16 channels per group reading a 1x1 conv's channels-last output
+  // (RegNet); then a layout of the conv's own choice, then plain NCHW (the
+  // im2col + GEMM kernel takes any group size), each at the cost of a reorder.
+  memory::desc dst_md = L.options().blocked_layouts ? AnyMd(od) : PlainMd(od);
+  auto built = build(L.SrcMdOrAny(x), dst_md);
+  std::vector<std::pair<memory::desc, memory::desc>> alternatives;
+  if (L.options().blocked_layouts) alternatives.emplace_back(AnyMd(xd), AnyMd(od));
+  alternatives.emplace_back(PlainMd(xd), PlainMd(od));
+  for (const auto& [src_alt, dst_alt] : alternatives) {
+    if (!IsSlowImplementation("conv", built.first.impl_info_str())) break;
+    try {
+      auto alt = build(src_alt, dst_alt);
+      if (!IsSlowImplementation("conv", alt.first.impl_info_str())) built = alt;
+    } catch (const dnnl::error&) {
+    }
+  }
+  const auto& [pd, k] = built;
   if (bn != nullptr) L.MarkFused(bn);
   // The slot keeps what it needs: the packed copy, or `weights` itself when
   // the layouts agree; the BN-scaled temporary is not kept beside it.

@@ -154,6 +154,10 @@ bool LowerBinary(Lowerer& L, const Node& n) {
     }
   }
   if (!used_blocked) built = make(md1);
+  // A broadcast oneDNN 2.6 covers only with its reference loop (a blocked
+  // first operand against a plain [1, 1, H, W] mask, say): the native
+  // broadcast kernel over plain operands is far faster.
+  if (IsSlowImplementation("binary", built.first.impl_info_str())) return false;
   int s1 = bc != nullptr ? L.ConstSlot(*bc, md1)
            : same        ? L.SlotIn(b, md0)
            : used_blocked ? L.V(b).slot
@@ -221,6 +225,7 @@ bool LowerConcat(Lowerer& L, const Node& n) {
     mds.push_back(L.Const(v) != nullptr || s < 0 ? PlainMd(L.V(v).dims) : plan.slots[s].md);
   }
   dnnl::concat::primitive_desc pd(static_cast<int>(axis), mds, plan.engine);
+  if (IsSlowImplementation("concat", pd.impl_info_str())) return false;  // the native copy takes it
   std::vector<int> slots;
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     const Value* v = n.input(i);
@@ -255,13 +260,17 @@ bool LowerSoftmax(Lowerer& L, const Node& n) {
   }
   Plan& plan = L.plan();
   dnnl::primitive prim;
+  // A non-last axis of a plain tensor gets oneDNN's reference implementation:
+  // decline, and the native kernel (LowerSoftmaxOrNative) takes it.
   if (n.op_type == "LogSoftmax") {
     dnnl::logsoftmax_forward::primitive_desc pd(
         dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, md, static_cast<int>(axis)), plan.engine);
+    if (IsSlowImplementation("softmax", pd.impl_info_str())) return false;
     prim = dnnl::logsoftmax_forward(pd);
   } else {
     dnnl::softmax_forward::primitive_desc pd(
         dnnl::softmax_forward::desc(prop_kind::forward_inference, md, static_cast<int>(axis)), plan.engine);
+    if (IsSlowImplementation("softmax", pd.impl_info_str())) return false;
     prim = dnnl::softmax_forward(pd);
   }
   int src = L.PlainSlot(x);
@@ -295,6 +304,9 @@ bool LowerReduce(Lowerer& L, const Node& n) {
     return dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, src_md, dst_md, 0.f, 0.f), attr,
                                            plan.engine);
   });
+  // oneDNN 2.6 reduces only trailing blocks with its JIT kernel (a channel
+  // mean over NCHW gets the reference one): the native kernel takes those.
+  if (IsSlowImplementation("reduce", pd.impl_info_str())) return false;
   int src = L.PlainSlot(x);
   DnnlStep* step = L.AddDnnlStep(dnnl::reduction(pd), "reduce", n);
   step->AddArg(DNNL_ARG_SRC, src, src_md, false);

@@ -2,15 +2,13 @@
 // oneDNN's eltwise lacks (Erf, Reciprocal, Floor, ...), any broadcasting
 // binary oneDNN's binary cannot take (broadcast first operand, Pow, PRelu,
 // integers, comparisons, logical ops) and Where, one GELU step for the
-// exported erf pattern when no producer took it as a post-op, and
-// LayerNormalization. Each returns false (nothing emitted) to let the
-// reference kernel run instead.
+// exported erf pattern when no producer took it as a post-op. Each returns
+// false (nothing emitted) to let the reference kernel run instead.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/broadcast.h"
-#include "exec/cpu/kernels/layer_norm.h"
 #include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/native_step.h"
 
@@ -157,56 +155,6 @@ bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
 bool LowerUnaryOrNative(Lowerer& L, const Node& n) {
   if (TryOneDnn(LowerUnary, L, n)) return true;
   return n.op_type == "Pow" ? LowerNativeElementwise(L, n) : LowerNativeUnary(L, n);
-}
-
-bool LowerLayerNorm(Lowerer& L, const Node& n) {
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  if (n.num_inputs() < 2 || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
-  const std::vector<int64_t>& dims = L.V(x).dims;
-  auto rank = static_cast<int64_t>(dims.size());
-  int64_t axis = n.GetInt("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
-  int64_t rows = 1, cols = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
-  if (rows * cols == 0) return false;
-  // Scale and bias: exactly the normalized dims (leading 1s allowed).
-  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
-  auto fits = [&](const Value* p) {
-    if (!L.IsF32(p) || !NativeReady(L, p)) return false;
-    std::vector<int64_t> d = L.V(p).dims;
-    while (d.size() > norm.size() && d.front() == 1) d.erase(d.begin());
-    return d == norm;
-  };
-  const Value* scale = n.input(1);
-  const Value* bias = n.num_inputs() > 2 ? n.input(2) : nullptr;
-  if (!fits(scale) || (bias != nullptr && !fits(bias))) return false;
-  // Mean and InvStdDev (optional outputs): f32, the input's dims with 1s from the axis on.
-  std::vector<int64_t> stat_dims(dims.begin(), dims.begin() + axis);
-  stat_dims.resize(dims.size(), 1);
-  for (size_t i = 1; i < n.num_outputs() && i < 3; ++i) {
-    const Value* s = n.output(i);
-    if (s != nullptr && (!L.IsF32(s) || L.V(s).dims != stat_dims)) return false;
-  }
-  if (n.num_outputs() > 3) return false;
-  float eps = n.GetFloat("epsilon", 1e-5f);
-  std::vector<int> ins = {L.PlainSlot(x), L.PlainSlot(scale), bias != nullptr ? L.PlainSlot(bias) : -1};
-  std::vector<int> outs = {NativeOutSlot(L, out)};
-  for (size_t i = 1; i < 3; ++i) {
-    const Value* s = i < n.num_outputs() ? n.output(i) : nullptr;
-    outs.push_back(s != nullptr ? NativeOutSlot(L, s) : -1);
-  }
-  if (outs[0] < 0) return false;
-  NativeStep* step = AddNativeStep(L, n, ins, outs, [rows, cols, eps](const void* const* in, void* const* out) {
-    kernels::LayerNormF32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
-                          static_cast<const float*>(in[2]), static_cast<float*>(out[0]), rows, cols, eps,
-                          static_cast<float*>(out[1]), static_cast<float*>(out[2]));
-    return absl::OkStatus();
-  });
-  step->kind = "layernorm";
-  step->inplace_ok = true;
-  return true;
 }
 
 }  // namespace aic::cpu

@@ -1,17 +1,25 @@
 // Lowerings of data-movement ops onto our own kernels: Gather (any dtype),
 // Pad (f32: constant, reflect, edge), Resize/Upsample in linear mode on NCHW
-// (after oneDNN's nearest lowering declines), and Cast. Attributes and
+// (after oneDNN's nearest lowering declines), Cast, Expand (a one-operand
+// broadcast), Concat/Split of plain tensors as block copies (any dtype;
+// oneDNN's concat keeps the inputs that arrive blocked), and Slice with steps
+// or of non-f32 values as a strided copy. Attributes and
 // constant inputs are read here once; anything not covered returns false and
 // the reference kernel runs.
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/axis_copy.h"
+#include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/cast.h"
 #include "ops/tensor/pad_params.h"
 #include "ops/tensor/resize_params.h"
 #include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/pad.h"
 #include "exec/cpu/kernels/resize_linear.h"
+#include "exec/cpu/kernels/strided_copy.h"
+#include "ops/tensor/slice_params.h"
 #include "exec/cpu/native_step.h"
 
 namespace aic::cpu {
@@ -172,6 +180,154 @@ bool LowerCast(Lowerer& L, const Node& n) {
     fn(i[0], y, count);
     return absl::OkStatus();
   })->kind = "cast";
+  return true;
+}
+
+bool LowerExpand(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || !L.V(out).is_static || L.V(out).dtype != L.V(x).dtype) return false;
+  auto size = static_cast<int64_t>(ElementSize(L.V(x).dtype));
+  kernels::RowFn copy = kernels::CopyRowKernel(size);
+  auto loop = kernels::MakeBroadcastLoop(L.V(out).dims, {L.V(x).dims}, {size}, size);
+  if (copy == nullptr || !loop) return false;
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {in}, slot, [copy, l = *loop](const void* const* i, void* y) {
+    kernels::RunBroadcast(l, i, y, copy);
+    return absl::OkStatus();
+  })->kind = "expand";
+  return true;
+}
+
+namespace {
+
+// The parts of `whole` (dims) along `axis` with the given extents, or
+// nullopt when the other dims differ or the extents do not add up.
+std::optional<kernels::AxisParts> PartsAlong(const std::vector<int64_t>& whole, int64_t axis,
+                                             const std::vector<const std::vector<int64_t>*>& pieces,
+                                             size_t elem_size) {
+  kernels::AxisParts parts;
+  int64_t inner = static_cast<int64_t>(elem_size), total = 0;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (static_cast<int64_t>(i) < axis) parts.outer *= whole[i];
+    if (static_cast<int64_t>(i) > axis) inner *= whole[i];
+  }
+  for (const std::vector<int64_t>* d : pieces) {
+    if (d->size() != whole.size()) return std::nullopt;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      if (static_cast<int64_t>(i) != axis && (*d)[i] != whole[i]) return std::nullopt;
+    }
+    total += (*d)[axis];
+    parts.part_bytes.push_back((*d)[axis] * inner);
+  }
+  if (total != whole[axis]) return std::nullopt;
+  return parts;
+}
+
+}  // namespace
+
+bool LowerConcatOrNative(Lowerer& L, const Node& n) {
+  const Value* out = n.output(0);
+  if (out == nullptr || n.num_inputs() == 0 || !L.V(out).is_static) return false;
+  // Inputs in blocked layouts stay with oneDNN's concat (no reorders back to plain).
+  bool any_blocked = false;
+  for (const Value* v : n.inputs()) {
+    if (!NativeReady(L, v)) return false;
+    int s = L.V(v).slot;
+    any_blocked = any_blocked || (s >= 0 && !L.plan().slots[s].plain);
+  }
+  if (any_blocked) {
+    try {
+      if (LowerConcat(L, n)) return true;
+    } catch (const dnnl::error&) {
+    }
+  }
+  const std::vector<int64_t>& od = L.V(out).dims;
+  auto rank = static_cast<int64_t>(od.size());
+  int64_t axis = n.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  std::vector<const std::vector<int64_t>*> dims;
+  std::vector<int> ins;
+  for (const Value* v : n.inputs()) {
+    if (L.V(v).dtype != L.V(out).dtype) return false;
+    dims.push_back(&L.V(v).dims);
+  }
+  auto parts = PartsAlong(od, axis, dims, ElementSize(L.V(out).dtype));
+  if (!parts || NumElements(od) == 0) return false;
+  for (const Value* v : n.inputs()) ins.push_back(L.PlainSlot(v));
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, ins, slot, [p = *parts](const void* const* in, void* y) {
+    kernels::ConcatParts(p, in, y);
+    return absl::OkStatus();
+  })->kind = "concat";
+  return true;
+}
+
+bool LowerSplit(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  if (!NativeReady(L, x) || n.num_outputs() == 0) return false;
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  auto rank = static_cast<int64_t>(xd.size());
+  int64_t axis = n.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || NumElements(xd) == 0) return false;
+  std::vector<const std::vector<int64_t>*> dims;
+  for (const Value* o : n.outputs()) {
+    if (o == nullptr || !L.V(o).is_static || L.V(o).dtype != L.V(x).dtype) return false;
+    dims.push_back(&L.V(o).dims);
+  }
+  auto parts = PartsAlong(xd, axis, dims, ElementSize(L.V(x).dtype));
+  if (!parts) return false;
+  // An empty piece has no arena slot to write: the reference kernel makes those.
+  for (const Value* o : n.outputs()) {
+    if (NumElements(L.V(o).dims) == 0) return false;
+  }
+  std::vector<int> outs;
+  for (const Value* o : n.outputs()) {
+    outs.push_back(NativeOutSlot(L, o));
+    if (outs.back() < 0) return false;
+  }
+  AddNativeStep(L, n, {L.PlainSlot(x)}, outs, [p = *parts](const void* const* in, void* const* out) {
+    kernels::SplitParts(p, in[0], out);
+    return absl::OkStatus();
+  })->kind = "split";
+  return true;
+}
+
+bool LowerSliceOrNative(Lowerer& L, const Node& n) {
+  try {
+    if (LowerSlice(L, n)) return true;  // step 1: a oneDNN reorder of a sub-block
+  } catch (const dnnl::error&) {
+  }
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || !L.V(out).is_static || L.V(out).dtype != L.V(x).dtype) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  auto params = SliceParamsOf(n, L.OpsetOf(n), rank, [&](size_t i) { return L.IntsConst(n.input(i)); });
+  if (!params.ok() || !params->has_value()) return false;
+  const SliceParams& p = **params;
+  std::vector<int64_t> starts(rank, 0), steps(rank, 1), sub = dims;
+  for (size_t i = 0; i < p.axes.size(); ++i) {
+    AxisRange r = ClampSlice(p.starts[i], p.ends[i], p.steps[i], dims[p.axes[i]]);
+    starts[p.axes[i]] = r.start;
+    steps[p.axes[i]] = r.step;
+    sub[p.axes[i]] = r.count;
+  }
+  if (sub != L.V(out).dims || NumElements(sub) == 0) return false;
+  auto size = static_cast<int64_t>(ElementSize(L.V(x).dtype));
+  kernels::StridedCopyPlan plan = kernels::MakeStridedCopy(dims, starts, steps, sub, size);
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {in}, slot, [plan](const void* const* i, void* y) {
+    kernels::RunStridedCopy(plan, i[0], y);
+    return absl::OkStatus();
+  })->kind = "slice";
   return true;
 }
 

@@ -185,11 +185,13 @@ std::string DescribePlan(const Plan& plan) {
       const Slot& slot = plan.slots[w];
       absl::StrAppend(&out, " -> ", slot.name, DimsToString(slot.dims), slot.plain ? "" : " (blocked)");
     }
+    if (!s->impl.empty()) absl::StrAppend(&out, " impl=", s->impl);
     absl::StrAppend(&out, "\n");
   }
   const PlanStats& st = plan.stats;
   absl::StrAppend(&out, st.steps, " steps: ", st.dnnl_steps, " oneDNN, ", st.native_steps, " own kernels, ", st.reorder_steps, " reorders, ",
-                  st.fallback_steps, " reference, ", st.view_steps, " views; ", st.fused_nodes, " nodes fused, ",
+                  st.fallback_steps, " reference, ", st.view_steps, " views, ", st.slow_impl_steps,
+                  " on slow oneDNN paths; ", st.fused_nodes, " nodes fused, ",
                   st.folded_nodes, " folded; arena ", st.arena_bytes, " bytes, packed weights ", st.weight_bytes,
                   " bytes\n");
   return out;

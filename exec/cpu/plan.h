@@ -42,6 +42,10 @@ struct PlanStats {
   int64_t macs = 0;             // multiply-accumulates of one run (ops with a known cost)
   int threads = 0;            // what the plan runs on (1 for tiny models)
   std::vector<std::string> fallback_ops;  // "OpType" for each fallback step
+  // oneDNN primitives that run a reference or plain-loop implementation
+  // (IsSlowImplementation): "pool simple_nchw:any" for each such step.
+  int slow_impl_steps = 0;
+  std::vector<std::string> slow_impls;
 };
 
 class Plan;
@@ -67,6 +71,10 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
 std::string FormatProfile(const Plan& plan, const RunProfile& profile, int top_steps = 10);
 
 const PlanStats& StatsOf(const Plan& plan);
+// Whether oneDNN's implementation `impl` of a `kind` step is one of its
+// reference or naive loops ("ref:any", pooling's "simple_nchw:any"), which
+// run one to three orders of magnitude below its JIT kernels.
+bool IsSlowImplementation(const std::string& kind, const std::string& impl);
 int ThreadsOf(const Plan& plan);
 // One line per step ("conv  Conv 'x' [post: hardswish,linear]"), for --explain style dumps.
 std::string DescribePlan(const Plan& plan);

@@ -1,5 +1,7 @@
 #include "exec/cpu/kernels/broadcast.h"
 
+#include <cstring>
+
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -90,6 +92,33 @@ void RunBroadcast(const BroadcastLoop& loop, const void* const* in, void* out, R
     }
     fn(ptrs, loop.inner_stride.data(), static_cast<char*>(out) + (row * loop.inner + begin) * loop.out_elem_size, n);
   });
+}
+
+namespace {
+
+template <typename T>
+AIC_KERNEL_CLONES void CopyRow(const void* const* in, const int64_t* stride, void* out, int64_t n) {
+  const T* x = static_cast<const T*>(in[0]);
+  T* y = static_cast<T*>(out);
+  if (stride[0] == 0) {
+    T v = x[0];
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+  } else {
+    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(T));
+  }
+}
+
+}  // namespace
+
+RowFn CopyRowKernel(int64_t elem_size) {
+  switch (elem_size) {
+    case 1: return CopyRow<uint8_t>;
+    case 2: return CopyRow<uint16_t>;
+    case 4: return CopyRow<uint32_t>;
+    case 8: return CopyRow<uint64_t>;
+    default: return nullptr;
+  }
 }
 
 }  // namespace aic::cpu::kernels

@@ -41,4 +41,8 @@ std::optional<BroadcastLoop> MakeBroadcastLoop(const std::vector<int64_t>& out,
 
 void RunBroadcast(const BroadcastLoop& loop, const void* const* in, void* out, RowFn fn);
 
+// y[i] = in[0][i * stride[0]] for elements of `elem_size` bytes (1, 2, 4, 8):
+// Expand as a one-operand broadcast. Null for other sizes.
+RowFn CopyRowKernel(int64_t elem_size);
+
 }  // namespace aic::cpu::kernels

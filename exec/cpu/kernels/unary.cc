@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "exec/cpu/kernels/erf.h"
+#include "exec/cpu/kernels/log.h"
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -27,7 +28,7 @@ AIC_UNARY(CeilRow, std::ceil(v))
 AIC_UNARY(RoundRow, std::nearbyint(v))  // half to even under the default rounding mode
 AIC_UNARY(SinRow, std::sin(v))
 AIC_UNARY(CosRow, std::cos(v))
-AIC_UNARY(LogRow, std::log(v))
+AIC_UNARY(LogRow, LogApprox(v))
 // log(1 + e^v) without overflow: max(v, 0) + log1p(e^-|v|).
 AIC_UNARY(SoftplusRow, (v > 0.0f ? v : 0.0f) + std::log1p(std::exp(-std::fabs(v))))
 AIC_UNARY(SoftsignRow, v / (1.0f + std::fabs(v)))

@@ -19,70 +19,10 @@
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
+#include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
 namespace {
-
-Tensor RandomF32(const std::vector<int64_t>& dims, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
-  Tensor t(DType::kFloat, dims);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float& v : t.mutable_span<float>()) v = dist(rng);
-  return t;
-}
-
-template <typename T>
-Tensor RandomInts(const std::vector<int64_t>& dims, uint32_t seed, int lo, int hi) {
-  Tensor t(DTypeOf<T>::value, dims);
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  for (T& v : t.mutable_span<T>()) v = static_cast<T>(dist(rng));
-  return t;
-}
-
-Tensor RandomBool(const std::vector<int64_t>& dims, uint32_t seed) {
-  Tensor t(DType::kBool, dims);
-  std::mt19937 rng(seed);
-  auto* p = static_cast<uint8_t*>(t.mutable_raw_data());
-  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = rng() & 1;
-  return t;
-}
-
-std::vector<Dim> D(const std::vector<int64_t>& dims) { return std::vector<Dim>(dims.begin(), dims.end()); }
-
-void ExpectClose(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-5) {
-  ASSERT_EQ(got.dtype(), want.dtype());
-  ASSERT_EQ(got.dims(), want.dims());
-  for (int64_t i = 0; i < got.num_elements(); ++i) {
-    double a = got.ElementAsDouble(i), b = want.ElementAsDouble(i);
-    if (std::isnan(b)) {
-      ASSERT_TRUE(std::isnan(a)) << "element " << i;
-      continue;
-    }
-    ASSERT_LE(std::fabs(a - b), atol + rtol * std::fabs(b)) << "element " << i << ": " << a << " vs " << b;
-  }
-}
-
-// Runs `model` on both executors; checks the outputs agree and returns the plan's description.
-std::string RunBoth(const Model& model, const std::map<std::string, RuntimeValue>& feeds, int max_fallbacks = 0,
-                    double atol = 1e-5, double rtol = 1e-5) {
-  auto want = ReferenceExecutor(model).Run(feeds);
-  EXPECT_TRUE(want.ok()) << want.status();
-  if (!want.ok()) return "";
-  CpuExecutor cpu(model);
-  auto got = cpu.Run(feeds);
-  EXPECT_TRUE(got.ok()) << got.status();
-  if (!got.ok()) return "";
-  EXPECT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < got->size() && i < want->size(); ++i) {
-    ExpectClose((*got)[i].tensor, (*want)[i].tensor, atol, rtol);
-  }
-  auto plan = cpu.PlanFor(feeds);
-  EXPECT_TRUE(plan.ok());
-  std::string desc = DescribePlan(**plan);
-  EXPECT_LE(StatsOf(**plan).fallback_steps, max_fallbacks) << desc;
-  return desc;
-}
 
 // --- Erf ---------------------------------------------------------------------
 

@@ -1,0 +1,77 @@
+// Runs are copied whole when there are enough of them to share out; a few
+// long runs (a channel concat of two [1,64,56,56] maps is two 800 KB runs)
+// are cut into pieces so every thread copies.
+#include "exec/cpu/kernels/axis_copy.h"
+
+#include <cstring>
+
+#include "exec/cpu/kernels/parallel.h"
+
+namespace aic::cpu::kernels {
+
+namespace {
+
+constexpr int64_t kPieceBytes = 64 * 1024;
+
+// For each (outer o, part p): copy part_bytes[p] from src(o, p) to dst(o, p).
+template <typename Src, typename Dst>
+void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
+  int64_t total = 0;
+  for (int64_t b : parts.part_bytes) total += b;
+  auto count = static_cast<int64_t>(parts.part_bytes.size());
+  int64_t runs = parts.outer * count;
+  int64_t per_run = runs > 0 ? total * parts.outer / runs : 0;
+  if (runs >= 4 * omp_get_max_threads() || per_run <= kPieceBytes) {
+    ParallelFor(runs, per_run / 4, [&](int64_t r) {
+      int64_t o = r / count, p = r % count;
+      char* d = dst(o, p);
+      if (d != nullptr) std::memcpy(d, src(o, p), static_cast<size_t>(parts.part_bytes[p]));
+    });
+    return;
+  }
+  int64_t pieces = (per_run + kPieceBytes - 1) / kPieceBytes;
+  ParallelFor(runs * pieces, kPieceBytes / 4, [&](int64_t t) {
+    int64_t r = t / pieces, piece = t % pieces;
+    int64_t o = r / count, p = r % count;
+    int64_t bytes = parts.part_bytes[p];
+    int64_t begin = piece * ((bytes + pieces - 1) / pieces);
+    int64_t end = begin + (bytes + pieces - 1) / pieces;
+    if (end > bytes) end = bytes;
+    char* d = dst(o, p);
+    if (d != nullptr && begin < end) std::memcpy(d + begin, src(o, p) + begin, static_cast<size_t>(end - begin));
+  });
+}
+
+std::vector<int64_t> Offsets(const AxisParts& parts, int64_t* total) {
+  std::vector<int64_t> offsets;
+  *total = 0;
+  for (int64_t b : parts.part_bytes) {
+    offsets.push_back(*total);
+    *total += b;
+  }
+  return offsets;
+}
+
+}  // namespace
+
+void ConcatParts(const AxisParts& parts, const void* const* in, void* out) {
+  int64_t row = 0;
+  std::vector<int64_t> offsets = Offsets(parts, &row);
+  char* base = static_cast<char*>(out);
+  CopyRuns(
+      parts, [&](int64_t o, int64_t p) { return static_cast<const char*>(in[p]) + o * parts.part_bytes[p]; },
+      [&](int64_t o, int64_t p) { return base + o * row + offsets[p]; });
+}
+
+void SplitParts(const AxisParts& parts, const void* in, void* const* out) {
+  int64_t row = 0;
+  std::vector<int64_t> offsets = Offsets(parts, &row);
+  const char* base = static_cast<const char*>(in);
+  CopyRuns(
+      parts, [&](int64_t o, int64_t p) { return base + o * row + offsets[p]; },
+      [&](int64_t o, int64_t p) {
+        return out[p] == nullptr ? nullptr : static_cast<char*>(out[p]) + o * parts.part_bytes[p];
+      });
+}
+
+}  // namespace aic::cpu::kernels

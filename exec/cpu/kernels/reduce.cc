@@ -1,0 +1,139 @@
+// Both shapes accumulate in f32 lanes the compiler vectorizes: along a
+// contiguous run (inner = 1) a reduction per row; otherwise row by row of
+// `inner` side-by-side accumulators (the spatial mean of NCHW, say, or a
+// channel reduction over [N, C, H, W] with inner = H·W). Sums are taken in
+// double per row of the contiguous form (long rows of f32 sums drift), and in
+// f32 per element of the side-by-side form, matching the reference within
+// f32 rounding for the extents exported models use.
+#include "exec/cpu/kernels/reduce.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "exec/cpu/kernels/exp.h"
+#include "exec/cpu/kernels/parallel.h"
+
+namespace aic::cpu::kernels {
+
+bool ReduceKindOf(const std::string& op, ReduceKind* kind) {
+  if (op == "ReduceSum") *kind = ReduceKind::kSum;
+  else if (op == "ReduceMean") *kind = ReduceKind::kMean;
+  else if (op == "ReduceMax") *kind = ReduceKind::kMax;
+  else if (op == "ReduceMin") *kind = ReduceKind::kMin;
+  else if (op == "ReduceSumSquare") *kind = ReduceKind::kSumSquare;
+  else if (op == "ReduceL1") *kind = ReduceKind::kL1;
+  else if (op == "ReduceL2") *kind = ReduceKind::kL2;
+  else if (op == "ReduceLogSumExp") *kind = ReduceKind::kLogSumExp;
+  else return false;
+  return true;
+}
+
+namespace {
+
+// Max/Min with NaN winning, as the reference (ops/math/reduce.cc) does.
+inline float PickMax(float acc, float v) { return (v != v || v > acc) ? v : acc; }
+inline float PickMin(float acc, float v) { return (v != v || v < acc) ? v : acc; }
+
+AIC_KERNEL_CLONES float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMax: {
+      float m = x[0];
+      for (int64_t i = 1; i < n; ++i) m = PickMax(m, x[i]);
+      return m;
+    }
+    case ReduceKind::kMin: {
+      float m = x[0];
+      for (int64_t i = 1; i < n; ++i) m = PickMin(m, x[i]);
+      return m;
+    }
+    case ReduceKind::kLogSumExp: {
+      float m = x[0];
+      for (int64_t i = 1; i < n; ++i) m = PickMax(m, x[i]);
+      if (std::isinf(m) || m != m) m = 0;  // let the sum carry inf/NaN
+      double s = 0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < n; ++i) s += ExpApprox(x[i] - m);
+      return static_cast<float>(std::log(s) + m);
+    }
+    default: break;
+  }
+  double s = 0;
+  if (kind == ReduceKind::kSumSquare || kind == ReduceKind::kL2) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  } else if (kind == ReduceKind::kL1) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(x[i]));
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) s += x[i];
+  }
+  if (kind == ReduceKind::kMean) s /= static_cast<double>(n);
+  if (kind == ReduceKind::kL2) s = std::sqrt(s);
+  return static_cast<float>(s);
+}
+
+AIC_KERNEL_CLONES void AccumulateRow(const float* row, float* acc, int64_t n, ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMax:
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) acc[i] = PickMax(acc[i], row[i]);
+      return;
+    case ReduceKind::kMin:
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) acc[i] = PickMin(acc[i], row[i]);
+      return;
+    case ReduceKind::kSumSquare:
+    case ReduceKind::kL2:
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) acc[i] += row[i] * row[i];
+      return;
+    case ReduceKind::kL1:
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) acc[i] += std::fabs(row[i]);
+      return;
+    default:
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) acc[i] += row[i];
+  }
+}
+
+}  // namespace
+
+void ReduceF32(const float* x, float* out, const AxisLanes& l, ReduceKind kind) {
+  if (l.outer * l.inner == 0) return;
+  if (l.inner == 1) {
+    ParallelFor(l.outer, l.dim, [&](int64_t o) { out[o] = ReduceRun(x + o * l.dim, l.dim, kind); });
+    return;
+  }
+  if (kind == ReduceKind::kLogSumExp) {  // rare off the last axis: gather each lane
+    ParallelFor(l.outer * l.inner, l.dim, [&](int64_t t) {
+      thread_local std::vector<float> lane;
+      int64_t o = t / l.inner, i = t % l.inner;
+      lane.resize(static_cast<size_t>(l.dim));
+      for (int64_t j = 0; j < l.dim; ++j) lane[j] = x[(o * l.dim + j) * l.inner + i];
+      out[t] = ReduceRun(lane.data(), l.dim, kind);
+    });
+    return;
+  }
+  constexpr int64_t kBlock = 2048;
+  int64_t blocks = (l.inner + kBlock - 1) / kBlock;
+  ParallelFor(l.outer * blocks, l.dim * kBlock, [&](int64_t t) {
+    int64_t o = t / blocks, begin = (t % blocks) * kBlock;
+    int64_t width = l.inner - begin < kBlock ? l.inner - begin : kBlock;
+    const float* base = x + o * l.dim * l.inner + begin;
+    float* acc = out + o * l.inner + begin;
+    bool extreme = kind == ReduceKind::kMax || kind == ReduceKind::kMin;
+    for (int64_t i = 0; i < width; ++i) acc[i] = extreme ? base[i] : 0.0f;
+    for (int64_t j = extreme ? 1 : 0; j < l.dim; ++j) AccumulateRow(base + j * l.inner, acc, width, kind);
+    if (kind == ReduceKind::kMean) {
+      float inv = 1.0f / static_cast<float>(l.dim);
+      for (int64_t i = 0; i < width; ++i) acc[i] *= inv;
+    } else if (kind == ReduceKind::kL2) {
+      for (int64_t i = 0; i < width; ++i) acc[i] = std::sqrt(acc[i]);
+    }
+  });
+}
+
+}  // namespace aic::cpu::kernels

@@ -1,0 +1,28 @@
+// Slice with any steps (negative included) over dense tensors of any dtype:
+// out[i0, i1, ..] = in[offset + i0·s0 + i1·s1 + ..] with per-axis strides
+// in elements (an axis's step times its dense stride).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace aic::cpu::kernels {
+
+struct StridedCopyPlan {
+  std::vector<int64_t> dims;     // output dims, collapsed
+  std::vector<int64_t> strides;  // source strides in elements, per output dim
+  int64_t offset = 0;            // source element of output index 0
+  int64_t elem_size = 4;
+  int64_t elements = 0;
+};
+
+// The plan of the slice of `in_dims` starting at `starts` with `steps` and
+// output `out_dims` (all full rank); dims merged where the source stays
+// contiguous across them.
+StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& starts,
+                                const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
+                                int64_t elem_size);
+
+void RunStridedCopy(const StridedCopyPlan& plan, const void* in, void* out);
+
+}  // namespace aic::cpu::kernels

@@ -1,0 +1,147 @@
+// Lowerings of the along-an-axis ops onto our own kernels: TopK and
+// ArgMax/ArgMin (exec/cpu/kernels/select.h), and Softmax/LogSoftmax and the
+// Reduce* ops where oneDNN has only its reference implementation or lacks
+// the op (kernels/softmax.h, kernels/reduce.h), all over f32. Each returns false (nothing emitted) to let the reference
+// kernel run instead.
+#include <vector>
+
+#include "exec/cpu/kernels/reduce.h"
+#include "exec/cpu/kernels/select.h"
+#include "exec/cpu/kernels/softmax.h"
+#include "exec/cpu/native_step.h"
+#include "ops/math/reduce_axes.h"
+
+namespace aic::cpu {
+
+bool LowerTopK(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  if (n.num_outputs() != 2 || !L.IsF32(x) || !NativeReady(L, x)) return false;
+  const Value* values = n.output(0);
+  const Value* indices = n.output(1);
+  if (values == nullptr || !L.IsF32(values) || indices == nullptr || L.V(indices).dtype != DType::kInt64 ||
+      !L.V(indices).is_static) {
+    return false;
+  }
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  kernels::AxisLanes lanes;
+  int64_t axis = 0;
+  if (!kernels::LanesAlong(dims, n.GetInt("axis", -1), &lanes, &axis)) return false;
+  // k as the outputs' extent along the axis (inference checked it against K).
+  int64_t k = L.V(values).dims.size() == dims.size() ? L.V(values).dims[axis] : -1;
+  std::vector<int64_t> want = dims;
+  want[axis] = k;
+  if (k < 0 || k > lanes.dim || L.V(values).dims != want || L.V(indices).dims != want) return false;
+  if (NumElements(dims) == 0 || k == 0) return false;
+  bool largest = n.GetInt("largest", 1) != 0;
+  std::vector<int> outs = {NativeOutSlot(L, values), NativeOutSlot(L, indices)};
+  if (outs[0] < 0 || outs[1] < 0) return false;
+  AddNativeStep(L, n, {L.PlainSlot(x)}, outs, [lanes, k, largest](const void* const* in, void* const* out) {
+    kernels::TopKF32(static_cast<const float*>(in[0]), lanes, k, largest, static_cast<float*>(out[0]),
+                     static_cast<int64_t*>(out[1]));
+    return absl::OkStatus();
+  })->kind = "topk";
+  return true;
+}
+
+bool LowerArgExtreme(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !NativeReady(L, x) || out == nullptr || L.V(out).dtype != DType::kInt64) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  kernels::AxisLanes lanes;
+  int64_t axis = 0;
+  if (!kernels::LanesAlong(dims, n.GetInt("axis", 0), &lanes, &axis) || lanes.dim == 0) return false;
+  std::vector<int64_t> want = dims;
+  if (n.GetInt("keepdims", 1) != 0) {
+    want[axis] = 1;
+  } else {
+    want.erase(want.begin() + axis);
+  }
+  if (L.V(out).dims != want || NumElements(dims) == 0) return false;
+  bool is_max = n.op_type == "ArgMax";
+  bool last = L.OpsetOf(n) >= 12 && n.GetInt("select_last_index", 0) != 0;
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, is_max, last](const void* const* in, void* y) {
+    kernels::ArgExtremeF32(static_cast<const float*>(in[0]), lanes, is_max, last, static_cast<int64_t*>(y));
+    return absl::OkStatus();
+  })->kind = "argmax";
+  return true;
+}
+
+bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
+  try {
+    if (LowerSoftmax(L, n)) return true;
+  } catch (const dnnl::error&) {
+  }
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  if (dims.empty() || NumElements(dims) == 0) return false;
+  bool legacy = L.OpsetOf(n) < 13;  // over the flattened trailing dims
+  kernels::AxisLanes lanes;
+  int64_t axis = 0;
+  if (!kernels::LanesAlong(dims, n.GetInt("axis", legacy ? 1 : -1), &lanes, &axis)) return false;
+  if (legacy) lanes = {lanes.outer, lanes.dim * lanes.inner, 1};
+  bool log = n.op_type == "LogSoftmax";
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log](const void* const* in, void* y) {
+    kernels::SoftmaxF32(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, log);
+    return absl::OkStatus();
+  });
+  step->kind = "softmax";
+  step->inplace_ok = true;
+  return true;
+}
+
+bool LowerReduceOrNative(Lowerer& L, const Node& n) {
+  try {
+    if (n.op_type == "ReduceMean" || n.op_type == "ReduceSum" || n.op_type == "ReduceMax" || n.op_type == "ReduceMin") {
+      if (LowerReduce(L, n)) return true;
+    }
+  } catch (const dnnl::error&) {
+  }
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  kernels::ReduceKind kind;
+  if (!kernels::ReduceKindOf(n.op_type, &kind) || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  auto axes = ResolveReduceAxes(n, L.OpsetOf(n), n.has_input(1), n.has_input(1) ? L.Const(n.input(1)) : nullptr, rank);
+  if (!axes.ok() || !axes->has_value() || (*axes)->noop) return false;
+  // The reduced axes (ignoring size-1 ones) must be one contiguous block.
+  int64_t first = -1, last = -1;
+  for (int64_t a = 0; a < rank; ++a) {
+    if ((*axes)->reduced[a] && dims[a] != 1) {
+      if (first < 0) first = a;
+      last = a;
+    }
+  }
+  kernels::AxisLanes lanes;
+  if (first < 0) {
+    first = last = rank;  // only size-1 axes reduced: each output is its one input
+  }
+  for (int64_t a = 0; a < rank; ++a) {
+    if (a < first) {
+      lanes.outer *= dims[a];
+    } else if (a > last) {
+      lanes.inner *= dims[a];
+    } else if (!(*axes)->reduced[a] && dims[a] != 1) {
+      return false;  // a kept axis inside the block
+    } else {
+      lanes.dim *= dims[a];
+    }
+  }
+  if (NumElements(dims) == 0 || NumElements(L.V(out).dims) != lanes.outer * lanes.inner) return false;
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, kind](const void* const* in, void* y) {
+    kernels::ReduceF32(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, kind);
+    return absl::OkStatus();
+  })->kind = "reduce";
+  return true;
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,117 @@
+// Lowerings of the normalizations onto our own kernels: LayerNormalization
+// (rows, exec/cpu/kernels/layer_norm.h) and InstanceNormalization /
+// GroupNormalization (channel groups, kernels/group_norm.h). Each returns
+// false (nothing emitted) to let the reference kernel run instead.
+#include <vector>
+
+#include "exec/cpu/kernels/group_norm.h"
+#include "exec/cpu/kernels/layer_norm.h"
+#include "exec/cpu/native_step.h"
+
+namespace aic::cpu {
+
+namespace {
+
+// A per-channel f32 parameter of `channels` entries: the value itself, or
+// (GroupNormalization-18's per-group form, `groups` entries) a constant
+// repeated over each group's channels. -1 when neither.
+int PerChannelSlot(Lowerer& L, const Value* p, int64_t channels, int64_t groups) {
+  if (!L.IsF32(p) || !NativeReady(L, p)) return -1;
+  int64_t count = NumElements(L.V(p).dims);
+  if (count == channels) return L.PlainSlot(p);
+  const Tensor* c = L.Const(p);
+  if (count != groups || c == nullptr) return -1;
+  Tensor expanded(DType::kFloat, {channels});
+  int64_t per_group = channels / groups;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    expanded.mutable_data<float>()[ch] = c->data<float>()[ch / per_group];
+  }
+  L.plan().constants.push_back(expanded);
+  return L.ConstSlot(L.plan().constants.back(), PlainMd({channels}));
+}
+
+}  // namespace
+
+bool LowerLayerNorm(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (n.num_inputs() < 2 || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
+  int64_t rows = 1, cols = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
+  if (rows * cols == 0) return false;
+  // Scale and bias: exactly the normalized dims (leading 1s allowed).
+  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
+  auto fits = [&](const Value* p) {
+    if (!L.IsF32(p) || !NativeReady(L, p)) return false;
+    std::vector<int64_t> d = L.V(p).dims;
+    while (d.size() > norm.size() && d.front() == 1) d.erase(d.begin());
+    return d == norm;
+  };
+  const Value* scale = n.input(1);
+  const Value* bias = n.num_inputs() > 2 ? n.input(2) : nullptr;
+  if (!fits(scale) || (bias != nullptr && !fits(bias))) return false;
+  // Mean and InvStdDev (optional outputs): f32, the input's dims with 1s from the axis on.
+  std::vector<int64_t> stat_dims(dims.begin(), dims.begin() + axis);
+  stat_dims.resize(dims.size(), 1);
+  for (size_t i = 1; i < n.num_outputs() && i < 3; ++i) {
+    const Value* s = n.output(i);
+    if (s != nullptr && (!L.IsF32(s) || L.V(s).dims != stat_dims)) return false;
+  }
+  if (n.num_outputs() > 3) return false;
+  float eps = n.GetFloat("epsilon", 1e-5f);
+  std::vector<int> ins = {L.PlainSlot(x), L.PlainSlot(scale), bias != nullptr ? L.PlainSlot(bias) : -1};
+  std::vector<int> outs = {NativeOutSlot(L, out)};
+  for (size_t i = 1; i < 3; ++i) {
+    const Value* s = i < n.num_outputs() ? n.output(i) : nullptr;
+    outs.push_back(s != nullptr ? NativeOutSlot(L, s) : -1);
+  }
+  if (outs[0] < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, ins, outs, [rows, cols, eps](const void* const* in, void* const* out) {
+    kernels::LayerNormF32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                          static_cast<const float*>(in[2]), static_cast<float*>(out[0]), rows, cols, eps,
+                          static_cast<float*>(out[1]), static_cast<float*>(out[2]));
+    return absl::OkStatus();
+  });
+  step->kind = "layernorm";
+  step->inplace_ok = true;
+  return true;
+}
+
+
+bool LowerGroupNorm(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  bool instance = n.op_type == "InstanceNormalization";
+  if (n.num_inputs() != 3 || n.num_outputs() != 1 || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) {
+    return false;
+  }
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  if (dims.size() < (instance ? 3u : 2u) || L.V(out).dims != dims) return false;
+  kernels::GroupNormShape shape;
+  shape.batch = dims[0];
+  shape.channels = dims[1];
+  shape.groups = instance ? dims[1] : n.GetInt("num_groups", 0);
+  for (size_t i = 2; i < dims.size(); ++i) shape.inner *= dims[i];
+  if (shape.groups <= 0 || shape.channels % shape.groups != 0 || NumElements(dims) == 0) return false;
+  int scale = PerChannelSlot(L, n.input(1), shape.channels, shape.groups);
+  int bias = PerChannelSlot(L, n.input(2), shape.channels, shape.groups);
+  if (scale < 0 || bias < 0) return false;
+  float eps = n.GetFloat("epsilon", 1e-5f);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x), scale, bias}, slot, [shape, eps](const void* const* in, void* y) {
+    kernels::GroupNormF32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                          static_cast<const float*>(in[2]), static_cast<float*>(y), shape, eps);
+    return absl::OkStatus();
+  });
+  step->kind = "groupnorm";
+  step->inplace_ok = true;
+  return true;
+}
+
+}  // namespace aic::cpu

@@ -1,0 +1,214 @@
+// No slow path unknowingly (issue #12): small models of every op family the
+// CPU backend lowers, at the geometries exported models use (dilated,
+// grouped, depthwise, strided, asymmetric and 1-D/3-D convolutions, pooling
+// on plain NCHW inputs, broadcasts in blocked layouts, softmax and
+// reductions on inner and outer axes, ...). Each must compile to steps that
+// are neither the reference interpreter nor one of oneDNN's reference or
+// naive-loop implementations (PlanStats::slow_impl_steps), and agree with
+// the reference executor.
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "graph/builder.h"
+#include "gtest/gtest.h"
+#include "tests/exec/cpu/run_both.h"
+
+namespace aic::cpu {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+struct Family {
+  std::string name;
+  Dims input;
+  int opset;
+  std::function<Value*(GraphBuilder&, Value*)> body;
+};
+
+Value* Weight(GraphBuilder& b, const std::string& name, const Dims& dims, uint32_t seed) {
+  return b.Constant(name, RandomF32(dims, seed, -0.2f, 0.2f));
+}
+
+Value* ConvOf(GraphBuilder& b, Value* x, int64_t cin, int64_t cout, Dims kernel, std::vector<Attribute> attrs,
+              int64_t groups = 1) {
+  Dims w = {cout, cin / groups};
+  w.insert(w.end(), kernel.begin(), kernel.end());
+  attrs.push_back(Attribute::Int("group", groups));
+  return b.Op("Conv", {x, Weight(b, "w", w, 1), Weight(b, "bias", {cout}, 2)}, attrs);
+}
+
+Tensor Ints64(const Dims& v) { return Tensor::FromVector<int64_t>(v, {static_cast<int64_t>(v.size())}); }
+
+std::vector<Family> Families() {
+  auto conv = [](Dims k, std::vector<Attribute> a, int64_t groups = 1, int64_t cin = 16, int64_t cout = 16) {
+    return [=](GraphBuilder& b, Value* x) { return ConvOf(b, x, cin, cout, k, a, groups); };
+  };
+  auto ints = [](const char* n, Dims v) { return Attribute::Ints(n, std::move(v)); };
+  return {
+      {"Conv 3x3", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {1, 1, 1, 1})})},
+      {"Conv 1x1", {1, 16, 20, 20}, 13, conv({1, 1}, {})},
+      {"Conv 3x3 stride 2", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {1, 1, 1, 1}), ints("strides", {2, 2})})},
+      {"Conv depthwise", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {1, 1, 1, 1})}, 16)},
+      {"Conv grouped", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {1, 1, 1, 1})}, 4)},
+      {"Conv dilated 2", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {2, 2, 2, 2}), ints("dilations", {2, 2})})},
+      {"Conv dilated 4 grouped", {1, 16, 24, 24}, 13,
+       conv({3, 3}, {ints("pads", {4, 4, 4, 4}), ints("dilations", {4, 4})}, 16)},
+      {"Conv asymmetric pads", {1, 16, 20, 20}, 13, conv({3, 3}, {ints("pads", {0, 0, 1, 1}), ints("strides", {2, 2})})},
+      {"Conv grouped 16 per group after a 1x1 conv (RegNet)", {1, 64, 28, 28}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         Value* c = ConvOf(b, x, 64, 64, {1, 1}, {});
+         return ConvOf(b, b.Op("Relu", {c}), 64, 64, {3, 3}, {ints("pads", {1, 1, 1, 1}), ints("strides", {2, 2})}, 4);
+       }},
+      {"Conv 1-D", {1, 16, 50}, 13, conv({5}, {ints("pads", {2, 2})})},
+      {"Conv 3-D", {1, 8, 6, 10, 10}, 13, conv({3, 3, 3}, {ints("pads", {1, 1, 1, 1, 1, 1})}, 1, 8, 8)},
+      {"Conv 3 input channels", {1, 3, 32, 32}, 13, conv({3, 3}, {ints("strides", {2, 2})}, 1, 3, 16)},
+      {"ConvTranspose stride 2", {1, 16, 10, 10}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3)}, {Attribute::Ints("strides", {2, 2})});
+       }},
+      {"MaxPool 3x3 s2 plain input", {1, 16, 28, 28}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         return b.Op("MaxPool", {x}, {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})});
+       }},
+      {"AveragePool plain input", {1, 16, 28, 28}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         return b.Op("AveragePool", {x}, {ints("kernel_shape", {2, 2}), ints("strides", {2, 2})});
+       }},
+      {"GlobalAveragePool", {1, 32, 14, 14}, 13, [](GraphBuilder& b, Value* x) { return b.Op("GlobalAveragePool", {x}); }},
+      {"MaxPool after conv", {1, 16, 28, 28}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         return b.Op("MaxPool", {ConvOf(b, x, 16, 16, {3, 3}, {ints("pads", {1, 1, 1, 1})})},
+                     {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})});
+       }},
+      {"BatchNormalization standalone", {1, 16, 20, 20}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* var = b.Constant("var", RandomF32({16}, 4, 0.5f, 2.0f));
+         return b.Op("BatchNormalization", {x, Weight(b, "s", {16}, 5), Weight(b, "b", {16}, 6), Weight(b, "m", {16}, 7), var});
+       }},
+      {"Add per-channel after conv (blocked)", {1, 16, 20, 20}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         Value* c = ConvOf(b, x, 16, 16, {3, 3}, {ints("pads", {1, 1, 1, 1})});
+         return b.Op("Mul", {b.Op("Relu", {c}), Weight(b, "g", {1, 16, 1, 1}, 8)});
+       }},
+      {"Add residual blocked + plain", {1, 16, 20, 20}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         Value* c = ConvOf(b, x, 16, 16, {3, 3}, {ints("pads", {1, 1, 1, 1})});
+         return b.Op("Add", {b.Op("Relu", {c}), x});
+       }},
+      {"Concat of conv outputs", {1, 16, 20, 20}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         Value* c1 = ConvOf(b, x, 16, 16, {1, 1}, {});
+         Value* c2 = ConvOf(b, x, 16, 16, {3, 3}, {ints("pads", {1, 1, 1, 1})});
+         return b.Op("Concat", {c1, c2}, {Attribute::Int("axis", 1)});
+       }},
+      {"MatMul", {1, 64, 96}, 13, [](GraphBuilder& b, Value* x) { return b.Op("MatMul", {x, Weight(b, "w", {96, 48}, 9)}); }},
+      {"Gemm", {8, 96}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("Gemm", {x, Weight(b, "w", {48, 96}, 10), Weight(b, "c", {48}, 11)}, {Attribute::Int("transB", 1)});
+       }},
+      {"Softmax last axis", {2, 4, 16, 16}, 13, [](GraphBuilder& b, Value* x) { return b.Op("Softmax", {x}); }},
+      {"Softmax axis 1", {2, 4, 16, 16}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("Softmax", {x}, {Attribute::Int("axis", 1)}); }},
+      {"LogSoftmax", {4, 100}, 13, [](GraphBuilder& b, Value* x) { return b.Op("LogSoftmax", {x}); }},
+      {"LogSoftmax axis 1", {2, 7, 5, 3}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("LogSoftmax", {x}, {Attribute::Int("axis", 1)}); }},
+      {"Softmax opset 11 axis 1 (flattened)", {2, 7, 5, 3}, 11,
+       [](GraphBuilder& b, Value* x) { return b.Op("Softmax", {x}, {Attribute::Int("axis", 1)}); }},
+      {"ReduceMean last axis", {1, 32, 96}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("ReduceMean", {x}, {Attribute::Ints("axes", {-1})}); }},
+      {"ReduceSum spatial", {1, 16, 12, 12}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("ReduceSum", {x, b.Constant("axes", Ints64({2, 3}))}); }},
+      {"ReduceMean over channels of a conv output", {1, 16, 12, 12}, 18,
+       [=](GraphBuilder& b, Value* x) {
+         return b.Op("ReduceMean", {ConvOf(b, x, 16, 16, {1, 1}, {}), b.Constant("axes", Ints64({1}))});
+       }},
+      {"ReduceL2 spatial (ConvNeXt-V2 GRN)", {1, 16, 12, 12}, 18,
+       [](GraphBuilder& b, Value* x) { return b.Op("ReduceL2", {x, b.Constant("axes", Ints64({2, 3}))}); }},
+      {"ReduceSumSquare last axis", {2, 8, 40}, 18,
+       [](GraphBuilder& b, Value* x) { return b.Op("ReduceSumSquare", {x, b.Constant("axes", Ints64({-1}))}); }},
+      {"Add of a blocked conv output and a plain mask", {1, 16, 12, 12}, 13,
+       [=](GraphBuilder& b, Value* x) {
+         return b.Op("Add", {ConvOf(b, x, 16, 16, {3, 3}, {ints("pads", {1, 1, 1, 1})}), Weight(b, "mask", {1, 1, 12, 12}, 15)});
+       }},
+      {"LayerNormalization", {1, 32, 96}, 17,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("LayerNormalization", {x, Weight(b, "s", {96}, 12), Weight(b, "b", {96}, 13)});
+       }},
+      {"InstanceNormalization", {1, 16, 12, 12}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("InstanceNormalization", {x, Weight(b, "s", {16}, 12), Weight(b, "b", {16}, 13)});
+       }},
+      {"GroupNormalization", {1, 16, 12, 12}, 21,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("GroupNormalization", {x, Weight(b, "s", {16}, 12), Weight(b, "b", {16}, 13)},
+                     {Attribute::Int("num_groups", 4)});
+       }},
+      {"Transpose 0213", {1, 8, 16, 12}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("Transpose", {x}, {Attribute::Ints("perm", {0, 2, 1, 3})}); }},
+      {"Slice with steps", {1, 16, 20, 20}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("Slice", {x, b.Constant("st", Ints64({0, 1})), b.Constant("en", Ints64({16, 19})),
+                               b.Constant("ax", Ints64({1, 2})), b.Constant("sp", Ints64({2, 2}))});
+       }},
+      {"Slice negative step", {1, 6, 9}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("Slice", {x, b.Constant("st", Ints64({-1})), b.Constant("en", Ints64({-100})),
+                               b.Constant("ax", Ints64({2})), b.Constant("sp", Ints64({-2}))});
+       }},
+      {"Resize nearest x2", {1, 8, 10, 10}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* scales = b.Constant("scales", Tensor::FromVector<float>({1, 1, 2, 2}, {4}));
+         return b.Op("Resize", {x, b.Constant("roi", Tensor::FromVector<float>({}, {0})), scales});
+       }},
+      {"Resize linear x2", {1, 8, 10, 10}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* scales = b.Constant("scales", Tensor::FromVector<float>({1, 1, 2, 2}, {4}));
+         return b.Op("Resize", {x, b.Constant("roi", Tensor::FromVector<float>({}, {0})), scales},
+                     {Attribute::String("mode", "linear")});
+       }},
+      {"Elementwise chain", {1, 32, 96}, 20,
+       [](GraphBuilder& b, Value* x) {
+         Value* t = b.Op("Tanh", {b.Op("Sigmoid", {x})});
+         t = b.Op("Gelu", {b.Op("Erf", {t})});
+         return b.Op("Log", {b.Op("Add", {b.Op("Exp", {t}), Weight(b, "one", {96}, 14)})});
+       }},
+      {"Expand", {1, 1, 16, 16}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("Expand", {x, b.Constant("shape", Ints64({1, 4, 16, 16}))}); }},
+      {"Pad reflect", {1, 8, 10, 10}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("Pad", {x, b.Constant("pads", Ints64({0, 0, 1, 2, 0, 0, 1, 2}))},
+                     {Attribute::String("mode", "reflect")});
+       }},
+      {"Cast to f16 and back", {1, 32, 96}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* h = b.Op("Cast", {x}, {Attribute::Int("to", static_cast<int64_t>(10))});
+         return b.Op("Cast", {h}, {Attribute::Int("to", static_cast<int64_t>(1))});
+       }},
+      {"TopK", {4, 200}, 13,
+       [](GraphBuilder& b, Value* x) { return b.OpN("TopK", {x, b.Constant("k", Ints64({5}))}, 2)[0]; }},
+      {"ArgMax", {4, 200}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* i = b.Op("ArgMax", {x}, {Attribute::Int("axis", 1)});
+         return b.Op("Cast", {i}, {Attribute::Int("to", static_cast<int64_t>(1))});
+       }},
+      {"Split", {1, 24, 96}, 13,
+       [](GraphBuilder& b, Value* x) {
+         std::vector<Value*> parts = b.OpN("Split", {x, b.Constant("split", Ints64({32, 64}))}, 2, {Attribute::Int("axis", 2)});
+         return b.Op("Concat", {parts[1], parts[0]}, {Attribute::Int("axis", 2)});
+       }},
+  };
+}
+
+TEST(FastPathsTest, EveryOpFamilyCompilesToFastKernels) {
+  for (const Family& f : Families()) {
+    SCOPED_TRACE(f.name);
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, D(f.input));
+    b.Output(f.body(b, x));
+    auto model = b.Build(f.opset);
+    RunBoth(*model, {{"x", RandomF32(f.input, 21, -1, 1)}}, 0, 1e-4, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
