@@ -102,6 +102,16 @@ std::vector<Family> Families() {
          return b.Op("Concat", {c1, c2}, {Attribute::Int("axis", 1)});
        }},
       {"MatMul", {1, 64, 96}, 13, [](GraphBuilder& b, Value* x) { return b.Op("MatMul", {x, Weight(b, "w", {96, 48}, 9)}); }},
+      {"MatMul of rows [1, 7, 7, C] (ConvNeXt) + bias, GELU, residual", {1, 7, 7, 96}, 20,
+       [](GraphBuilder& b, Value* x) {
+         Value* h = b.Op("Gelu", {b.Op("Add", {b.Op("MatMul", {x, Weight(b, "w1", {96, 192}, 9)}), Weight(b, "b1", {192}, 10)})});
+         Value* y = b.Op("Add", {b.Op("MatMul", {h, Weight(b, "w2", {192, 96}, 11)}), Weight(b, "b2", {96}, 12)});
+         return b.Op("Add", {y, x});
+       }},
+      {"MatMul of rows with a per-row operand after it", {2, 3, 5, 16}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("Mul", {b.Op("MatMul", {x, Weight(b, "w", {16, 8}, 9)}), Weight(b, "r", {2, 3, 5, 1}, 10)});
+       }},
       {"Gemm", {8, 96}, 13,
        [](GraphBuilder& b, Value* x) {
          return b.Op("Gemm", {x, Weight(b, "w", {48, 96}, 10), Weight(b, "c", {48}, 11)}, {Attribute::Int("transB", 1)});
