@@ -31,6 +31,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Exp", LowerUnary},             {"Sqrt", LowerUnary},
       {"Abs", LowerUnary},             {"Elu", LowerUnary},
       {"HardSigmoid", LowerUnary},     {"HardSwish", LowerUnary},
+      {"Swish", LowerUnary},
       {"Clip", LowerUnary},            {"Neg", LowerUnary},
       {"Pow", LowerUnaryOrNative},     {"Add", LowerBinaryOrNative},
       {"Sub", LowerBinaryOrNative},    {"Mul", LowerBinaryOrNative},

@@ -91,6 +91,7 @@ std::vector<Elt> Lowerer::UnaryAsEltwise(const Node& n, const Value* x) {
   if (unary && op == "Elu") return {{algorithm::eltwise_elu, n.GetFloat("alpha", 1.0f), 0, "elu"}};
   if (unary && op == "Neg") return {{algorithm::eltwise_linear, -1.0f, 0, "neg"}};
   if (unary && op == "HardSwish") return {{algorithm::eltwise_hardswish, 1.0f / 6, 0.5f, "hardswish"}};
+  if (unary && op == "Swish") return {{algorithm::eltwise_swish, n.GetFloat("alpha", 1.0f), 0, "swish"}};
   if (unary && op == "Gelu") {
     bool tanh = n.GetString("approximate", "none") == "tanh";
     return {{tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf, 0, 0, tanh ? "gelu_tanh" : "gelu"}};

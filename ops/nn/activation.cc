@@ -224,6 +224,24 @@ void RegisterGatedUnits(OpRegistry& r) {
           return T(0.5) * x * (T(1) + std::erf(x / static_cast<T>(1.4142135623730951)));
         };
       });
+  // Swish (opset 24; SiLU at alpha = 1): what exporters write as x * Sigmoid(x).
+  RegisterUnaryWith<kF>(
+      r, "Swish", 24, kT + 4,
+      [](const OpContext& ctx) {
+        float alpha = Attr(ctx.node(), "alpha", 1.0f);
+        PointwiseInfo info("Swish", absl::StrCat("y = x · sigmoid(", alpha, "·x)").c_str());
+        info.Irreversible()
+            .Collapses(CollapseKind::kSaturates, "negative tail flattens to 0")
+            .FusesWith(ActivationFusions());
+        return PointwiseTraits(ctx, info);
+      },
+      [](const Node& node) {
+        float alpha = Attr(node, "alpha", 1.0f);
+        return [alpha](auto x) {
+          using T = decltype(x);
+          return x * SigmoidOf(static_cast<T>(alpha * x));
+        };
+      });
 }
 
 }  // namespace

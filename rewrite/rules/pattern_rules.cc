@@ -3,9 +3,10 @@
 // 14, x*HardSigmoid(x) with alpha 1/6 (one node less per activation either way
 // is two); x*0.5*(1+erf(x/√2)), as exporters write GELU, is Gelu (opset >= 20),
 // and x*0.5*(1+tanh(√(2/π)(x+0.044715x³))) (GPT-2's "gelu_new", torch's
-// approximate="tanh" below opset 20) is Gelu(approximate="tanh").
-// Below those opsets, a target that runs ai.aic's aliases of HardSwish and
-// Gelu (a session compiling for a backend) gets those instead, and the
+// approximate="tanh" below opset 20) is Gelu(approximate="tanh"), and
+// x*Sigmoid(x) (SiLU) is Swish (opset >= 24).
+// Below those opsets, a target that runs ai.aic's aliases of HardSwish,
+// Gelu and Swish (a session compiling for a backend) gets those instead, and the
 // x*HardSigmoid(x) that `opt --target onnx` writes below opset 14 becomes
 // HardSwish again.
 #include <cmath>
@@ -106,6 +107,26 @@ ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode&
   });
   if (!matched) return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
   return AddNewerStandardOp(ctx, "HardSwish", {x});
+}
+
+// x * Sigmoid(x) -> Swish(x) (SiLU: EfficientNet, YOLO, Llama's SwiGLU gate).
+ClassId FuseSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId x = kNoClass;
+  bool matched = EitherOrder(g, n, [&](ClassId a, ClassId b) {
+    for (const ENode* sig : g.FindOps(b, "Sigmoid")) {
+      if (Child(g, *sig, 0) != a) continue;
+      // Why: a broadcasting x would make the product bigger than Swish(x).
+      const Shape* out = RankedShape(g, cls);
+      const Shape* xs = RankedShape(g, a);
+      if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(a).dtype)) continue;
+      x = a;
+      return true;
+    }
+    return false;
+  });
+  if (!matched) return ctx.Decline("not x * Sigmoid(x)");
+  return AddNewerStandardOp(ctx, "Swish", {x});
 }
 
 // A scalar constant within a relative 1e-6 of v (exporters round √2 and
@@ -249,6 +270,8 @@ void AddPatternRules(std::vector<Rule>& rules) {
   }
   rules.push_back({"fuse_hard_sigmoid_into_hard_swish", "x * HardSigmoid(x, 1/6, 0.5) -> HardSwish(x)", "Mul",
                    Exactness::kReassociating, 14, FuseHardSigmoidIntoHardSwish, "HardSwish"});
+  rules.push_back({"fuse_swish", "x * Sigmoid(x) -> Swish(x)", "Mul", Exactness::kReassociating, 24, FuseSwish,
+                   "Swish"});
   rules.push_back({"fuse_gelu", "x * 0.5 * (1 + erf(x / sqrt(2))) -> Gelu(x)", "Mul",
                    Exactness::kReassociating, 20, FuseGelu, "Gelu"});
   rules.push_back({"fuse_gelu_tanh",

@@ -333,6 +333,17 @@ std::vector<RuleCase> Cases() {
   };
   cases.push_back({"FuseHardSigmoidIntoHardSwish", "fuse_hard_sigmoid_into_hard_swish", x_hard_sigmoid(1.0f / 6),
                    {{"HardSwish", 1}, {"HardSigmoid", 0}, {"Mul", 0}}, x_hard_sigmoid(0.2f)});
+  auto x_sigmoid = [](bool same_input, int64_t opset) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 6});
+      Value* y = b.Input("y", DType::kFloat, {2, 6});
+      b.Output(b.Op("Mul", {x, b.Op("Sigmoid", {same_input ? x : y})}));
+      return b.Build(opset);
+    };
+  };
+  cases.push_back({"FuseSwish", "fuse_swish", x_sigmoid(true, 24), {{"Swish", 1}, {"Sigmoid", 0}, {"Mul", 0}},
+                   x_sigmoid(false, 24)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
   auto padded_pool = [](int64_t pool_pad, bool count_include_pad, bool ceil_mode) -> ModelFn {

@@ -235,6 +235,24 @@ TEST(SessionTest, SpelledOutHardSwishIsAPostOpOfTheConv) {
   EXPECT_EQ(plan->fallback_steps, 0) << plan->text;
 }
 
+// Conv then SiLU spelled x * Sigmoid(x) (EfficientNet), at opset 17.
+TEST(SessionTest, SpelledOutSiluIsASwishPostOpOfTheConv) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 4, 10, 10});
+  Value* c = b.Op("Conv", {x, b.Constant("w", Random({8, 4, 3, 3}, 5, 0.3f)), b.Constant("bias", Random({8}, 6))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})});
+  b.Output(b.Op("Mul", {c, b.Op("Sigmoid", {c})}));
+  auto model = b.Build(17);
+  Feeds feeds = {{"x", Random({1, 4, 10, 10}, 6)}};
+  auto s = RunAndCompare(*model, feeds);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(CountOps(s->model(), "Swish", kAicDomain), 1) << s->Describe();
+  auto plan = s->Prepare(feeds);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->text.find("+ [swish]"), std::string::npos) << plan->text;
+  EXPECT_EQ(plan->compute_steps, 1) << plan->text;  // the conv; the rest are reorders
+}
+
 TEST(SessionTest, FeedsAreCheckedUpFrontNamingTheInput) {
   auto s = Session::Create(*MatMulGelu(13));
   ASSERT_TRUE(s.ok()) << s.status();

@@ -132,6 +132,14 @@ std::vector<Family> Families() {
        [=](GraphBuilder& b, Value* x) {
          return b.Op("ReduceMean", {ConvOf(b, x, 16, 16, {1, 1}, {}), b.Constant("axes", Ints64({1}))});
        }},
+      {"ReduceMean spatial of a conv output (SE block), 16 and 24 channels", {1, 24, 9, 9}, 18,
+       [=](GraphBuilder& b, Value* x) {
+         Value* c = ConvOf(b, x, 24, 32, {3, 3}, {ints("pads", {1, 1, 1, 1})});
+         Value* m1 = b.Op("ReduceMean", {c, b.Constant("axes", Ints64({2, 3}))});
+         Value* c2 = ConvOf(b, x, 24, 24, {3, 3}, {ints("pads", {1, 1, 1, 1})}, 24);  // depthwise: channels-last
+         Value* m2 = b.Op("ReduceMax", {c2, b.Constant("axes2", Ints64({2, 3}))}, {Attribute::Int("keepdims", 0)});
+         return b.Op("Add", {b.Op("Flatten", {m1}), b.Op("ReduceSum", {m2, b.Constant("axes3", Ints64({1}))})});
+       }},
       {"ReduceL2 spatial (ConvNeXt-V2 GRN)", {1, 16, 12, 12}, 18,
        [](GraphBuilder& b, Value* x) { return b.Op("ReduceL2", {x, b.Constant("axes", Ints64({2, 3}))}); }},
       {"ReduceSumSquare last axis", {2, 8, 40}, 18,
