@@ -186,7 +186,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
 
 // ConvTranspose with kernel == stride and no padding (FPN/DB-head upsampling):
 // every input pixel writes its own kh x kw output patch, so it is one GEMM
-// Y[OC*kh*kw, HW] = W^T X[IC, HW] plus a strided reorder scattering the
+// Y[HW, OC*kh*kw] = X^T[HW, IC] W plus a strided reorder scattering the
 // patches. oneDNN 2.6's deconvolution is ~100x slower on these shapes.
 bool LowerPatchDeconv(Lowerer& L, const Node& n, const Tensor& w, const Tensor* b) {
   const Value* x = n.input(0);
@@ -202,18 +202,23 @@ bool LowerPatchDeconv(Lowerer& L, const Node& n, const Tensor& w, const Tensor* 
   int64_t nb = xd[0], ic = xd[1], h = xd[2], wd = xd[3], oc = w.dim(1), kk = k[0] * k[1];
   if (od != std::vector<int64_t>{nb, oc, h * k[0], wd * k[1]} || w.dim(0) != ic) return false;
   int64_t hw = h * wd, rows = oc * kk;
-  memory::desc a_md(memory::dims{1, rows, ic}, memory::data_type::f32, memory::dims{rows * ic, 1, rows});
-  memory::desc x_md = PlainMd({nb, ic, hw});
-  memory::desc y_md = PlainMd({nb, rows, hw});
-  memory::desc bias_md = b != nullptr ? PlainMd({1, rows, 1}) : memory::desc();
+  // As Y^T[hw, rows] = X^T[hw, ic] · W[ic, rows]: X read transposed in place,
+  // W (already [ic, oc·kh·kw] in memory) packed once as the weights, the
+  // bias per output column (oneDNN 2.6 has only its reference kernel for a
+  // per-row bias, which the Y = W^T X form would need).
+  memory::desc xt_md(memory::dims{nb, hw, ic}, memory::data_type::f32, memory::dims{ic * hw, 1, hw});
+  memory::desc w_plain = PlainMd({1, ic, rows});
+  memory::desc w_any = L.options().blocked_layouts ? AnyMd({1, ic, rows}) : w_plain;
+  memory::desc y_md = PlainMd({nb, hw, rows});
+  memory::desc bias_md = b != nullptr ? PlainMd({1, 1, rows}) : memory::desc();
   Plan& plan = L.plan();
-  dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(a_md, x_md, bias_md, y_md), plan.engine);
+  dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(xt_md, w_any, bias_md, y_md), plan.engine);
   int64_t ho = h * k[0], wo = wd * k[1];
   memory::dims pd6 = {nb, oc, k[0], k[1], h, wd};
-  memory::desc from(pd6, memory::data_type::f32, memory::dims{rows * hw, kk * hw, k[1] * hw, hw, wd, 1});
+  memory::desc from(pd6, memory::data_type::f32, memory::dims{hw * rows, kk, k[1], 1, wd * rows, rows});
   memory::desc to(pd6, memory::data_type::f32, memory::dims{oc * ho * wo, ho * wo, wo, 1, k[0] * wo, k[1]});
   dnnl::reorder::primitive_desc scatter(plan.engine, from, plan.engine, to);
-  int ws = L.ConstSlot(w, a_md);
+  int ws = L.PackedConstSlot(w, w_plain, mm.weights_desc());
   int bs = -1;
   if (b != nullptr) {
     Tensor expanded(DType::kFloat, {rows});
@@ -225,8 +230,8 @@ bool LowerPatchDeconv(Lowerer& L, const Node& n, const Tensor& w, const Tensor* 
   }
   int xs = L.PlainSlot(x);
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(mm), "deconv_gemm", n);
-  step->AddArg(DNNL_ARG_SRC, ws, a_md, false);
-  step->AddArg(DNNL_ARG_WEIGHTS, xs, x_md, false);
+  step->AddArg(DNNL_ARG_SRC, xs, xt_md, false);
+  step->AddArg(DNNL_ARG_WEIGHTS, ws, mm.weights_desc(), false);
   if (bs >= 0) step->AddArg(DNNL_ARG_BIAS, bs, bias_md, false);
   int ys = L.NewArenaSlot(nullptr, y_md, true);
   step->AddArg(DNNL_ARG_DST, ys, y_md, true);

@@ -66,6 +66,17 @@ std::vector<Family> Families() {
        [](GraphBuilder& b, Value* x) {
          return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3)}, {Attribute::Ints("strides", {2, 2})});
        }},
+      {"ConvTranspose 2x2 stride 2 with bias, batch 2", {2, 16, 10, 12}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3), Weight(b, "bias", {8}, 4)},
+                     {Attribute::Ints("strides", {2, 2})});
+       }},
+      {"ConvTranspose 3x3 stride 2 padded", {1, 16, 10, 10}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 3, 3}, 3), Weight(b, "bias", {8}, 4)},
+                     {Attribute::Ints("strides", {2, 2}), Attribute::Ints("pads", {1, 1, 1, 1}),
+                      Attribute::Ints("output_padding", {1, 1})});
+       }},
       {"MaxPool 3x3 s2 plain input", {1, 16, 28, 28}, 13,
        [=](GraphBuilder& b, Value* x) {
          return b.Op("MaxPool", {x}, {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})});
