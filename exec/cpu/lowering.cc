@@ -46,7 +46,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"ReduceSum", LowerReduceOrNative},      {"ReduceMax", LowerReduceOrNative},
       {"ReduceMin", LowerReduceOrNative},      {"ReduceSumSquare", LowerReduceOrNative},
       {"ReduceL1", LowerReduceOrNative},       {"ReduceL2", LowerReduceOrNative},
-      {"ReduceLogSumExp", LowerReduceOrNative},      {"Transpose", LowerTranspose},
+      {"ReduceLogSumExp", LowerReduceOrNative},      {"Transpose", LowerTransposeOrNative},
       {"Slice", LowerSliceOrNative},           {"Resize", LowerResizeOrNative},
       {"Upsample", LowerResizeOrNative},
       // Our own kernels (ops_native*.cc).
@@ -64,6 +64,8 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"LayerNormalization", LowerLayerNorm}, {"Gather", LowerGather},
       {"Pad", LowerPad},               {"Cast", LowerCast},
       {"Expand", LowerExpand},         {"Split", LowerSplit},
+      {"Tile", LowerTile},             {"IsNaN", LowerNativePredicate},
+      {"IsInf", LowerNativePredicate},
       {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
       {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
       {"ArgMin", LowerArgExtreme},

@@ -175,6 +175,9 @@ bool LowerExpand(Lowerer& L, const Node& n);
 bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inputs
 bool LowerSplit(Lowerer& L, const Node& n);
 bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 slices
+bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // oneDNN for f32
+bool LowerTile(Lowerer& L, const Node& n);
+bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}
 bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization

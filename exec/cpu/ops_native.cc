@@ -2,7 +2,8 @@
 // oneDNN's eltwise lacks (Erf, Reciprocal, Floor, ...), any broadcasting
 // binary oneDNN's binary cannot take (broadcast first operand, Pow, PRelu,
 // integers, comparisons, logical ops) and Where, one GELU step for the
-// exported erf pattern when no producer took it as a post-op. Each returns
+// exported erf pattern when no producer took it as a post-op, and IsNaN /
+// IsInf. Each returns
 // false (nothing emitted) to let the reference kernel run instead.
 #include <cmath>
 
@@ -155,6 +156,28 @@ bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
 bool LowerUnaryOrNative(Lowerer& L, const Node& n) {
   if (TryOneDnn(LowerUnary, L, n)) return true;
   return n.op_type == "Pow" ? LowerNativeElementwise(L, n) : LowerNativeUnary(L, n);
+}
+
+bool LowerNativePredicate(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !NativeReady(L, x) || out == nullptr || L.V(out).dtype != DType::kBool ||
+      L.V(out).dims != L.V(x).dims) {
+    return false;
+  }
+  int64_t count = NumElements(L.V(x).dims);
+  bool is_nan = n.op_type == "IsNaN";
+  bool positive = n.GetInt("detect_positive", 1) != 0, negative = n.GetInt("detect_negative", 1) != 0;
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {in}, slot, [=](const void* const* i, void* y) {
+    const auto* xs = static_cast<const float*>(i[0]);
+    auto* ys = static_cast<uint8_t*>(y);
+    is_nan ? kernels::IsNaNF32(xs, ys, count) : kernels::IsInfF32(xs, ys, count, positive, negative);
+    return absl::OkStatus();
+  });
+  return true;
 }
 
 }  // namespace aic::cpu

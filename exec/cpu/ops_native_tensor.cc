@@ -2,8 +2,8 @@
 // Pad (f32: constant, reflect, edge), Resize/Upsample in linear mode on NCHW
 // (after oneDNN's nearest lowering declines), Cast, Expand (a one-operand
 // broadcast), Concat/Split of plain tensors as block copies (any dtype;
-// oneDNN's concat keeps the inputs that arrive blocked), and Slice with steps
-// or of non-f32 values as a strided copy. Attributes and
+// oneDNN's concat keeps the inputs that arrive blocked), and as strided
+// copies Slice with steps, Transpose and Tile of any dtype. Attributes and
 // constant inputs are read here once; anything not covered returns false and
 // the reference kernel runs.
 #include <cmath>
@@ -329,6 +329,61 @@ bool LowerSliceOrNative(Lowerer& L, const Node& n) {
     return absl::OkStatus();
   })->kind = "slice";
   return true;
+}
+
+namespace {
+
+// One strided-copy step from x to out.
+bool EmitStridedCopy(Lowerer& L, const Node& n, const Value* x, const Value* out,
+                     const kernels::StridedCopyPlan& plan, const char* kind) {
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {in}, slot, [plan](const void* const* i, void* y) {
+    kernels::RunStridedCopy(plan, i[0], y);
+    return absl::OkStatus();
+  })->kind = kind;
+  return true;
+}
+
+}  // namespace
+
+bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
+  try {
+    if (LowerTranspose(L, n)) return true;  // f32: a oneDNN reorder, or a view read by MatMuls
+  } catch (const dnnl::error&) {
+  }
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || L.V(out).dtype != L.V(x).dtype || !L.V(out).is_static) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> perm = n.GetInts("perm");
+  if (perm.empty()) {
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (static_cast<int64_t>(perm.size()) != rank || NumElements(dims) == 0) return false;
+  std::vector<int64_t> want(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank) return false;
+    want[i] = dims[perm[i]];
+  }
+  if (want != L.V(out).dims) return false;
+  return EmitStridedCopy(L, n, x, out, kernels::MakeTransposeCopy(dims, perm, ElementSize(L.V(x).dtype)),
+                         "transpose");
+}
+
+bool LowerTile(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || L.V(out).dtype != L.V(x).dtype || !L.V(out).is_static) return false;
+  std::optional<std::vector<int64_t>> repeats = n.num_inputs() > 1 ? L.IntsConst(n.input(1)) : std::nullopt;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  if (!repeats || repeats->size() != dims.size() || NumElements(L.V(out).dims) == 0) return false;
+  std::vector<int64_t> want(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) want[i] = dims[i] * (*repeats)[i];
+  if (want != L.V(out).dims) return false;
+  return EmitStridedCopy(L, n, x, out, kernels::MakeTileCopy(dims, *repeats, ElementSize(L.V(x).dtype)), "tile");
 }
 
 }  // namespace aic::cpu

@@ -8,26 +8,27 @@
 
 namespace aic::cpu::kernels {
 
-StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& starts,
-                                const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
-                                int64_t elem_size) {
+namespace {
+
+// The plan over output dims with the given source strides: size-1 dims
+// dropped, a dim merged into the one inside it where the source stays
+// contiguous across them.
+StridedCopyPlan Collapse(const std::vector<int64_t>& out_dims, const std::vector<int64_t>& src_strides,
+                         int64_t offset, int64_t elem_size) {
   StridedCopyPlan p;
   p.elem_size = elem_size;
+  p.offset = offset;
   p.elements = 1;
-  int64_t dense = 1;
   std::vector<int64_t> dims, strides;  // innermost first while collapsing
-  for (size_t i = in_dims.size(); i-- > 0;) {
-    p.offset += starts[i] * dense;
-    int64_t stride = steps[i] * dense;
-    dense *= in_dims[i];
+  for (size_t i = out_dims.size(); i-- > 0;) {
     p.elements *= out_dims[i];
     if (out_dims[i] == 1) continue;
-    if (!dims.empty() && strides.back() * dims.back() == stride) {
-      dims.back() *= out_dims[i];  // contiguous with the dim inside it
+    if (!dims.empty() && strides.back() * dims.back() == src_strides[i]) {
+      dims.back() *= out_dims[i];
       continue;
     }
     dims.push_back(out_dims[i]);
-    strides.push_back(stride);
+    strides.push_back(src_strides[i]);
   }
   if (dims.empty()) {
     dims.push_back(1);
@@ -36,6 +37,46 @@ StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::
   p.dims.assign(dims.rbegin(), dims.rend());
   p.strides.assign(strides.rbegin(), strides.rend());
   return p;
+}
+
+std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+}  // namespace
+
+StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& starts,
+                                const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
+                                int64_t elem_size) {
+  std::vector<int64_t> dense = DenseStrides(in_dims), strides(in_dims.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < in_dims.size(); ++i) {
+    offset += starts[i] * dense[i];
+    strides[i] = steps[i] * dense[i];
+  }
+  return Collapse(out_dims, strides, offset, elem_size);
+}
+
+StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm,
+                                  int64_t elem_size) {
+  std::vector<int64_t> dense = DenseStrides(in_dims), out(perm.size()), strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    out[i] = in_dims[perm[i]];
+    strides[i] = dense[perm[i]];
+  }
+  return Collapse(out, strides, 0, elem_size);
+}
+
+StridedCopyPlan MakeTileCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& repeats,
+                             int64_t elem_size) {
+  std::vector<int64_t> dense = DenseStrides(in_dims), out, strides;
+  for (size_t i = 0; i < in_dims.size(); ++i) {
+    out.insert(out.end(), {repeats[i], in_dims[i]});
+    strides.insert(strides.end(), {0, dense[i]});
+  }
+  return Collapse(out, strides, 0, elem_size);
 }
 
 namespace {

@@ -1,6 +1,8 @@
-// Slice with any steps (negative included) over dense tensors of any dtype:
-// out[i0, i1, ..] = in[offset + i0·s0 + i1·s1 + ..] with per-axis strides
-// in elements (an axis's step times its dense stride).
+// Strided copies over dense tensors of any dtype: out[i0, i1, ..] =
+// in[offset + i0·s0 + i1·s1 + ..] with per-output-axis source strides in
+// elements. Slice with any steps (negative included: a step times the axis's
+// dense stride), Transpose (the permuted dense strides) and Tile (each axis
+// split as [repeat, extent] with stride 0 over the repeats) are all one.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,14 @@ struct StridedCopyPlan {
 StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& starts,
                                 const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
                                 int64_t elem_size);
+
+// out = Transpose(in, perm).
+StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm,
+                                  int64_t elem_size);
+
+// out = Tile(in, repeats).
+StridedCopyPlan MakeTileCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& repeats,
+                             int64_t elem_size);
 
 void RunStridedCopy(const StridedCopyPlan& plan, const void* in, void* out);
 

@@ -1,6 +1,7 @@
 #include "exec/cpu/kernels/unary.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "exec/cpu/kernels/erf.h"
@@ -59,6 +60,37 @@ void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n) {
     int64_t begin = p * kPiece;
     int64_t len = n - begin < kPiece ? n - begin : kPiece;
     fn(x + begin, y + begin, len);
+  });
+}
+
+namespace {
+
+AIC_KERNEL_CLONES void IsNaNRun(const float* x, uint8_t* y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i] ? 1 : 0;
+}
+
+AIC_KERNEL_CLONES void IsInfRun(const float* x, uint8_t* y, int64_t n, bool positive, bool negative) {
+  const float inf = std::numeric_limits<float>::infinity();
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = ((positive && x[i] == inf) || (negative && x[i] == -inf)) ? 1 : 0;
+}
+
+}  // namespace
+
+void IsNaNF32(const float* x, uint8_t* y, int64_t n) {
+  constexpr int64_t kPiece = 8192;
+  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
+    int64_t begin = p * kPiece;
+    IsNaNRun(x + begin, y + begin, (n - begin < kPiece ? n - begin : kPiece));
+  });
+}
+
+void IsInfF32(const float* x, uint8_t* y, int64_t n, bool positive, bool negative) {
+  constexpr int64_t kPiece = 8192;
+  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
+    int64_t begin = p * kPiece;
+    IsInfRun(x + begin, y + begin, (n - begin < kPiece ? n - begin : kPiece), positive, negative);
   });
 }
 

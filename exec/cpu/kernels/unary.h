@@ -19,4 +19,9 @@ UnaryRowFn UnaryKernel(const std::string& op);
 // y = f(x) over n elements, threaded when large. x may equal y.
 void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n);
 
+// IsNaN / IsInf over f32 into bools (one byte each, 0 or 1); IsInf counts
+// +inf when `positive`, -inf when `negative`.
+void IsNaNF32(const float* x, uint8_t* y, int64_t n);
+void IsInfF32(const float* x, uint8_t* y, int64_t n, bool positive, bool negative);
+
 }  // namespace aic::cpu::kernels

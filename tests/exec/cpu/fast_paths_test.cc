@@ -203,6 +203,8 @@ std::vector<Family> Families() {
        }},
       {"Expand", {1, 1, 16, 16}, 13,
        [](GraphBuilder& b, Value* x) { return b.Op("Expand", {x, b.Constant("shape", Ints64({1, 4, 16, 16}))}); }},
+      {"Tile", {1, 4, 8, 8}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("Tile", {x, b.Constant("reps", Ints64({2, 1, 1, 3}))}); }},
       {"Pad reflect", {1, 8, 10, 10}, 13,
        [](GraphBuilder& b, Value* x) {
          return b.Op("Pad", {x, b.Constant("pads", Ints64({0, 0, 1, 2, 0, 0, 1, 2}))},

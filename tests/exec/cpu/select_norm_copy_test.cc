@@ -226,5 +226,54 @@ TEST(CopyKernelsTest, SplitMatchesTheReference) {
   }
 }
 
+TEST(CopyKernelsTest, TransposeAndTileOfAnyDtypeMatchTheReference) {
+  struct Case {
+    DType dtype;
+    std::vector<int64_t> dims, perm, repeats;
+  };
+  std::vector<Case> cases = {{DType::kFloat16, {1, 12, 16, 8}, {0, 2, 1, 3}, {1, 2, 1, 3}},
+                             {DType::kInt64, {2, 3, 4}, {2, 0, 1}, {3, 1, 2}},
+                             {DType::kFloat, {2, 3, 4}, {1, 0, 2}, {1, 12, 1}},
+                             {DType::kBool, {5, 7}, {1, 0}, {2, 2}},
+                             {DType::kInt32, {6}, {0}, {4}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " ", DimsToString(c.dims)));
+    Tensor v = c.dtype == DType::kBool    ? RandomBool(c.dims, 3)
+             : c.dtype == DType::kInt64   ? RandomInts<int64_t>(c.dims, 3, -50, 50)
+             : c.dtype == DType::kInt32   ? RandomInts<int32_t>(c.dims, 3, -50, 50)
+             : c.dtype == DType::kFloat16 ? Tensor(DType::kFloat16, c.dims)
+                                          : RandomF32(c.dims, 3);
+    if (c.dtype == DType::kFloat16) {
+      for (int64_t i = 0; i < v.num_elements(); ++i) static_cast<uint16_t*>(v.mutable_raw_data())[i] = static_cast<uint16_t>(0x3c00 + i % 1000);
+    }
+    GraphBuilder b;
+    Value* x = b.Input("x", c.dtype, D(c.dims));
+    b.Output(b.Op("Transpose", {x}, {Attribute::Ints("perm", c.perm)}));
+    b.Output(b.Op("Tile", {x, b.Constant("repeats", Ints64(c.repeats))}));
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", v}}, 0, 0, 0);
+    EXPECT_NE(plan.find("tile"), std::string::npos) << plan;
+  }
+}
+
+TEST(PredicateKernelsTest, IsNaNAndIsInfMatchTheReference) {
+  Tensor v = RandomF32({3, 50}, 4);
+  float* p = v.mutable_data<float>();
+  p[3] = NAN;
+  p[7] = INFINITY;
+  p[11] = -INFINITY;
+  p[60] = -NAN;
+  for (int pos : {0, 1}) {
+    for (int neg : {0, 1}) {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, D({3, 50}));
+      b.Output(b.Op("IsNaN", {x}));
+      b.Output(b.Op("IsInf", {x}, {Attribute::Int("detect_positive", pos), Attribute::Int("detect_negative", neg)}));
+      auto model = b.Build(13);
+      RunBoth(*model, {{"x", v}}, 0, 0, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aic::cpu
