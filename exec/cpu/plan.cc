@@ -12,6 +12,7 @@
 #include "exec/common/feeds.h"
 #include "exec/common/specialize.h"
 #include "exec/cpu/lowering.h"
+#include "exec/cpu/widen_half.h"
 #include "ops/infer_shapes.h"
 #include "ops/op_context.h"
 #include "ops/registry.h"
@@ -72,6 +73,11 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   plan->model = exec::SpecializedClone(model, input_shapes);
   InferOptions io;
   io.best_effort = true;
+  if (options.compute_half_in_float && DeclaresHalfPrecision(*plan->model)) {
+    // Widening reads every value's dtype: infer them first.
+    AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
+    WidenHalfToFloat(*plan->model);
+  }
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
   size_t activation_bytes = 0;
   for (const auto& v : plan->model->graph->values()) {

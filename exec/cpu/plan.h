@@ -25,6 +25,7 @@ struct CpuOptions {
   int threads = 0;             // the most the plan uses (0: the core count); small models take 1
   bool fuse_post_ops = true;   // fold activations/scales/BN/residual adds into primitives
   bool blocked_layouts = true; // let oneDNN pick activation layouts (format_tag::any)
+  bool compute_half_in_float = true;  // float16/bfloat16 values computed in f32 (widen_half.h)
 };
 
 struct PlanStats {

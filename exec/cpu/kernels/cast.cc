@@ -4,6 +4,7 @@
 #include "exec/cpu/kernels/cast.h"
 
 #include <cmath>
+#include <cstring>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -98,6 +99,22 @@ void HalfToF32Run(const uint16_t* a, float* b, int64_t n) { HalfToF32Portable(a,
 void F32ToHalfRun(const float* a, uint16_t* b, int64_t n) { F32ToHalfPortable(a, b, n); }
 #endif
 
+AIC_KERNEL_CLONES void BFloat16ToF32Run(const uint16_t* a, float* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) b[i] = BFloat16ToFloat(a[i]);
+}
+
+// Truncating, as the reference Cast does (ops/math/elementwise_cast.cc
+// follows the ONNX 1.12 suite there): the two backends agree bit for bit.
+AIC_KERNEL_CLONES void F32ToBFloat16Run(const float* a, uint16_t* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &a[i], sizeof bits);
+    b[i] = static_cast<uint16_t>(bits >> 16);
+  }
+}
+
 // Pieces of 8K elements over threads, each a vectorized run.
 template <typename From, typename To>
 void PiecewiseRun(void (*run)(const From*, To*, int64_t), const void* x, void* y, int64_t n) {
@@ -111,6 +128,8 @@ void PiecewiseRun(void (*run)(const From*, To*, int64_t), const void* x, void* y
 
 void HalfToF32(const void* x, void* y, int64_t n) { PiecewiseRun<uint16_t, float>(HalfToF32Run, x, y, n); }
 void F32ToHalf(const void* x, void* y, int64_t n) { PiecewiseRun<float, uint16_t>(F32ToHalfRun, x, y, n); }
+void BFloat16ToF32(const void* x, void* y, int64_t n) { PiecewiseRun<uint16_t, float>(BFloat16ToF32Run, x, y, n); }
+void F32ToBFloat16(const void* x, void* y, int64_t n) { PiecewiseRun<float, uint16_t>(F32ToBFloat16Run, x, y, n); }
 
 template <typename From>
 void AddPairs(std::map<std::pair<DType, DType>, CastFn>& m) {
@@ -136,6 +155,8 @@ CastFn CastKernel(DType from, DType to) {
     AddPairs<bool>(*m);
     (*m)[{DType::kFloat16, DType::kFloat}] = HalfToF32;
     (*m)[{DType::kFloat, DType::kFloat16}] = F32ToHalf;
+    (*m)[{DType::kBFloat16, DType::kFloat}] = BFloat16ToF32;
+    (*m)[{DType::kFloat, DType::kBFloat16}] = F32ToBFloat16;
     return m;
   }();
   if (from == to) return nullptr;

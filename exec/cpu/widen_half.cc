@@ -1,0 +1,157 @@
+#include "exec/cpu/widen_half.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ops/util/float_convert.h"
+
+namespace aic::cpu {
+
+namespace {
+
+bool IsHalf(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+// Attributes holding a dtype: Cast's `to`, `dtype` (EyeLike, Random*,
+// Multinomial, Bernoulli), `output_dtype` (QuantizeLinear-21 and friends).
+void WidenDtypeAttrs(Node& n) {
+  for (const char* name : {"to", "dtype", "output_dtype"}) {
+    Attribute* a = n.FindAttr(name);
+    if (a != nullptr && a->type == AttrType::kInt && IsHalf(static_cast<DType>(a->i))) {
+      a->i = static_cast<int64_t>(DType::kFloat);
+    }
+  }
+  for (const char* name : {"value"}) {  // Constant, ConstantOfShape
+    Attribute* a = n.FindAttr(name);
+    if (a != nullptr && a->type == AttrType::kTensor && a->t.defined() && IsHalf(a->t.dtype())) {
+      a->t = WidenToFloat(a->t);
+    }
+  }
+}
+
+void ReplaceUses(Graph& g, Value* from, Value* to, const Node* except) {
+  for (const auto& n : g.nodes()) {
+    if (n.get() == except) continue;
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      if (n->input(i) == from) n->set_input(i, to);
+    }
+  }
+}
+
+TypeInfo AsFloat(const TypeInfo& t) {
+  TypeInfo w = t;
+  w.dtype = DType::kFloat;
+  return w;
+}
+
+}  // namespace
+
+bool DeclaresHalfPrecision(const Model& model) {
+  const Graph& g = *model.graph;
+  for (const auto& v : g.values()) {
+    if (v->type().is_tensor() && IsHalf(v->dtype())) return true;
+  }
+  for (const auto& n : g.nodes()) {
+    for (const Attribute& a : n->attributes) {
+      if (a.type == AttrType::kInt && (a.name == "to" || a.name == "dtype" || a.name == "output_dtype") &&
+          IsHalf(static_cast<DType>(a.i))) {
+        return true;
+      }
+      if (a.type == AttrType::kTensor && a.t.defined() && IsHalf(a.t.dtype())) return true;
+    }
+  }
+  return false;
+}
+
+int WidenHalfToFloat(Model& model) {
+  Graph& g = *model.graph;
+  bool any_half = false;
+  for (const auto& v : g.values()) any_half = any_half || (v->type().is_tensor() && IsHalf(v->dtype()));
+  for (const auto& n : g.nodes()) {
+    if (!n->Subgraphs().empty()) return 0;  // bodies read outer values by their types: left alone
+  }
+  if (!any_half) return 0;
+  std::vector<Node*> entry, exit;
+  // Graph inputs: keep the declared type; the graph reads a float copy.
+  for (Value* in : std::vector<Value*>(g.inputs())) {
+    if (!in->type().is_tensor() || !IsHalf(in->dtype()) || in->is_initializer()) continue;
+    Value* wide = g.AddValue(absl::StrCat(in->name(), "/f32"), AsFloat(in->type()));
+    Node* cast = g.AddNode("Cast", {in}, {wide}, absl::StrCat(in->name(), "/widen"));
+    cast->SetAttr(Attribute::Int("to", static_cast<int64_t>(DType::kFloat)));
+    ReplaceUses(g, in, wide, cast);
+    entry.push_back(cast);
+  }
+  // Graph outputs: the value the producer writes is renamed and widened
+  // below; a new value of the declared name and type, narrowed from it by
+  // one Cast, takes its place among the outputs.
+  std::vector<Value*> outputs = g.outputs();
+  for (Value*& out : outputs) {
+    if (!out->type().is_tensor() || !IsHalf(out->dtype()) || out->producer() == nullptr) continue;
+    std::string name = out->name();
+    out->set_name(absl::StrCat(name, "/f32"));
+    Value* narrow = g.AddValue(name, out->type());
+    Node* cast = g.AddNode("Cast", {out}, {narrow}, absl::StrCat(name, "/narrow"));
+    cast->SetAttr(Attribute::Int("to", static_cast<int64_t>(out->dtype())));
+    exit.push_back(cast);
+    out = narrow;
+  }
+  g.set_outputs(outputs);
+  int widened = 0;
+  for (const auto& v : g.values()) {
+    if (!v->type().is_tensor() || !IsHalf(v->dtype()) || (v->is_graph_input() && !v->is_initializer())) continue;
+    bool graph_output = false;
+    for (const Value* o : g.outputs()) graph_output = graph_output || o == v.get();
+    if (graph_output) continue;
+    if (v->is_initializer()) {
+      g.SetInitializer(v.get(), WidenToFloat(*v->initializer()));
+    }
+    v->set_type(AsFloat(v->type()));
+    ++widened;
+  }
+  // A Cast to half inside the graph still rounds to half, as the model asks:
+  // Cast(x, to=half) becomes Cast(Cast(x, to=half), to=float), the first
+  // producing a half value that stays half.
+  std::vector<Node*> model_nodes;
+  for (const auto& n : g.nodes()) model_nodes.push_back(n.get());
+  std::vector<Node*> kept_half;  // the rounding casts, left as they are
+  std::vector<std::pair<Node*, Node*>> before;  // (new node, node it goes before)
+  for (Node* n : model_nodes) {
+    bool is_exit = false;
+    for (const Node* e : exit) is_exit = is_exit || e == n;
+    bool is_entry = false;
+    for (const Node* e : entry) is_entry = is_entry || e == n;
+    if (is_exit || is_entry) continue;
+    const Attribute* to = n->FindAttr("to");
+    if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
+        IsHalf(static_cast<DType>(to->i)) && n->input(0) != nullptr) {
+      auto half = static_cast<DType>(to->i);
+      TypeInfo ht = n->output(0) != nullptr ? n->output(0)->type() : TypeInfo();
+      ht.dtype = half;
+      Value* rounded = g.AddValue(absl::StrCat(n->input(0)->name(), "/", DTypeName(half)), ht);
+      Node* round = g.AddNode("Cast", {n->input(0)}, {rounded}, absl::StrCat(n->name, "/round"));
+      round->SetAttr(Attribute::Int("to", static_cast<int64_t>(half)));
+      n->set_input(0, rounded);
+      kept_half.push_back(round);
+      before.emplace_back(round, n);
+    }
+    WidenDtypeAttrs(*n);
+  }
+  // Entry casts first, exit casts last, the model's nodes in their order
+  // between, each rounding cast just before the cast it feeds.
+  std::vector<Node*> order(entry.begin(), entry.end());
+  for (Node* n : model_nodes) {
+    bool added = false;
+    for (const Node* c : entry) added = added || c == n;
+    for (const Node* c : exit) added = added || c == n;
+    if (added) continue;
+    for (const auto& [round, target] : before) {
+      if (target == n) order.push_back(round);
+    }
+    order.push_back(n);
+  }
+  order.insert(order.end(), exit.begin(), exit.end());
+  g.SetNodeOrder(order);
+  return widened;
+}
+
+}  // namespace aic::cpu
