@@ -66,6 +66,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Expand", LowerExpand},         {"Split", LowerSplit},
       {"Tile", LowerTile},             {"IsNaN", LowerNativePredicate},
       {"IsInf", LowerNativePredicate},
+      {"QuantizeLinear", LowerQuantizeLinear}, {"DequantizeLinear", LowerDequantizeLinear},
       {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
       {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
       {"ArgMin", LowerArgExtreme},

@@ -178,6 +178,8 @@ bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // oneDNN for f32
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
+bool LowerQuantizeLinear(Lowerer& L, const Node& n);
+bool LowerDequantizeLinear(Lowerer& L, const Node& n);
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}
 bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization

@@ -115,7 +115,16 @@ std::vector<Elt> Lowerer::UnaryAsEltwise(const Node& n, const Value* x) {
   if (op == "Mul") return {{algorithm::eltwise_linear, *c, 0, "mul"}};
   if (op == "Sub") return {{algorithm::eltwise_linear, first ? 1.0f : -1.0f, first ? -*c : *c, "sub"}};
   if (op == "Div" && first && *c != 0) return {{algorithm::eltwise_linear, 1.0f / *c, 0, "div"}};
-  if (op == "Pow" && first) return {{algorithm::eltwise_pow, 1.0f, *c, "pow"}};
+  if (op == "Pow" && first) {
+    // oneDNN 2.6's JIT pow goes through exp and log for any exponent; the
+    // common ones have cheap eltwise forms, and the native kernel
+    // (kernels/binary.cc) multiplies out small integer powers.
+    if (*c == 1.0f) return {{algorithm::eltwise_linear, 1.0f, 0, "pow"}};
+    if (*c == 2.0f) return {{algorithm::eltwise_square, 0, 0, "square"}};
+    if (*c == 0.5f) return {{algorithm::eltwise_sqrt, 0, 0, "sqrt"}};
+    if (*c == 3.0f || *c == 4.0f || *c == -1.0f) return {};
+    return {{algorithm::eltwise_pow, 1.0f, *c, "pow"}};
+  }
   return {};
 }
 
