@@ -1,7 +1,7 @@
 # Thin wrapper around CMake. The README's two commands:
 #   make demo   install dependencies, build, run the main job on testdata/
 #   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
-.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench clean
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench bench-ops zoo clean
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -89,6 +89,24 @@ bench: setup build
 	$(BENCH_VENV)/bin/pip install -q -r bench/requirements.txt
 	$(VENV)/bin/python bench/run_bench.py --aic build/aic-onnx
 	$(BENCH_VENV)/bin/python bench/compare_optimizers.py --aic build/aic-onnx
+
+# bench/OPS.md: every one-op model of bench/ops/op_models.py against ONNX Runtime
+# (about 12 minutes; QUICK=1 for a 3-minute pass that is not committed).
+bench-ops: setup build
+	$(VENV)/bin/python bench/ops/run_ops.py --aic build/aic-onnx $(if $(QUICK),--quick --out build/OPS-quick.md)
+
+# bench/ZOO.md: the public model corpus (bench/zoo/), generated with random
+# weights into build/zoo from PyPI's torch/torchvision/timm/transformers/skl2onnx
+# in a venv of its own (several GB; nothing is downloaded from a model hub),
+# timed against ONNX Runtime and OpenVINO; plans with reference steps or slow
+# oneDNN paths are listed. CI does not depend on it.
+ZOO_VENV := build/zoo-venv
+zoo: setup build
+	[ -x $(ZOO_VENV)/bin/python ] || python3 -m venv $(ZOO_VENV)
+	$(ZOO_VENV)/bin/pip install -q -r bench/zoo/requirements.txt
+	$(ZOO_VENV)/bin/python bench/zoo/make_zoo.py --out build/zoo
+	$(ZOO_VENV)/bin/python bench/zoo/make_lowp.py --zoo build/zoo
+	$(ZOO_VENV)/bin/python bench/zoo/run_zoo.py --aic build/aic-onnx --zoo build/zoo $(if $(QUICK),--quick --out build/ZOO-quick.md)
 
 clean:
 	rm -rf build build-asan build-fuzz
