@@ -27,6 +27,10 @@ namespace {
 // single large GEMM or a ResNet wants them all.
 constexpr int64_t kParallelMinMacs = int64_t{10} << 20;       // whole model
 constexpr int64_t kParallelMinMacsPerNode = int64_t{1} << 19;  // on average
+// Or enough bytes per node that the memory-bound kernels (elementwise,
+// normalizations, copies: no MACs) split across cores: an [8, 512, 768] f32
+// tensor is 12 MiB.
+constexpr size_t kParallelMinBytesPerNode = size_t{4} << 20;
 
 // Multiply-accumulates of the (shape-specialized) graph from the OpDefs' cost
 // hooks; ops whose cost is not known count zero.
@@ -89,8 +93,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   plan->stats.activation_bytes = activation_bytes;
   plan->stats.macs = GraphMacs(*plan->model);
   int64_t nodes = std::max<int64_t>(1, static_cast<int64_t>(plan->model->graph->nodes().size()));
-  if (plan->threads > 1 &&
-      (plan->stats.macs < kParallelMinMacs || plan->stats.macs / nodes < kParallelMinMacsPerNode)) {
+  bool compute_bound = plan->stats.macs >= kParallelMinMacs && plan->stats.macs / nodes >= kParallelMinMacsPerNode;
+  bool bandwidth_bound = activation_bytes / static_cast<size_t>(nodes) >= kParallelMinBytesPerNode;
+  if (plan->threads > 1 && !compute_bound && !bandwidth_bound) {
     plan->threads = SetCpuThreads(1);
   }
   try {
