@@ -298,6 +298,23 @@ bool LowerSplit(Lowerer& L, const Node& n) {
   return true;
 }
 
+namespace {
+
+// One strided-copy step from x to out.
+bool EmitStridedCopy(Lowerer& L, const Node& n, const Value* x, const Value* out,
+                     const kernels::StridedCopyPlan& plan, const char* kind) {
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {in}, slot, [plan](const void* const* i, void* y) {
+    kernels::RunStridedCopy(plan, i[0], y);
+    return absl::OkStatus();
+  })->kind = kind;
+  return true;
+}
+
+}  // namespace
+
 bool LowerSliceOrNative(Lowerer& L, const Node& n) {
   try {
     if (LowerSlice(L, n)) return true;  // step 1: a oneDNN reorder of a sub-block
@@ -320,33 +337,9 @@ bool LowerSliceOrNative(Lowerer& L, const Node& n) {
   }
   if (sub != L.V(out).dims || NumElements(sub) == 0) return false;
   auto size = static_cast<int64_t>(ElementSize(L.V(x).dtype));
-  kernels::StridedCopyPlan plan = kernels::MakeStridedCopy(dims, starts, steps, sub, size);
-  int in = L.PlainSlot(x);
-  int slot = NativeOutSlot(L, out);
-  if (slot < 0) return false;
-  AddNativeStep(L, n, {in}, slot, [plan](const void* const* i, void* y) {
-    kernels::RunStridedCopy(plan, i[0], y);
-    return absl::OkStatus();
-  })->kind = "slice";
-  return true;
+  return EmitStridedCopy(L, n, x, out, kernels::MakeStridedCopy(dims, starts, steps, sub, size), "slice");
 }
 
-namespace {
-
-// One strided-copy step from x to out.
-bool EmitStridedCopy(Lowerer& L, const Node& n, const Value* x, const Value* out,
-                     const kernels::StridedCopyPlan& plan, const char* kind) {
-  int in = L.PlainSlot(x);
-  int slot = NativeOutSlot(L, out);
-  if (slot < 0) return false;
-  AddNativeStep(L, n, {in}, slot, [plan](const void* const* i, void* y) {
-    kernels::RunStridedCopy(plan, i[0], y);
-    return absl::OkStatus();
-  })->kind = kind;
-  return true;
-}
-
-}  // namespace
 
 bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
   try {

@@ -3,6 +3,12 @@
 // costs mn, so merging pays when h > mn/(m+n). Never across a nonlinearity
 // (the pattern only matches MatMul of MatMul) or a second consumer of x·A.
 // The merged weight is computed in double and rounded once.
+// An Einsum of two operands that is one batched matrix product
+// ("bhqd,bhkd->bhqk", "bij,bjk->bik") becomes Transposes around a MatMul,
+// which every backend runs on its GEMM (and the CPU backend reads the
+// transposed operands in place).
+#include <string>
+
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -38,9 +44,92 @@ ClassId MergeLinearOps(RuleContext& ctx, ClassId cls, const ENode& n) {
   return g.AddOp("MatMul", "", {Child(g, *inner, 0), w});
 }
 
+// The perm taking `from`'s letters to the order of `to` (same letters).
+std::vector<int64_t> PermTo(const std::string& from, const std::string& to) {
+  std::vector<int64_t> perm;
+  for (char c : to) perm.push_back(static_cast<int64_t>(from.find(c)));
+  return perm;
+}
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+ClassId TransposedTo(EGraph& g, ClassId x, const std::string& from, const std::string& to) {
+  std::vector<int64_t> perm = PermTo(from, to);
+  return IsIdentity(perm) ? x : g.AddOp("Transpose", "", {x}, {Attribute::Ints("perm", perm)});
+}
+
+// Einsum(a, b) -> Transpose(MatMul(Transpose(a), Transpose(b)))  for
+// equations "A,B->O" of distinct lowercase letters where, besides batch
+// letters (in a, b and the output), exactly one letter is a's row (a and the
+// output), one b's column (b and the output) and one contracted (a and b).
+ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (n.children.size() != 2) return ctx.Decline("not two operands");
+  std::string eq;
+  for (char c : n.op->GetString("equation", "")) {
+    if (c != ' ') eq += c;
+  }
+  size_t comma = eq.find(','), arrow = eq.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) return ctx.Decline("no explicit output");
+  std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1), out = eq.substr(arrow + 2);
+  auto distinct_letters = [](const std::string& t) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] < 'a' || t[i] > 'z' || t.find(t[i], i + 1) != std::string::npos) return false;
+    }
+    return true;
+  };
+  // Why: ellipses, repeated letters (diagonals) and capitals need more than one MatMul.
+  if (!distinct_letters(a) || !distinct_letters(b) || !distinct_letters(out)) return ctx.Decline("not distinct letters");
+  std::string batch, row, col, contracted;
+  for (char c : out) {
+    bool in_a = a.find(c) != std::string::npos, in_b = b.find(c) != std::string::npos;
+    if (in_a && in_b) batch += c;
+    else if (in_a) row += c;
+    else if (in_b) col += c;
+    else return ctx.Decline("an output letter in neither operand");
+  }
+  for (char c : a) {
+    if (out.find(c) == std::string::npos) {
+      if (b.find(c) == std::string::npos) return ctx.Decline("a letter summed within one operand");
+      contracted += c;
+    }
+  }
+  for (char c : b) {
+    if (out.find(c) == std::string::npos && a.find(c) == std::string::npos) {
+      return ctx.Decline("a letter summed within one operand");
+    }
+  }
+  if (row.size() != 1 || col.size() != 1 || contracted.size() != 1) {
+    return ctx.Decline("not one row, one column and one contracted letter");
+  }
+  // Why: MatMul broadcasts batch dims of 1; Einsum's letters must match. Known dims only.
+  const Shape* as = RankedShape(g, Child(g, n, 0));
+  const Shape* bs = RankedShape(g, Child(g, n, 1));
+  if (!as || !bs || as->rank() != static_cast<int64_t>(a.size()) || bs->rank() != static_cast<int64_t>(b.size())) {
+    return ctx.Decline("operand ranks unknown");
+  }
+  for (char c : batch) {
+    const Dim& da = (*as)[static_cast<int64_t>(a.find(c))];
+    const Dim& db = (*bs)[static_cast<int64_t>(b.find(c))];
+    if (!da.is_value() || !db.is_value() || da.value() != db.value()) return ctx.Decline("batch dims not equal and known");
+  }
+  if (!IsFloat(g.type(Child(g, n, 0)).dtype)) return ctx.Decline("not a float tensor");
+  ClassId lhs = TransposedTo(g, Child(g, n, 0), a, batch + row + contracted);
+  ClassId rhs = TransposedTo(g, Child(g, n, 1), b, batch + contracted + col);
+  ClassId product = g.AddOp("MatMul", "", {lhs, rhs});
+  return TransposedTo(g, product, batch + row + col, out);
+}
+
 }  // namespace
 
 void AddLinearRules(std::vector<Rule>& rules) {
+  rules.push_back({"einsum_to_matmul", "Einsum(a, b) as one batched product -> Transpose(MatMul(Transpose(a), Transpose(b)))",
+                   "Einsum", Exactness::kReassociating, 12, EinsumToMatMul});
   Rule merge{"merge_linear_ops", "MatMul(MatMul(x, A), B) -> MatMul(x, A·B)  when h > mn/(m+n)", "MatMul",
              Exactness::kReassociating, 1, MergeLinearOps};
   merge.level = 3;

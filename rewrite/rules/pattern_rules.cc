@@ -87,16 +87,15 @@ ClassId FuseHardSigmoidMul(RuleContext& ctx, ClassId cls, const ENode& n) {
 }
 
 // x * HardSigmoid(x, alpha=1/6, beta=0.5) -> HardSwish(x)   (HardSwish's own definition)
-ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
-  EGraph& g = ctx.g;
-  ClassId x = kNoClass;
-  bool matched = EitherOrder(g, n, [&](ClassId a, ClassId b) {
-    for (const ENode* hs : g.FindOps(b, "HardSigmoid")) {
-      if (Child(g, *hs, 0) != a) continue;
-      // Why: only these parameters make x * HardSigmoid(x) the HardSwish of the standard.
-      if (std::abs(hs->op->GetFloat("alpha", 0.2f) - 1.0 / 6) > 1e-7 || hs->op->GetFloat("beta", 0.5f) != 0.5f) {
-        continue;
-      }
+// Whether the Mul at n is x * u(x) for a node u of `op_type` that `accept`
+// takes, with x not broadcast by the product and a float; sets x.
+template <typename Accept>
+bool MatchXTimesUnaryOfX(const EGraph& g, ClassId cls, const ENode& n, const char* op_type, Accept accept,
+                         ClassId& x) {
+  return EitherOrder(g, n, [&](ClassId a, ClassId b) {
+    for (const ENode* u : g.FindOps(b, op_type)) {
+      if (Child(g, *u, 0) != a || !accept(*u)) continue;
+      // Why: a broadcasting x would make the product bigger than the fused op's output.
       const Shape* out = RankedShape(g, cls);
       const Shape* xs = RankedShape(g, a);
       if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(a).dtype)) continue;
@@ -105,27 +104,26 @@ ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode&
     }
     return false;
   });
-  if (!matched) return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
+}
+
+ClassId FuseHardSigmoidIntoHardSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
+  ClassId x = kNoClass;
+  // Why: only these parameters make x * HardSigmoid(x) the HardSwish of the standard.
+  auto standard = [](const ENode& hs) {
+    return std::abs(hs.op->GetFloat("alpha", 0.2f) - 1.0 / 6) <= 1e-7 && hs.op->GetFloat("beta", 0.5f) == 0.5f;
+  };
+  if (!MatchXTimesUnaryOfX(ctx.g, cls, n, "HardSigmoid", standard, x)) {
+    return ctx.Decline("not x * HardSigmoid(x, 1/6, 0.5)");
+  }
   return AddNewerStandardOp(ctx, "HardSwish", {x});
 }
 
 // x * Sigmoid(x) -> Swish(x) (SiLU: EfficientNet, YOLO, Llama's SwiGLU gate).
 ClassId FuseSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
-  EGraph& g = ctx.g;
   ClassId x = kNoClass;
-  bool matched = EitherOrder(g, n, [&](ClassId a, ClassId b) {
-    for (const ENode* sig : g.FindOps(b, "Sigmoid")) {
-      if (Child(g, *sig, 0) != a) continue;
-      // Why: a broadcasting x would make the product bigger than Swish(x).
-      const Shape* out = RankedShape(g, cls);
-      const Shape* xs = RankedShape(g, a);
-      if (!out || !xs || !SameShape(*out, *xs) || !IsFloat(g.type(a).dtype)) continue;
-      x = a;
-      return true;
-    }
-    return false;
-  });
-  if (!matched) return ctx.Decline("not x * Sigmoid(x)");
+  if (!MatchXTimesUnaryOfX(ctx.g, cls, n, "Sigmoid", [](const ENode&) { return true; }, x)) {
+    return ctx.Decline("not x * Sigmoid(x)");
+  }
   return AddNewerStandardOp(ctx, "Swish", {x});
 }
 

@@ -342,6 +342,20 @@ std::vector<RuleCase> Cases() {
       return b.Build(opset);
     };
   };
+  auto einsum = [](const std::string& equation, std::vector<Dim> da, std::vector<Dim> db) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, da);
+      Value* y = b.Input("y", DType::kFloat, db);
+      b.Output(b.Op("Einsum", {x, y}, {Attribute::String("equation", equation)}));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"EinsumToMatMul", "einsum_to_matmul", einsum("bhqd,bhkd->bhqk", {1, 2, 16, 8}, {1, 2, 12, 8}),
+                   {{"Einsum", 0}, {"MatMul", 1}, {"Transpose", 1}},
+                   einsum("bij,bkj->bk", {2, 3, 4}, {2, 5, 4})});
+  cases.push_back({"EinsumToMatMulOutputOrder", "einsum_to_matmul", einsum("ij,jk->ki", {12, 16}, {16, 20}),
+                   {{"Einsum", 0}, {"MatMul", 1}, {"Transpose", 1}}, einsum("ii,ij->ij", {3, 3}, {3, 4})});
   cases.push_back({"FuseSwish", "fuse_swish", x_sigmoid(true, 24), {{"Swish", 1}, {"Sigmoid", 0}, {"Mul", 0}},
                    x_sigmoid(false, 24)});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
