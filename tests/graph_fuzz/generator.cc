@@ -94,6 +94,9 @@ class Generator {
   bool Resize();
   bool TopK();
   bool ArgMax();
+  bool GroupNorm();
+  bool QuantizeDequantize();
+  bool Einsum();
   bool ShapeChain();
   bool RepeatNode();
   bool FoldableConstants();
@@ -105,6 +108,7 @@ class Generator {
   bool GeluTanhPattern();
   bool LayerNormPattern();
   bool HardSwishPattern();
+  bool SwishPattern();
   bool ConvBnPattern();
   bool ConvAffinePattern();
   bool MatMulAddPattern();
@@ -993,6 +997,84 @@ bool Generator::TopK() {
   return true;
 }
 
+// InstanceNormalization, or GroupNormalization (opset 18's per-group scale
+// and bias) over a static channel dim.
+bool Generator::GroupNorm() {
+  Entry* e = Pick(F(3, 5));
+  if (e == nullptr || IsSymbolic(e->v, 1)) return false;
+  int64_t c = (*Dims(e->v))[1];
+  float eps = Chance(0.5) ? 1e-5f : 1e-3f;
+  if (opset_ < 18 || Chance(0.5)) {
+    Add(Op("InstanceNormalization", {e->v, ConstF({c}, 0.5, 1.5), ConstF({c}, -0.5, 0.5)},
+           {Attribute::Float("epsilon", eps)}),
+        false, e->loose);
+    return true;
+  }
+  std::vector<int64_t> divisors;
+  for (int64_t g = 1; g <= c; ++g) {
+    if (c % g == 0) divisors.push_back(g);
+  }
+  int64_t groups = divisors[static_cast<size_t>(Int(0, static_cast<int64_t>(divisors.size()) - 1))];
+  Add(Op("GroupNormalization", {e->v, ConstF({groups}, 0.5, 1.5), ConstF({groups}, -0.5, 0.5)},
+         {Attribute::Int("num_groups", groups), Attribute::Float("epsilon", eps)}),
+      false, e->loose);
+  return true;
+}
+
+// QuantizeLinear then DequantizeLinear (an ORT QDQ pair), per tensor or per
+// axis, int8 or uint8. Rounding is discontinuous: only exact inputs.
+bool Generator::QuantizeDequantize() {
+  Entry* e = Pick(ExactF(1, 4));
+  if (e == nullptr) return false;
+  std::vector<int64_t> d = *Dims(e->v);
+  auto r = static_cast<int64_t>(d.size());
+  int64_t axis = Int(0, r - 1);
+  bool per_axis = Chance(0.5) && !IsSymbolic(e->v, static_cast<size_t>(axis));
+  int64_t channels = per_axis ? d[static_cast<size_t>(axis)] : 1;
+  bool is_signed = Chance(0.5);
+  std::vector<int64_t> pdims = per_axis ? std::vector<int64_t>{channels} : std::vector<int64_t>{};
+  Tensor scale(DType::kFloat, pdims), zero(is_signed ? DType::kInt8 : DType::kUint8, pdims);
+  for (int64_t i = 0; i < channels; ++i) {
+    scale.mutable_data<float>()[i] = static_cast<float>(Real(0.01, 0.1));
+    if (is_signed) {
+      zero.mutable_data<int8_t>()[i] = static_cast<int8_t>(Int(-20, 20));
+    } else {
+      zero.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(Int(100, 150));
+    }
+  }
+  std::vector<Attribute> attrs;
+  if (per_axis) attrs.push_back(Attribute::Int("axis", Chance(0.5) ? axis : axis - r));
+  Value* s = Const(scale);
+  Value* z = Const(zero);
+  Value* q = Op("QuantizeLinear", {e->v, s, z}, attrs);
+  Add(Op("DequantizeLinear", {q, s, z}, attrs), true, e->loose);
+  return true;
+}
+
+// Two-operand Einsums that are one batched product, against a constant
+// second operand, in the spellings attention and bmm exports use.
+bool Generator::Einsum() {
+  Entry* e = Pick(StaticF(2, 4));
+  if (e == nullptr) return false;
+  std::vector<int64_t> d = *Dims(e->v);
+  int64_t k = Int(1, 6);
+  std::string eq;
+  std::vector<int64_t> wdims;
+  if (d.size() == 2) {
+    eq = Chance(0.5) ? "ij,jk->ik" : "ij,jk->ki";
+    wdims = {d[1], k};
+  } else if (d.size() == 3) {
+    eq = Chance(0.5) ? "bij,bjk->bik" : "bij,bkj->bki";
+    wdims = eq == "bij,bjk->bik" ? std::vector<int64_t>{d[0], d[2], k} : std::vector<int64_t>{d[0], k, d[2]};
+  } else {
+    eq = Chance(0.5) ? "bhqd,bhkd->bhqk" : "bhqd,bhdk->bhqk";
+    wdims = eq == "bhqd,bhkd->bhqk" ? std::vector<int64_t>{d[0], d[1], k, d[3]} : std::vector<int64_t>{d[0], d[1], d[3], k};
+  }
+  int64_t fan_in = d.back();
+  Add(Op("Einsum", {e->v, Weight(wdims, fan_in)}, {Attribute::String("equation", eq)}), false, e->loose);
+  return true;
+}
+
 bool Generator::ArgMax() {
   Entry* e = Pick(ExactF(1, 4));
   if (e == nullptr) return false;
@@ -1292,6 +1374,21 @@ bool Generator::HardSwishPattern() {
   return true;
 }
 
+// x * Sigmoid(x) (SiLU), and the near miss x * Sigmoid(y).
+bool Generator::SwishPattern() {
+  Entry* e = Pick(F());
+  if (e == nullptr) return false;
+  Value* x = e->v;
+  Value* gate = x;
+  if (Chance(0.2)) {
+    Entry* other = Pick(F());
+    if (other != nullptr && other->v != x && Dims(other->v) == Dims(x)) gate = other->v;
+  }
+  Add(Op("Mul", Chance(0.5) ? std::vector<Value*>{x, Op("Sigmoid", {gate})} : std::vector<Value*>{Op("Sigmoid", {gate}), x}),
+      false, e->loose);
+  return true;
+}
+
 bool Generator::ConvBnPattern() {
   std::optional<Entry> conv = Inner(&Generator::Conv);
   if (!conv || IsSymbolic(conv->v, 1)) return false;
@@ -1559,6 +1656,9 @@ const std::vector<Recipe>& Recipes() {
       {"resize", 0.7, &Generator::Resize},
       {"topk", 0.4, &Generator::TopK},
       {"argmax", 0.4, &Generator::ArgMax},
+      {"group_norm", 0.5, &Generator::GroupNorm},
+      {"quantize_dequantize", 0.5, &Generator::QuantizeDequantize},
+      {"einsum", 0.4, &Generator::Einsum, 12},
       {"shape_chain", 2.5, &Generator::ShapeChain},
       {"repeat_node", 1, &Generator::RepeatNode},
       {"foldable_constants", 0.8, &Generator::FoldableConstants},
@@ -1569,6 +1669,7 @@ const std::vector<Recipe>& Recipes() {
       {"gelu_tanh_pattern", 0.5, &Generator::GeluTanhPattern},
       {"layer_norm_pattern", 1, &Generator::LayerNormPattern},
       {"hard_swish_pattern", 0.7, &Generator::HardSwishPattern},
+      {"swish_pattern", 0.6, &Generator::SwishPattern},
       {"conv_bn_pattern", 1, &Generator::ConvBnPattern},
       {"conv_affine_pattern", 0.8, &Generator::ConvAffinePattern},
       {"matmul_add_pattern", 1, &Generator::MatMulAddPattern},
