@@ -59,6 +59,8 @@ Rewrites the model with the e-graph optimizer and writes standard ONNX.
 OUT may be - (standard output; the summary then goes to standard error), a
 device, or a symlink (its target is written; the link stays).
   --fold-limit B     constant folding may grow the weights by B bytes (default 0)
+  --fold-dequantize  fold DequantizeLinear of constant weights into float (off:
+                     a QDQ model stays quantized for runtimes that run it as int8)
   --verify[=N]       compare with the original on N random inputs (default on, N=2),
                      both run as written on the fast CPU executor; given
                      explicitly, a verification that cannot run exits 1
@@ -183,7 +185,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
   auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--inputs", "--fold-limit", "--stats",
                                           "--explain", "--format", "--rtol", "--atol", "--seed"},
-                                         {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes"}});
+                                         {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes", "--fold-dequantize"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -211,6 +213,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   auto fold = args->GetInt("--fold-limit", 0);
   if (!fold.ok()) return UsageError(std::string(fold.status().message()));
   options.fold_limit = *fold;
+  options.fold_dequantize = args->Has("--fold-dequantize");
   for (const std::string& spec : args->GetAll("--fix-shape")) {
     auto parsed = ParseShapeSpec(spec, /*allow_keep=*/true);
     if (!parsed.ok()) return UsageError("--fix-shape: " + std::string(parsed.status().message()));

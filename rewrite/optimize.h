@@ -33,6 +33,13 @@ struct OptimizeOptions {
   // Constant folding may grow the initializers by at most this many bytes
   // (per folded value, compared to the constants it reads).
   int64_t fold_limit = 0;
+  // Whether constant folding may turn a DequantizeLinear of constant integers
+  // (a QDQ model's weights and biases), or what reads one directly, into
+  // float constants. Off for files (`opt`, unless --fold-dequantize): it
+  // would undo the quantization ONNX Runtime and others run as int8 (its
+  // QDQ Conv wants the int32 bias DQ too). Sessions turn it on: their
+  // backends compute in float.
+  bool fold_dequantize = false;
   // Graph input name -> dims (--fix-shape); -1 keeps that dim as the model
   // has it. Checked against the input's rank and fixed dims (FixedShapes).
   std::map<std::string, std::vector<int64_t>> fix_shapes;

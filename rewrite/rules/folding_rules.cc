@@ -1,6 +1,7 @@
 // Constant folding: an e-class whose value the analysis knows (every input
 // constant, computed by the reference kernels) gets a Const leaf; extraction
-// then prefers the leaf. Guarded by the file-size budget (--fold-limit).
+// then prefers the leaf. Guarded by the file-size budget (--fold-limit) and,
+// for files, by keeping DequantizeLinear of quantized weights as it is.
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -22,6 +23,16 @@ bool WithinBudget(RuleContext& ctx, const ENode& n, const Tensor& v) {
   return static_cast<int64_t>(v.byte_size()) <= in_bytes + ctx.options.fold_limit;
 }
 
+// n is a DequantizeLinear, or reads one (a Transpose or Reshape of a
+// dequantized weight would fold the weight to float just the same).
+bool ReadsDequantized(const EGraph& g, const ENode& n) {
+  if (n.op->op_type == "DequantizeLinear" && n.op->domain.empty()) return true;
+  for (ClassId c : n.children) {
+    if (c != kNoClass && g.FindOp(c, "DequantizeLinear") != nullptr) return true;
+  }
+  return false;
+}
+
 // op(c1, .., cn) with all ci constant -> Const(op(c1, .., cn))
 ClassId FoldConstants(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
@@ -38,6 +49,9 @@ ClassId FoldConstants(RuleContext& ctx, ClassId cls, const ENode& n) {
   }
   const Tensor* v = g.value(cls);
   if (v == nullptr) return ctx.Decline("value not known statically");
+  if (!ctx.options.fold_dequantize && ReadsDequantized(g, n)) {
+    return ctx.Decline("keeps quantized weights quantized (--fold-dequantize folds them)");
+  }
   if (g.HasConstLeaf(cls)) return kNoClass;
   if (!WithinBudget(ctx, n, *v)) return ctx.Decline("folding would grow the file past --fold-limit");
   Tensor copy = *v;

@@ -76,6 +76,39 @@ TEST(OptimizeTest, DeadNodesAndDuplicateInitializersGo) {
   EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
 }
 
+// A QDQ Conv as onnxruntime.quantization writes it: int8 weights and an
+// int32 bias through DequantizeLinear. A file keeps them quantized (folding
+// would undo the int8 model ONNX Runtime runs); a session's float backend
+// may fold them.
+std::unique_ptr<Model> QdqConv() {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 2, 5, 5});
+  Tensor wq(DType::kInt8, {3, 2, 3, 3});
+  for (int64_t i = 0; i < wq.num_elements(); ++i) wq.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 7 - 3);
+  Value* w = b.Op("DequantizeLinear", {b.Constant("wq", wq), b.Constant("ws", Tensor::Scalar<float>(0.1f))});
+  Value* bias = b.Op("DequantizeLinear", {b.Constant("bq", Tensor::FromVector<int32_t>({5, -3, 7}, {3})),
+                                          b.Constant("bs", Tensor::Scalar<float>(0.01f))});
+  Value* t = b.Op("Transpose", {b.Op("DequantizeLinear", {b.Constant("tq", wq), b.Constant("ts", Tensor::Scalar<float>(0.2f))})},
+                  {Attribute::Ints("perm", {1, 0, 2, 3})});
+  Value* c = b.Op("Conv", {x, w, bias});
+  b.Output(b.Op("Conv", {c, t}));
+  return b.Build(13);
+}
+
+TEST(OptimizeTest, QuantizedWeightsStayQuantizedUnlessAsked) {
+  auto kept = OptimizeWith(QdqConv, "fold_constants");
+  EXPECT_EQ(OpCounts(*kept.model->graph)["DequantizeLinear"], 3);
+  EXPECT_EQ(OpCounts(*kept.model->graph)["Transpose"], 1);  // reads a dequantized weight: not folded either
+  EXPECT_EQ(MaxOutputDiff(QdqConv, *kept.model, true), 0.0);
+  auto m = QdqConv();
+  OptimizeOptions o;
+  o.only_rules = {"fold_constants"};
+  o.fold_dequantize = true;
+  o.fold_limit = int64_t{1} << 20;
+  ASSERT_TRUE(Optimize(*m, o).ok());
+  EXPECT_EQ(OpCounts(*m->graph)["DequantizeLinear"], 0);
+}
+
 TEST(OptimizeTest, OpaqueAndMultiOutputNodesSurvive) {
   auto build = [] {
     GraphBuilder b;
