@@ -56,6 +56,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Sin", LowerNativeUnary},       {"Cos", LowerNativeUnary},
       {"Log", LowerNativeUnary},       {"Softplus", LowerNativeUnary},
       {"Softsign", LowerNativeUnary},  {"Sign", LowerNativeUnary},
+      {"Mish", LowerNativeUnary},      {"CumSum", LowerCumSum},
       {"PRelu", LowerNativeElementwise}, {"Where", LowerNativeElementwise},
       {"Equal", LowerNativeElementwise}, {"Less", LowerNativeElementwise},
       {"Greater", LowerNativeElementwise}, {"LessOrEqual", LowerNativeElementwise},

@@ -181,6 +181,7 @@ bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
+bool LowerCumSum(Lowerer& L, const Node& n);
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}
 bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization
 bool LowerTopK(Lowerer& L, const Node& n);

@@ -1,10 +1,13 @@
 // Lowerings of the along-an-axis ops onto our own kernels: TopK and
 // ArgMax/ArgMin (exec/cpu/kernels/select.h), and Softmax/LogSoftmax and the
 // Reduce* ops where oneDNN has only its reference implementation or lacks
-// the op (kernels/softmax.h, kernels/reduce.h), all over f32. Each returns false (nothing emitted) to let the reference
+// the op (kernels/softmax.h, kernels/reduce.h), all over f32, and CumSum
+// (f32, int32, int64; kernels/cumsum.h). Each returns false (nothing emitted) to let the reference
 // kernel run instead.
+#include <optional>
 #include <vector>
 
+#include "exec/cpu/kernels/cumsum.h"
 #include "exec/cpu/kernels/reduce.h"
 #include "exec/cpu/kernels/select.h"
 #include "exec/cpu/kernels/softmax.h"
@@ -196,6 +199,29 @@ bool LowerReduceOrNative(Lowerer& L, const Node& n) {
   } catch (const dnnl::error&) {
   }
   return false;
+}
+
+bool LowerCumSum(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || L.V(out).dims != L.V(x).dims || L.V(out).dtype != L.V(x).dtype) {
+    return false;
+  }
+  DType t = L.V(x).dtype;
+  if (t != DType::kFloat && t != DType::kInt32 && t != DType::kInt64) return false;
+  std::optional<std::vector<int64_t>> axis = n.num_inputs() > 1 ? L.IntsConst(n.input(1)) : std::nullopt;
+  if (!axis || axis->size() != 1 || NumElements(L.V(x).dims) == 0) return false;
+  kernels::AxisLanes lanes;
+  int64_t normalized = 0;
+  if (!kernels::LanesAlong(L.V(x).dims, (*axis)[0], &lanes, &normalized)) return false;
+  bool exclusive = n.GetInt("exclusive", 0) != 0, reverse = n.GetInt("reverse", 0) != 0;
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [=](const void* const* in, void* y) {
+    kernels::CumSum(t, in[0], y, lanes, exclusive, reverse);
+    return absl::OkStatus();
+  })->kind = "cumsum";
+  return true;
 }
 
 }  // namespace aic::cpu

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 #include <map>
+#include <type_traits>
 #include <utility>
 
 #include "exec/cpu/kernels/parallel.h"
@@ -131,6 +132,38 @@ void F32ToHalf(const void* x, void* y, int64_t n) { PiecewiseRun<float, uint16_t
 void BFloat16ToF32(const void* x, void* y, int64_t n) { PiecewiseRun<uint16_t, float>(BFloat16ToF32Run, x, y, n); }
 void F32ToBFloat16(const void* x, void* y, int64_t n) { PiecewiseRun<float, uint16_t>(F32ToBFloat16Run, x, y, n); }
 
+// f32 to int64/int32: when every value of a piece is finite and in range
+// (checked in one vectorized pass), C++'s truncating conversion is the
+// reference's (FloatToInt); otherwise that piece takes the scalar rules.
+template <typename To>
+AIC_KERNEL_CLONES bool InRangeRun(const float* a, int64_t n) {
+  constexpr float kLimit = std::is_same_v<To, int64_t> ? 9.2e18f : 2.1e9f;
+  int bad = 0;
+#pragma omp simd reduction(| : bad)
+  for (int64_t i = 0; i < n; ++i) bad |= !(a[i] > -kLimit && a[i] < kLimit);  // NaN fails both
+  return bad == 0;
+}
+
+template <typename To>
+AIC_KERNEL_CLONES void TruncateRun(const float* a, To* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) b[i] = static_cast<To>(a[i]);
+}
+
+template <typename To>
+void F32ToInt(const void* x, void* y, int64_t n) {
+  const float* a = static_cast<const float*>(x);
+  To* b = static_cast<To*>(y);
+  ParallelFor((n + 8191) / 8192, 8192, [&](int64_t p) {
+    int64_t begin = p * 8192, len = (begin + 8192 < n ? begin + 8192 : n) - begin;
+    if (InRangeRun<To>(a + begin, len)) {
+      TruncateRun(a + begin, b + begin, len);
+    } else {
+      for (int64_t i = begin; i < begin + len; ++i) b[i] = Convert<float, To>(a[i]);
+    }
+  });
+}
+
 template <typename From>
 void AddPairs(std::map<std::pair<DType, DType>, CastFn>& m) {
   constexpr DType f = DTypeOf<From>::value;
@@ -148,6 +181,8 @@ CastFn CastKernel(DType from, DType to) {
   static const auto* table = [] {
     auto* m = new std::map<std::pair<DType, DType>, CastFn>;
     AddPairs<float>(*m);
+    (*m)[{DType::kFloat, DType::kInt64}] = F32ToInt<int64_t>;
+    (*m)[{DType::kFloat, DType::kInt32}] = F32ToInt<int32_t>;
     AddPairs<int32_t>(*m);
     AddPairs<int64_t>(*m);
     AddPairs<int8_t>(*m);

@@ -37,15 +37,27 @@ inline float PickMin(float acc, float v) { return (v != v || v < acc) ? v : acc;
 
 AIC_KERNEL_CLONES float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::kMax: {
-      float m = x[0];
-      for (int64_t i = 1; i < n; ++i) m = PickMax(m, x[i]);
-      return m;
-    }
+    case ReduceKind::kMax:
     case ReduceKind::kMin: {
+      // Two vectorized reductions (the extreme ignoring NaN, and whether a
+      // NaN was seen) give the reference's NaN-wins result.
+      bool is_max = kind == ReduceKind::kMax;
       float m = x[0];
-      for (int64_t i = 1; i < n; ++i) m = PickMin(m, x[i]);
-      return m;
+      int nan = 0;
+      if (is_max) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+        for (int64_t i = 0; i < n; ++i) {
+          m = x[i] > m ? x[i] : m;
+          nan |= x[i] != x[i];
+        }
+      } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+        for (int64_t i = 0; i < n; ++i) {
+          m = x[i] < m ? x[i] : m;
+          nan |= x[i] != x[i];
+        }
+      }
+      return nan ? std::numeric_limits<float>::quiet_NaN() : m;
     }
     case ReduceKind::kLogSumExp: {
       float m = x[0];

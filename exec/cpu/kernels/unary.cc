@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "exec/cpu/kernels/erf.h"
+#include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/log.h"
 #include "exec/cpu/kernels/parallel.h"
 
@@ -35,6 +36,9 @@ AIC_UNARY(SoftplusRow, (v > 0.0f ? v : 0.0f) + std::log1p(std::exp(-std::fabs(v)
 AIC_UNARY(SoftsignRow, v / (1.0f + std::fabs(v)))
 AIC_UNARY(SignRow, v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v))
 AIC_UNARY(GeluErfRow, 0.5f * v * (1.0f + ErfApprox(v * 0.70710678118654752f)))
+// Mish(x) = x·tanh(ln(1 + e^x)) = x·n/(n + 2) with n = e^x·(e^x + 2): one exp,
+// no cancellation for negative x; beyond x = 20 it is x to f32 precision.
+AIC_UNARY(MishRow, v > 20.0f ? v : v * (ExpApprox(v) * (ExpApprox(v) + 2.0f)) / (ExpApprox(v) * (ExpApprox(v) + 2.0f) + 2.0f))
 AIC_UNARY(GeluTanhRow, 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
 
 #undef AIC_UNARY
@@ -47,7 +51,7 @@ UnaryRowFn UnaryKernel(const std::string& op) {
       {"Ceil", CeilRow},         {"Round", RoundRow},           {"Sin", SinRow},
       {"Cos", CosRow},           {"Log", LogRow},               {"Softplus", SoftplusRow},
       {"Softsign", SoftsignRow}, {"Sign", SignRow},             {"GeluErf", GeluErfRow},
-      {"GeluTanh", GeluTanhRow},
+      {"GeluTanh", GeluTanhRow}, {"Mish", MishRow},
   };
   auto it = table->find(op);
   return it == table->end() ? nullptr : it->second;

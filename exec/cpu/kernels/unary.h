@@ -13,7 +13,7 @@ using UnaryRowFn = void (*)(const float* x, float* y, int64_t n);
 
 // The row kernel for ONNX op `op` ("Erf", "Reciprocal", "Floor", "Ceil",
 // "Round", "Sin", "Cos", "Softplus", "Softsign", "Sign", "Log", "GeluErf",
-// "GeluTanh"), or null.
+// "GeluTanh", "Mish"), or null.
 UnaryRowFn UnaryKernel(const std::string& op);
 
 // y = f(x) over n elements, threaded when large. x may equal y.

@@ -67,6 +67,7 @@ TEST(NativeKernelsTest, UnaryOpsMatchTheReference) {
       {"Cos", -9, 9, 13, {}},          {"Log", 0.01f, 50, 13, {}},      {"Softplus", -30, 30, 13, {}},
       {"Softsign", -9, 9, 13, {}},     {"Sign", -2, 2, 13, {}},         {"Gelu", -6, 6, 20, {}},
       {"Gelu", -6, 6, 20, {Attribute::String("approximate", "tanh")}},
+      {"Mish", -30, 30, 18, {}},
   };
   for (const Case& c : cases) {
     for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 3, 5}, std::vector<int64_t>{1}, {40000}}) {

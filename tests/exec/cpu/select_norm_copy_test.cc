@@ -256,6 +256,43 @@ TEST(CopyKernelsTest, TransposeAndTileOfAnyDtypeMatchTheReference) {
   }
 }
 
+TEST(ScanKernelsTest, CumSumMatchesTheReference) {
+  for (DType t : {DType::kFloat, DType::kInt64, DType::kInt32}) {
+    for (int64_t axis : {0, 1, -1}) {
+      for (int flags = 0; flags < 4; ++flags) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(t), " axis ", axis, " exclusive ", flags & 1, " reverse ", flags >> 1));
+        std::vector<int64_t> dims = {3, 40, 5};
+        GraphBuilder b;
+        Value* x = b.Input("x", t, D(dims));
+        b.Output(b.Op("CumSum", {x, b.Constant("axis", Tensor::FromVector<int64_t>({axis}, {1}))},
+                      {Attribute::Int("exclusive", flags & 1), Attribute::Int("reverse", flags >> 1)}));
+        auto model = b.Build(14);
+        Tensor v = t == DType::kFloat ? RandomF32(dims, 6) : t == DType::kInt64 ? RandomInts<int64_t>(dims, 6, -9, 9)
+                                                                                  : RandomInts<int32_t>(dims, 6, -9, 9);
+        std::string plan = RunBoth(*model, {{"x", v}}, 0, 0, 0);
+        EXPECT_NE(plan.find("cumsum"), std::string::npos) << plan;
+      }
+    }
+  }
+}
+
+TEST(CastKernelsTest, FloatToIntegersFollowTheReferenceOutOfRangeToo) {
+  Tensor v = RandomF32({2, 9000}, 7, -1e4f, 1e4f);  // pieces of 8192: one clean, one with specials
+  float* p = v.mutable_data<float>();
+  p[17000] = NAN;
+  p[17001] = INFINITY;
+  p[17002] = -1e20f;
+  p[17003] = 3e9f;
+  p[17004] = -0.7f;
+  for (DType to : {DType::kInt64, DType::kInt32}) {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, D({2, 9000}));
+    b.Output(b.Op("Cast", {x}, {Attribute::Int("to", static_cast<int64_t>(to))}));
+    auto model = b.Build(13);
+    RunBoth(*model, {{"x", v}}, 0, 0, 0);
+  }
+}
+
 TEST(PredicateKernelsTest, IsNaNAndIsInfMatchTheReference) {
   Tensor v = RandomF32({3, 50}, 4);
   float* p = v.mutable_data<float>();
