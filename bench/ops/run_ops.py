@@ -40,7 +40,6 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -48,6 +47,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import op_models  # noqa: E402
+import run_bench  # noqa: E402  (its Identity model)
 from machine import machine_line  # noqa: E402
 
 import onnxruntime as ort  # noqa: E402
@@ -86,10 +86,7 @@ def ort_round(model_path, threads, feeds, iters, warmup):
 
 def identity_overhead(tmp, threads, iters):
     path = os.path.join(tmp, "identity.onnx")
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 10])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])
-    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity", [x], [y])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    run_bench.make_identity(path)
     feeds = {"x": np.zeros((1, 10), np.float32)}
     return {t: ort_round(path, t, feeds, iters, 200) for t in threads}
 

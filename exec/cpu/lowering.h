@@ -7,7 +7,6 @@
 // reorder, made once per (value, layout) and shared.
 #pragma once
 
-#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -110,7 +109,7 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
       if (k > 0 && chain[k - 1].out == nullptr) continue;  // would stop mid-node
       try {
         auto pd = make(MakeAttr(chain, k));
-        if (pass == 0 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) continue;
+        if (pass == 0 && IsSlowImplementation("", pd.impl_info_str())) continue;
         if (!PostOpsReadRight(chain, k, pd.dst_desc())) continue;
         return {pd, k};
       } catch (const dnnl::error&) {

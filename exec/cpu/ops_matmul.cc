@@ -4,7 +4,6 @@
 // the bias, and bias adds/activations after a MatMul become post-ops.
 // ai.aic FusedLinearReLU (Gemm + ReLU, from `opt --target aic`) is the Gemm
 // lowering with the ReLU as its first, mandatory post-op.
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/lowering.h"
@@ -132,7 +131,7 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   if (a_view || b_view || transpose != nullptr) {
     try {
       auto p = build(a_view ? va->md : a_md, b_view ? vb->md : b_md, transpose != nullptr ? tdst : dst_md);
-      if (std::strncmp(p.first.impl_info_str(), "ref", 3) != 0) built = p;
+      if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
     } catch (const dnnl::error&) {
     }
   }

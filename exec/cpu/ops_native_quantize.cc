@@ -5,6 +5,7 @@
 // reference kernel runs them.
 #include <vector>
 
+#include "exec/cpu/kernels/axis_lanes.h"
 #include "exec/cpu/kernels/quantize.h"
 #include "exec/cpu/native_step.h"
 
@@ -24,16 +25,14 @@ bool QuantLayoutOf(Lowerer& L, const Node& n, const std::vector<int64_t>& dims, 
   if (count == 1 && scale->rank() <= 1) {
     l->inner = NumElements(dims);
   } else {
-    if (scale->rank() != 1) return false;
-    auto rank = static_cast<int64_t>(dims.size());
-    int64_t axis = n.GetInt("axis", 1);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank || dims[axis] != count) return false;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (i < axis) l->outer *= dims[i];
-      if (i > axis) l->inner *= dims[i];
+    kernels::AxisLanes lanes;
+    int64_t axis = 0;
+    if (scale->rank() != 1 || !kernels::LanesAlong(dims, n.GetInt("axis", 1), &lanes, &axis) || lanes.dim != count) {
+      return false;
     }
+    l->outer = lanes.outer;
     l->channels = count;
+    l->inner = lanes.inner;
   }
   for (int64_t c = 0; c < count; ++c) {
     l->scale.push_back(scale->data<float>()[c]);

@@ -220,7 +220,7 @@ std::optional<kernels::AxisParts> PartsAlong(const std::vector<int64_t>& whole, 
       if (static_cast<int64_t>(i) != axis && (*d)[i] != whole[i]) return std::nullopt;
     }
     total += (*d)[axis];
-    parts.part_bytes.push_back((*d)[axis] * inner);
+    parts.Add((*d)[axis] * inner);
   }
   if (total != whole[axis]) return std::nullopt;
   return parts;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ops/util/float_convert.h"
 
@@ -71,6 +73,9 @@ int WidenHalfToFloat(Model& model) {
     if (!n->Subgraphs().empty()) return 0;  // bodies read outer values by their types: left alone
   }
   if (!any_half) return 0;
+  // The model's own nodes, before any Cast is added around them.
+  std::vector<Node*> model_nodes;
+  for (const auto& n : g.nodes()) model_nodes.push_back(n.get());
   std::vector<Node*> entry, exit;
   // Graph inputs: keep the declared type; the graph reads a float copy.
   for (Value* in : std::vector<Value*>(g.inputs())) {
@@ -96,12 +101,11 @@ int WidenHalfToFloat(Model& model) {
     out = narrow;
   }
   g.set_outputs(outputs);
+  absl::flat_hash_set<const Value*> graph_outputs(outputs.begin(), outputs.end());
   int widened = 0;
   for (const auto& v : g.values()) {
     if (!v->type().is_tensor() || !IsHalf(v->dtype()) || (v->is_graph_input() && !v->is_initializer())) continue;
-    bool graph_output = false;
-    for (const Value* o : g.outputs()) graph_output = graph_output || o == v.get();
-    if (graph_output) continue;
+    if (graph_outputs.contains(v.get())) continue;
     if (v->is_initializer()) {
       g.SetInitializer(v.get(), WidenToFloat(*v->initializer()));
     }
@@ -111,16 +115,8 @@ int WidenHalfToFloat(Model& model) {
   // A Cast to half inside the graph still rounds to half, as the model asks:
   // Cast(x, to=half) becomes Cast(Cast(x, to=half), to=float), the first
   // producing a half value that stays half.
-  std::vector<Node*> model_nodes;
-  for (const auto& n : g.nodes()) model_nodes.push_back(n.get());
-  std::vector<Node*> kept_half;  // the rounding casts, left as they are
-  std::vector<std::pair<Node*, Node*>> before;  // (new node, node it goes before)
+  absl::flat_hash_map<const Node*, Node*> rounding_before;  // model node -> the rounding cast feeding it
   for (Node* n : model_nodes) {
-    bool is_exit = false;
-    for (const Node* e : exit) is_exit = is_exit || e == n;
-    bool is_entry = false;
-    for (const Node* e : entry) is_entry = is_entry || e == n;
-    if (is_exit || is_entry) continue;
     const Attribute* to = n->FindAttr("to");
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
         IsHalf(static_cast<DType>(to->i)) && n->input(0) != nullptr) {
@@ -131,8 +127,7 @@ int WidenHalfToFloat(Model& model) {
       Node* round = g.AddNode("Cast", {n->input(0)}, {rounded}, absl::StrCat(n->name, "/round"));
       round->SetAttr(Attribute::Int("to", static_cast<int64_t>(half)));
       n->set_input(0, rounded);
-      kept_half.push_back(round);
-      before.emplace_back(round, n);
+      rounding_before[n] = round;
     }
     WidenDtypeAttrs(*n);
   }
@@ -140,13 +135,7 @@ int WidenHalfToFloat(Model& model) {
   // between, each rounding cast just before the cast it feeds.
   std::vector<Node*> order(entry.begin(), entry.end());
   for (Node* n : model_nodes) {
-    bool added = false;
-    for (const Node* c : entry) added = added || c == n;
-    for (const Node* c : exit) added = added || c == n;
-    if (added) continue;
-    for (const auto& [round, target] : before) {
-      if (target == n) order.push_back(round);
-    }
+    if (auto it = rounding_before.find(n); it != rounding_before.end()) order.push_back(it->second);
     order.push_back(n);
   }
   order.insert(order.end(), exit.begin(), exit.end());

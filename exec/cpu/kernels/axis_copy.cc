@@ -16,11 +16,9 @@ constexpr int64_t kPieceBytes = 64 * 1024;
 // For each (outer o, part p): copy part_bytes[p] from src(o, p) to dst(o, p).
 template <typename Src, typename Dst>
 void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
-  int64_t total = 0;
-  for (int64_t b : parts.part_bytes) total += b;
   auto count = static_cast<int64_t>(parts.part_bytes.size());
   int64_t runs = parts.outer * count;
-  int64_t per_run = runs > 0 ? total * parts.outer / runs : 0;
+  int64_t per_run = runs > 0 ? parts.row_bytes * parts.outer / runs : 0;
   if (runs >= 4 * omp_get_max_threads() || per_run <= kPieceBytes) {
     ParallelFor(runs, per_run / 4, [&](int64_t r) {
       int64_t o = r / count, p = r % count;
@@ -42,33 +40,19 @@ void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
   });
 }
 
-std::vector<int64_t> Offsets(const AxisParts& parts, int64_t* total) {
-  std::vector<int64_t> offsets;
-  *total = 0;
-  for (int64_t b : parts.part_bytes) {
-    offsets.push_back(*total);
-    *total += b;
-  }
-  return offsets;
-}
-
 }  // namespace
 
 void ConcatParts(const AxisParts& parts, const void* const* in, void* out) {
-  int64_t row = 0;
-  std::vector<int64_t> offsets = Offsets(parts, &row);
   char* base = static_cast<char*>(out);
   CopyRuns(
       parts, [&](int64_t o, int64_t p) { return static_cast<const char*>(in[p]) + o * parts.part_bytes[p]; },
-      [&](int64_t o, int64_t p) { return base + o * row + offsets[p]; });
+      [&](int64_t o, int64_t p) { return base + o * parts.row_bytes + parts.part_offset[p]; });
 }
 
 void SplitParts(const AxisParts& parts, const void* in, void* const* out) {
-  int64_t row = 0;
-  std::vector<int64_t> offsets = Offsets(parts, &row);
   const char* base = static_cast<const char*>(in);
   CopyRuns(
-      parts, [&](int64_t o, int64_t p) { return base + o * row + offsets[p]; },
+      parts, [&](int64_t o, int64_t p) { return base + o * parts.row_bytes + parts.part_offset[p]; },
       [&](int64_t o, int64_t p) {
         return out[p] == nullptr ? nullptr : static_cast<char*>(out[p]) + o * parts.part_bytes[p];
       });

@@ -8,10 +8,17 @@
 
 namespace aic::cpu::kernels {
 
-// part_bytes[p]: part p's run per outer index (its axis extent x inner x element size).
+// part_bytes[p]: part p's run per outer index (its axis extent x inner x
+// element size); part_offset[p]: where it starts in a row of row_bytes.
 struct AxisParts {
   int64_t outer = 1;
-  std::vector<int64_t> part_bytes;
+  std::vector<int64_t> part_bytes, part_offset;
+  int64_t row_bytes = 0;
+  void Add(int64_t bytes) {
+    part_offset.push_back(row_bytes);
+    part_bytes.push_back(bytes);
+    row_bytes += bytes;
+  }
 };
 
 // out = the parts side by side (Concat); in[p] is part p.

@@ -4,7 +4,6 @@
 #include "exec/cpu/kernels/cast.h"
 
 #include <cmath>
-#include <cstring>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -105,15 +104,11 @@ AIC_KERNEL_CLONES void BFloat16ToF32Run(const uint16_t* a, float* b, int64_t n) 
   for (int64_t i = 0; i < n; ++i) b[i] = BFloat16ToFloat(a[i]);
 }
 
-// Truncating, as the reference Cast does (ops/math/elementwise_cast.cc
-// follows the ONNX 1.12 suite there): the two backends agree bit for bit.
+// Truncating, as the reference Cast does (TruncateToBFloat16): the two
+// backends agree bit for bit.
 AIC_KERNEL_CLONES void F32ToBFloat16Run(const float* a, uint16_t* b, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &a[i], sizeof bits);
-    b[i] = static_cast<uint16_t>(bits >> 16);
-  }
+  for (int64_t i = 0; i < n; ++i) b[i] = TruncateToBFloat16(a[i]);
 }
 
 // Pieces of 8K elements over threads, each a vectorized run.

@@ -7,8 +7,8 @@
 // against double exp: 2 ulp (tests/exec/cpu/half_and_log_test.cc).
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace aic::cpu::kernels {
@@ -29,9 +29,7 @@ inline float ExpApprox(float x) {
   // 2^n for n in [-126, 128]: n = 128 (x near the top) as 2 * 2^127.
   auto e = static_cast<int32_t>(n);
   bool top = e > 127;
-  uint32_t bits = static_cast<uint32_t>((top ? 127 : e) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
+  auto scale = std::bit_cast<float>(static_cast<uint32_t>((top ? 127 : e) + 127) << 23);
   y = y * scale * (top ? 2.0f : 1.0f);
   y = x < -87.3365447f ? 0.0f : y;
   y = x > 88.7228394f ? std::numeric_limits<float>::infinity() : y;

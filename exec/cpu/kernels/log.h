@@ -7,8 +7,8 @@
 // Max error against double log: 2 ulp (tests/exec/cpu/native_kernels_test.cc).
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace aic::cpu::kernels {
@@ -16,12 +16,9 @@ namespace aic::cpu::kernels {
 inline float LogApprox(float v) {
   bool subnormal = v < 1.17549435e-38f;
   float a = subnormal ? v * 8388608.0f : v;  // 2^23
-  uint32_t bits;
-  std::memcpy(&bits, &a, sizeof bits);
+  auto bits = std::bit_cast<uint32_t>(a);
   auto e = static_cast<int32_t>((bits >> 23) & 0xffu) - 126 - (subnormal ? 23 : 0);
-  uint32_t mbits = (bits & 0x007fffffu) | 0x3f000000u;  // mantissa in [0.5, 1)
-  float m;
-  std::memcpy(&m, &mbits, sizeof m);
+  auto m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f000000u);  // mantissa in [0.5, 1)
   bool low = m < 0.707106781186547524f;
   e = low ? e - 1 : e;
   float x = low ? m + m - 1.0f : m - 1.0f;

@@ -38,7 +38,12 @@ AIC_UNARY(SignRow, v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v))
 AIC_UNARY(GeluErfRow, 0.5f * v * (1.0f + ErfApprox(v * 0.70710678118654752f)))
 // Mish(x) = x·tanh(ln(1 + e^x)) = x·n/(n + 2) with n = e^x·(e^x + 2): one exp,
 // no cancellation for negative x; beyond x = 20 it is x to f32 precision.
-AIC_UNARY(MishRow, v > 20.0f ? v : v * (ExpApprox(v) * (ExpApprox(v) + 2.0f)) / (ExpApprox(v) * (ExpApprox(v) + 2.0f) + 2.0f))
+inline float MishOf(float v) {
+  float t = ExpApprox(v);
+  float n = t * (t + 2.0f);
+  return v > 20.0f ? v : v * n / (n + 2.0f);
+}
+AIC_UNARY(MishRow, MishOf(v))
 AIC_UNARY(GeluTanhRow, 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
 
 #undef AIC_UNARY
