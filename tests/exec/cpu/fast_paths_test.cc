@@ -66,6 +66,10 @@ std::vector<Family> Families() {
        [](GraphBuilder& b, Value* x) {
          return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3)}, {Attribute::Ints("strides", {2, 2})});
        }},
+      {"ConvTranspose 2x2 stride 2, batch 2", {2, 16, 10, 12}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3)}, {Attribute::Ints("strides", {2, 2})});
+       }},
       {"ConvTranspose 2x2 stride 2 with bias, batch 2", {2, 16, 10, 12}, 13,
        [](GraphBuilder& b, Value* x) {
          return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3), Weight(b, "bias", {8}, 4)},
