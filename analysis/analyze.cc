@@ -1,6 +1,9 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -9,70 +12,50 @@
 #include "analysis/logical_graph.h"
 #include "analysis/spectrum.h"
 #include "analysis/structure.h"
+#include "analysis/symbolic_cost.h"
 #include "graph/topo.h"
 #include "ops/infer_shapes.h"
 
 namespace aic::analysis {
 
-absl::Status FixInputShapes(Model& model,
-                            const std::map<std::string, std::vector<int64_t>>& shapes) {
-  for (const auto& [name, dims] : shapes) {
-    Value* input = nullptr;
-    for (Value* v : model.graph->inputs()) {
-      if (v->name() == name) input = v;
-    }
-    if (input == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
-    }
-    const Shape& old = input->shape();
-    if (old.has_rank() && old.rank() != static_cast<int64_t>(dims.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has rank ", old.rank(),
-                                                     ", the shape given has ", dims.size()));
-    }
-    for (size_t i = 0; old.has_rank() && i < dims.size(); ++i) {
-      const Dim& d = old.dims()[i];
-      if (d.is_value() && d.value() != dims[i]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", name, "' dim ", i, " is ", d.value(), ", the shape given has ", dims[i]));
-      }
-    }
-    TypeInfo t = input->type();
-    if (!t.is_tensor()) t = TypeInfo::Tensor(DType::kFloat, Shape());
-    t.shape = Shape::FromValues(dims);
-    input->set_type(std::move(t));
-  }
-  return absl::OkStatus();
-}
-
 namespace {
 
+// Decomposes every distinct layer weight once (a shared weight is one
+// job), on as many threads as the machine has: the jobs are independent and
+// each LAPACK call runs on one OpenBLAS thread.
 void AddSpectra(const LogicalGraph& lg, const AnalysisOptions& options, Report& report) {
-  std::vector<int> layers;
+  struct Job {
+    const Tensor* weight;
+    std::vector<int> nodes;
+    Spectrum spectrum;
+  };
+  std::vector<Job> jobs;
+  absl::flat_hash_map<const Tensor*, size_t> job_of;
   for (const ReportNode& n : report.nodes) {
-    if (n.is_layer && lg.weights[n.index] != nullptr) layers.push_back(n.index);
+    const Tensor* w = lg.weights[n.index];
+    if (!n.is_layer || w == nullptr) continue;
+    auto [it, fresh] = job_of.emplace(w, jobs.size());
+    if (fresh) {
+      Spectrum sp;
+      sp.rows = n.out_features;
+      sp.cols = w->num_elements() / std::max<int64_t>(1, n.out_features);
+      jobs.push_back({w, {}, sp});
+    }
+    jobs[it->second].nodes.push_back(n.index);
   }
-  absl::flat_hash_map<const Tensor*, Spectrum> done;  // a shared weight is decomposed once
-  for (size_t k = 0; k < layers.size(); ++k) {
-    ReportNode& n = report.nodes[layers[k]];
-    const Tensor& w = *lg.weights[n.index];
-    Spectrum sp;
-    sp.rows = n.out_features;
-    sp.cols = w.num_elements() / std::max<int64_t>(1, n.out_features);
-    if (auto it = done.find(&w); it != done.end()) {
-      n.spectrum = it->second;
-    } else {
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress_mu;
+  auto work = [&] {
+    for (size_t j = next++; j < jobs.size(); j = next++) {
+      Job& job = jobs[j];
+      Spectrum& sp = job.spectrum;
       int64_t short_side = std::min(sp.rows, sp.cols);
       if (short_side > options.max_svd_dim) {
         sp.skipped = absl::StrCat("not decomposed: its shorter side ", short_side,
                                   " exceeds the limit ", options.max_svd_dim);
       } else {
-        if (options.progress) {
-          double est = EstimatedSvdSeconds(sp.rows, sp.cols);
-          options.progress(absl::StrCat(
-              "spectrum ", k + 1, "/", layers.size(), ": ", n.weight_name, " ", sp.rows, "×",
-              sp.cols, est >= 1 ? absl::StrCat(" (about ", static_cast<int>(est), " s)") : ""));
-        }
         // The stored layout: [K, N] or [N, K] for a Linear, [Cout, ...] for a Conv.
+        const Tensor& w = *job.weight;
         int64_t rows = w.dim(0);
         int64_t cols = w.num_elements() / std::max<int64_t>(1, rows);
         auto s = SingularValues(w, rows, cols, &sp.method);
@@ -83,11 +66,25 @@ void AddSpectra(const LogicalGraph& lg, const AnalysisOptions& options, Report& 
           sp.skipped = absl::StrCat("not decomposed: ", s.status().message());
         }
       }
-      done[&w] = sp;
-      n.spectrum = sp;
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        options.progress(absl::StrCat("spectra: ", ++done, " of ", jobs.size(), " weights"));
+      }
     }
-    if (n.spectrum->skipped.empty() && n.group == 1) {
-      n.low_rank = LowRankCandidate(*n.spectrum, options.energy, n.cost_known ? n.macs : -1);
+  };
+  const size_t threads =
+      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const Job& job : jobs) {
+    for (int i : job.nodes) {
+      ReportNode& n = report.nodes[i];
+      n.spectrum = job.spectrum;
+      if (n.spectrum->skipped.empty() && n.group == 1) {
+        n.low_rank = LowRankCandidate(*n.spectrum, options.energy, n.cost_known ? n.macs : -1);
+      }
     }
   }
 }
@@ -107,6 +104,131 @@ void AddHiddenReductions(const LogicalGraph& lg, Report& report) {
   }
 }
 
+// The shapes of every main-graph value as inference gives them with the
+// symbols left open, where that shape is written in the input symbols and
+// numbers only ([batch, sequence, 256]): what the report prints, since it
+// says more than the numbers at one size.
+absl::flat_hash_map<const Value*, Shape> SymbolicShapes(Model& model, const InputSymbols& symbols,
+                                                        const std::vector<Node*>& order) {
+  absl::flat_hash_map<const Value*, Shape> out;
+  InferOptions infer_options;
+  infer_options.main_order = &order;
+  InferShapes(model, infer_options, nullptr).IgnoreError();
+  for (const auto& v : model.graph->values()) {
+    if (!v->type().is_tensor() || !v->shape().has_rank()) continue;
+    bool symbolic = false, expressible = true;
+    for (const Dim& d : v->shape().dims()) {
+      if (d.is_symbol()) {
+        symbolic = true;
+        expressible &= std::find(symbols.names.begin(), symbols.names.end(), d.symbol()) !=
+                       symbols.names.end();
+      } else {
+        expressible &= d.is_value();
+      }
+    }
+    if (symbolic && expressible) out[v.get()] = v->shape();
+  }
+  return out;
+}
+
+void UseSymbolicShapes(const LogicalGraph& lg, const absl::flat_hash_map<const Value*, Shape>& shapes,
+                       Report& report) {
+  auto pick = [&](const Value* v, const Shape& analysed) {
+    auto it = shapes.find(v);
+    return it != shapes.end() ? it->second : analysed;
+  };
+  for (ReportNode& n : report.nodes) {
+    for (size_t k = 0; k < n.input_shapes.size(); ++k) {
+      n.symbolic_input_shapes.push_back(pick(lg.data_inputs[n.index][k], n.input_shapes[k]));
+    }
+    for (size_t k = 0; k < n.output_shapes.size(); ++k) {
+      n.symbolic_output_shapes.push_back(pick(lg.outputs[n.index][k], n.output_shapes[k]));
+    }
+  }
+}
+
+// Totals and per-node costs at one size per symbol: the main analysis's
+// inference, folding and grouping again, nothing else (no spectra, no runs).
+// Quantities: params, MACs, FLOPs, bytes read, bytes written, [peak], then
+// per logical node of `main` MACs, FLOPs and bytes. A node of the main
+// analysis that is not a node with a known cost at this size is marked in
+// `unstable` (it gets no expression).
+absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node*>& order,
+                                            const LogicalGraph& main, bool with_peak,
+                                            int64_t main_failed_nodes, std::vector<bool>& unstable) {
+  InferStats stats;
+  InferOptions infer_options;
+  infer_options.main_order = &order;
+  InferShapes(model, infer_options, &stats).IgnoreError();
+  if (stats.failed_nodes > main_failed_nodes) return stats.first_error;
+  ConstantValues constants = ConstantValues::Fold(model, order);
+  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order));
+  std::vector<double> q(5, 0.0);
+  q[0] = static_cast<double>(lg.total_params);
+  for (const ReportNode& n : lg.nodes) {
+    if (!n.cost_known) continue;
+    q[1] += static_cast<double>(n.macs);
+    q[2] += static_cast<double>(n.flops);
+    q[3] += static_cast<double>(n.bytes_read);
+    q[4] += static_cast<double>(n.bytes_written);
+  }
+  if (with_peak) {
+    std::optional<int64_t> peak = PeakActivationBytes(model, lg, nullptr);
+    if (!peak) return absl::FailedPreconditionError("peak memory unknown");
+    q.push_back(static_cast<double>(*peak));
+  }
+  for (size_t i = 0; i < main.nodes.size(); ++i) {
+    auto it = lg.index_of.find(main.members[i][0]);
+    const ReportNode* n = it == lg.index_of.end() ? nullptr : &lg.nodes[it->second];
+    if (n == nullptr || !n->cost_known) {
+      unstable[i] = true;
+      q.insert(q.end(), {0.0, 0.0, 0.0});
+      continue;
+    }
+    q.insert(q.end(), {static_cast<double>(n->macs), static_cast<double>(n->flops),
+                       static_cast<double>(n->bytes_read + n->bytes_written)});
+  }
+  return q;
+}
+
+void AddSymbolicCosts(Model& model, const std::vector<Node*>& order, const InputSymbols& symbols,
+                      const TypeSnapshot& as_loaded, const LogicalGraph& main,
+                      int64_t main_failed_nodes, Report& report) {
+  SymbolicCosts& sc = *report.symbolic;
+  TypeSnapshot at_main(model);
+  const bool with_peak = report.peak_activation_bytes.has_value();
+  std::vector<bool> unstable(main.nodes.size(), false);
+  MeasureFn measure = [&](const std::vector<int64_t>& values) {
+    as_loaded.Restore();
+    SetInputSizes(symbols, values);
+    return CostsAt(model, order, main, with_peak, main_failed_nodes, unstable);
+  };
+  PolynomialFit fit = FitPolynomials(symbols.names, measure);
+  at_main.Restore();
+  sc.evaluations = fit.evaluations;
+  if (!fit.ok) {
+    sc.why_not = fit.why_not;
+    return;
+  }
+  sc.fitted = true;
+  sc.domain = fit.domain_note;
+  auto take = [&](size_t q) { return fit.valid[q] ? std::optional<Polynomial>(fit.quantities[q]) : std::nullopt; };
+  sc.params = take(0);
+  sc.macs = take(1);
+  sc.flops = take(2);
+  sc.bytes_read = take(3);
+  sc.bytes_written = take(4);
+  size_t next = 5;
+  if (with_peak) sc.peak_activation_bytes = take(next++);
+  for (ReportNode& n : report.nodes) {
+    size_t base = next + 3 * static_cast<size_t>(n.index);
+    if (unstable[n.index] || !n.cost_known) continue;
+    n.macs_expression = take(base);
+    n.flops_expression = take(base + 1);
+    n.bytes_expression = take(base + 2);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
@@ -118,6 +240,22 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   if (options.progress) options.progress("shape inference");
   // One topological order for every pass below (inference, folding, grouping).
   AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*model.graph));
+  AIC_ASSIGN_OR_RETURN(InputSymbols symbols, BindInputSymbols(model, options.input_shapes));
+  // As the file declares them (symbols by name); the sizes analysed are in report.symbolic.
+  for (const Value* v : model.graph->inputs()) {
+    if (!v->is_initializer()) report.graph_inputs.push_back({v->name(), v->shape()});
+  }
+  TypeSnapshot as_loaded(model);
+  absl::flat_hash_map<const Value*, Shape> symbolic_shapes;
+  if (!symbols.empty()) {
+    symbolic_shapes = SymbolicShapes(model, symbols, order);
+    as_loaded.Restore();
+    SetInputSizes(symbols, symbols.values);
+    SymbolicCosts& sc = report.symbolic.emplace();
+    sc.symbols = symbols.names;
+    sc.values = symbols.values;
+    sc.given = symbols.given;
+  }
   InferStats stats;
   InferOptions infer_options;
   infer_options.main_order = &order;
@@ -131,14 +269,12 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
                                         " node(s) of unknown ops: their shapes are what the file "
                                         "declares and their cost is not counted"));
   }
-  for (const Value* v : model.graph->inputs()) {
-    if (!v->is_initializer()) report.graph_inputs.push_back({v->name(), v->shape()});
-  }
 
   ConstantValues constants = ConstantValues::Fold(model, order);
   AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order));
   report.nodes = lg.nodes;
   report.total_params = lg.total_params;
+  report.notes.insert(report.notes.end(), lg.notes.begin(), lg.notes.end());
   for (const ReportNode& n : report.nodes) {
     if (!n.cost_known) {
       ++report.uncounted_nodes;
@@ -148,15 +284,6 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
     report.total_flops += n.flops;
   }
   report.peak_activation_bytes = PeakActivationBytes(model, lg, &report.peak_at_node);
-  if (report.uncounted_nodes > 0 || !report.peak_activation_bytes) {
-    bool symbolic = false;
-    for (const auto& [name, shape] : report.graph_inputs) symbolic |= !shape.IsStatic();
-    if (symbolic) {
-      report.notes.push_back(
-          "graph inputs have symbolic dims: MACs, FLOPs and peak memory need "
-          "concrete input shapes (--shape NAME=D,D,..)");
-    }
-  }
   FindStructure(lg, report);
   if (options.spectra) AddSpectra(lg, options, report);
   if (options.calibration) {
@@ -165,6 +292,11 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
     AddHiddenReductions(lg, report);
   }
   BuildCandidates(report);
+  if (report.symbolic && options.symbolic_costs) {
+    if (options.progress) options.progress("costs as expressions in the symbolic dims");
+    AddSymbolicCosts(model, order, symbols, as_loaded, lg, stats.failed_nodes, report);
+  }
+  if (!symbolic_shapes.empty()) UseSymbolicShapes(lg, symbolic_shapes, report);
   return report;
 }
 

@@ -30,15 +30,18 @@ struct AnalysisOptions {
   // A unit active on at most this share of calibration positions is "rarely active".
   double rare_threshold = 0.01;
   std::optional<CalibrationData> calibration;
+  // --shape: graph input name -> dims. Each symbolic dim of those inputs takes
+  // the size given (the same symbol on other inputs too); the rest their
+  // default (graph/realistic_size.h). The report says which.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Fit the costs as polynomials in the symbolic dims (re-analyses the
+  // graph's shapes and costs at a few other sizes; no spectra, no runs).
+  bool symbolic_costs = true;
   ProgressFn progress;  // null: silent
 };
 
-// Fixes graph inputs' symbolic dims to concrete ones ("x" -> {1, 3, 224, 224})
-// before analysis, so that costs and peak memory are numbers.
-absl::Status FixInputShapes(Model& model,
-                            const std::map<std::string, std::vector<int64_t>>& shapes);
-
-// Analyzes `model` (shape inference runs here and updates value types).
+// Analyzes `model` at the sizes of options.input_shapes (shape inference
+// runs here and leaves the value types at those sizes).
 absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options);
 
 }  // namespace aic::analysis

@@ -1,5 +1,6 @@
 #include "analysis/constants.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ops/evaluate.h"
@@ -11,6 +12,12 @@ const Tensor* ConstantValues::Find(const Value* v) const {
   if (const Tensor* t = v->initializer()) return v->is_graph_input() ? nullptr : t;
   auto it = values_.find(v);
   return it == values_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Value*> ConstantValues::Origins(const Value* v) const {
+  if (v == nullptr || Find(v) == nullptr) return {};
+  auto it = origins_.find(v);
+  return it == origins_.end() ? std::vector<const Value*>{v} : it->second;
 }
 
 ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>& order,
@@ -30,8 +37,28 @@ ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>
     // proves them); anything whose inputs are all known runs its reference kernel.
     Evaluation ev = EvaluateNode(*node, model.OpsetFor(node->domain), types, values, limits);
     if (ev.nondeterministic || !ev.AllValuesKnown()) continue;
+    // A node without inputs (Constant) is where its value is stored. A value
+    // stands for the stored tensors it is computed from only while it holds
+    // no more elements than they do (a weight transposed, cast, sliced or
+    // dequantized); one computed into more (a rotary table from its
+    // frequencies, a causal mask from one scalar) is a computed constant.
+    std::vector<const Value*> origins;
+    int64_t origin_elements = 0;
+    for (const Value* v : node->inputs()) {
+      for (const Value* o : out.Origins(v)) {
+        if (std::find(origins.begin(), origins.end(), o) != origins.end()) continue;
+        origins.push_back(o);
+        origin_elements += out.Find(o)->num_elements();
+      }
+    }
     for (size_t i = 0; i < node->num_outputs(); ++i) {
-      if (node->output(i) != nullptr) out.values_[node->output(i)] = std::move(*ev.values[i]);
+      const Value* y = node->output(i);
+      if (y == nullptr) continue;
+      bool expanded = ev.values[i]->num_elements() > origin_elements;
+      out.values_[y] = std::move(*ev.values[i]);
+      if (!node->inputs().empty()) {
+        out.origins_[y] = expanded ? std::vector<const Value*>{} : origins;
+      }
     }
     out.folded_.insert(node);
   }

@@ -28,9 +28,17 @@ class ConstantValues {
   const Tensor* Find(const Value* v) const;
   // Whether every output of `n` is known statically (the node is not listed).
   bool IsFolded(const Node* n) const { return folded_.contains(n); }
+  // The stored tensors a known value is computed from: itself for an
+  // initializer, the initializers (and Constant node outputs) behind a folded
+  // value: a weight's Transpose or Cast, a position table's Slice. Learned
+  // parameters are counted by these, so a table sliced to the sequence
+  // counts whole and once, however many nodes read a copy of it. A value
+  // computed into more elements than its sources hold has none (Fold).
+  std::vector<const Value*> Origins(const Value* v) const;
 
  private:
   absl::flat_hash_map<const Value*, Tensor> values_;
+  absl::flat_hash_map<const Value*, std::vector<const Value*>> origins_;
   absl::flat_hash_set<const Node*> folded_;
 };
 

@@ -1,8 +1,11 @@
 #include "analysis/logical_graph.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "ops/registry.h"
 #include "ops/util/cost_util.h"
 
@@ -112,6 +115,191 @@ bool IsFeatureBias(const Node& add, const Traits& traits, const Value* from,
   return true;
 }
 
+// Whether a stored tensor behind a constant operand is a learned parameter.
+// Index and shape tensors (an embedding's position ids) are stored but not
+// learned. torch.onnx writes every parameter as an initializer and keeps
+// Constant nodes for values traced from Python (normalisation means, the
+// all-ones scale of its GroupNorm-as-InstanceNorm export): in its files a
+// Constant node's value is not a parameter. Other producers (paddle2onnx)
+// keep their weights in Constant nodes.
+bool IsLearnedOrigin(const Model& model, const Value* origin, const Tensor& t) {
+  DType d = t.dtype();
+  if (d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool) return false;
+  const Node* p = origin->producer();
+  return !(p != nullptr && p->op_type == "Constant" && model.producer_name == "pytorch");
+}
+
+// Exporters write a tied weight (GPT-2's token embedding, read again by the
+// language-model head) a second time, often as its transpose for a MatMul.
+// torch counts it once; so does the report, when the values are identical.
+struct TiedCopy {
+  const Value* original = nullptr;
+  const Value* copy = nullptr;
+  bool transposed = false;
+  int64_t elements = 0;
+};
+
+// `counted`: the parameters in the order the graph first reads them; the
+// first of two equal tensors is the original.
+std::vector<TiedCopy> TiedCopies(const std::vector<const Value*>& counted,
+                                 const ConstantValues& constants) {
+  constexpr int64_t kMinElements = 4096;  // small tensors equal by chance (zeros) are not ties
+  struct Entry {
+    const Value* v;
+    const Tensor* t;
+  };
+  std::vector<Entry> candidates;
+  for (const Value* v : counted) {
+    const Tensor* t = constants.Find(v);
+    if (t->rank() != 2 || t->num_elements() < kMinElements || t->dtype() != DType::kFloat) continue;
+    // An all-equal tensor (a zero init) equals every other one by chance.
+    const float* p = t->data<float>();
+    if (std::all_of(p, p + t->num_elements(), [&](float x) { return x == p[0]; })) continue;
+    candidates.push_back({v, t});
+  }
+  std::vector<TiedCopy> out;
+  std::vector<bool> is_copy(candidates.size(), false);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (is_copy[i]) continue;
+    const Tensor& a = *candidates[i].t;
+    const float* pa = a.data<float>();
+    for (size_t j = i + 1; j < candidates.size(); ++j) {
+      const Tensor& b = *candidates[j].t;
+      if (is_copy[j] || b.num_elements() != a.num_elements()) continue;
+      const float* pb = b.data<float>();
+      bool same = a.dims() == b.dims() && std::equal(pa, pa + a.num_elements(), pb);
+      bool transposed = false;
+      if (!same && a.dim(0) == b.dim(1) && a.dim(1) == b.dim(0)) {
+        const int64_t rows = a.dim(0), cols = a.dim(1);
+        transposed = true;
+        for (int64_t r = 0; transposed && r < rows; ++r) {
+          for (int64_t c = 0; c < cols; ++c) {
+            if (pa[r * cols + c] != pb[c * rows + r]) {
+              transposed = false;
+              break;
+            }
+          }
+        }
+      }
+      if (!same && !transposed) continue;
+      is_copy[j] = true;
+      out.push_back({candidates[i].v, candidates[j].v, transposed, b.num_elements()});
+    }
+  }
+  return out;
+}
+
+// One piece of a tensor cut along one axis: a Slice with step 1, or a
+// Gather of constant indices forming a contiguous range.
+struct Piece {
+  const Value* source = nullptr;
+  int64_t axis = 0;
+  int64_t begin = 0, end = 0, step = 1;  // begin, begin + step, ... < end along axis
+};
+
+std::optional<Piece> PieceOf(const Node& n, const ConstantValues& constants) {
+  const Value* x = n.input(0);
+  if (x == nullptr || !n.domain.empty() || constants.Find(x) != nullptr || !x->shape().has_rank()) {
+    return std::nullopt;
+  }
+  const Shape& shape = x->shape();
+  auto dim_of = [&](int64_t axis) -> std::optional<int64_t> {
+    if (axis < 0) axis += shape.rank();
+    if (axis < 0 || axis >= shape.rank() || !shape.dims()[axis].is_value()) return std::nullopt;
+    return shape.dims()[axis].value();
+  };
+  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
+    const Tensor* t = constants.Find(n.input(i));
+    if (t == nullptr || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
+    std::vector<int64_t> v;  // exactly: ends are often INT64_MAX, which a double cannot hold
+    for (int64_t k = 0; k < t->num_elements(); ++k) {
+      v.push_back(t->dtype() == DType::kInt64 ? t->data<int64_t>()[k] : t->data<int32_t>()[k]);
+    }
+    return v;
+  };
+  Piece p;
+  p.source = x;
+  if (n.op_type == "Gather" && n.num_inputs() == 2) {
+    p.axis = n.GetInt("axis", 0);
+    auto dim = dim_of(p.axis);
+    auto idx = ints(1);
+    if (!dim || !idx || idx->empty()) return std::nullopt;
+    for (int64_t& i : *idx) i = i < 0 ? i + *dim : i;
+    for (size_t k = 1; k < idx->size(); ++k) {
+      if ((*idx)[k] != (*idx)[k - 1] + 1) return std::nullopt;
+    }
+    p.begin = idx->front();
+    p.end = idx->back() + 1;
+  } else if (n.op_type == "Slice" && n.num_inputs() >= 3) {
+    auto starts = ints(1), ends = ints(2);
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+    p.axis = 0;
+    if (n.has_input(3)) {
+      auto axes = ints(3);
+      if (!axes || axes->size() != 1) return std::nullopt;
+      p.axis = (*axes)[0];
+    }
+    if (n.has_input(4)) {
+      auto steps = ints(4);
+      if (!steps || steps->size() != 1 || (*steps)[0] < 1) return std::nullopt;
+      p.step = (*steps)[0];
+    }
+    auto dim = dim_of(p.axis);
+    if (!dim) return std::nullopt;
+    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + *dim : v, int64_t{0}, *dim); };
+    p.begin = clamp((*starts)[0]);
+    p.end = clamp((*ends)[0]);
+  } else {
+    return std::nullopt;
+  }
+  if (p.axis < 0) p.axis += shape.rank();
+  return p;
+}
+
+// Slices (or constant-index Gathers) of one tensor along one axis that
+// together cover all of it: q, k and v cut from one projection, the two
+// halves of a rotary embedding's rotate_half, a shifted window's roll, the
+// even and odd rows of a patch merge. Each piece alone discards the rest;
+// together they discard nothing, so they are one logical Split, keyed by
+// the first piece in execution order.
+absl::flat_hash_map<const Node*, std::vector<const Node*>> Partitions(
+    const std::vector<Node*>& order, const ConstantValues& constants) {
+  std::map<std::pair<const Value*, int64_t>, std::vector<std::pair<const Node*, Piece>>> cuts;
+  for (const Node* n : order) {
+    if (constants.IsFolded(n)) continue;
+    if (auto p = PieceOf(*n, constants)) cuts[{p->source, p->axis}].push_back({n, *p});
+  }
+  absl::flat_hash_map<const Node*, std::vector<const Node*>> out;
+  for (auto& [key, pieces] : cuts) {
+    if (pieces.size() < 2) continue;
+    const Shape& shape = key.first->shape();
+    int64_t dim = shape.dims()[key.second].value();
+    if (dim > (int64_t{1} << 20)) continue;
+    std::vector<bool> covered(static_cast<size_t>(dim), false);
+    for (const auto& [n, p] : pieces) {
+      for (int64_t i = p.begin; i < p.end; i += p.step) covered[static_cast<size_t>(i)] = true;
+    }
+    if (std::find(covered.begin(), covered.end(), false) != covered.end()) continue;
+    std::vector<const Node*> members;
+    for (const auto& [n, p] : pieces) members.push_back(n);  // in execution order
+    out[members.front()] = std::move(members);
+  }
+  return out;
+}
+
+// What a partition is, as one op (the facts of ONNX's Split, which these
+// pieces compute together).
+Traits PartitionTraits(size_t pieces) {
+  Traits t;
+  t.semantic_name = "Split";
+  t.meaning = absl::StrCat("y₀ … y", pieces - 1, " = parts of x along one axis that cover all of it");
+  t.linearity = Linearity::kLinear;
+  t.invertibility = Invertibility::kInvertible;
+  t.collapse = CollapseKind::kNone;
+  t.effect = RepresentationEffect::kPreserves;
+  return t;
+}
+
 int64_t StaticBytes(const Value* v) {
   if (v == nullptr || !v->type().is_tensor()) return 0;
   auto n = v->shape().NumElements();
@@ -142,12 +330,20 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
   LogicalGraph lg;
   absl::flat_hash_set<const Node*> absorbed;
   absl::flat_hash_set<const Value*> counted_params;
+  std::vector<const Value*> counted_in_order;
   int64_t anonymous_params = 0;
+  const absl::flat_hash_map<const Node*, std::vector<const Node*>> partitions =
+      Partitions(order, constants);
   for (const Node* node : order) {
     if (constants.IsFolded(node) || absorbed.contains(node)) continue;
-    const Facts f = facts_of(node);  // a copy: facts_of() may rehash the map
+    Facts f = facts_of(node);  // a copy: facts_of() may rehash the map
     Geometry geo = LayerGeometry(*node, f.traits, constants);
     std::vector<const Node*> members = {node};
+    if (auto part = partitions.find(node); part != partitions.end()) {
+      members = part->second;
+      for (const Node* m : members) absorbed.insert(m);
+      f.traits = PartitionTraits(members.size());
+    }
     // MatMul + per-feature bias Add, the way PyTorch exports nn.Linear: one Linear.
     if (geo.ok && geo.kind == "Linear" && node->op_type == "MatMul") {
       const Value* mm_out = node->output(0);
@@ -165,7 +361,7 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
     ReportNode rn;
     rn.index = static_cast<int>(lg.nodes.size());
     rn.traits = f.traits;
-    if (members.size() > 1) {
+    if (members.size() > 1 && geo.ok) {
       rn.traits.linearity = Linearity::kAffine;
       rn.traits.meaning = "y = x·W + b";
     }
@@ -187,7 +383,6 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
       // attention's 1/√d) is counted by the op's cost but is not trainable.
       if (!mf.traits.trainable) mf.cost.params = 0;
       rn.cost_known &= mf.cost.known;
-      rn.params += mf.cost.params;
       rn.macs += mf.cost.macs;
       rn.flops += mf.cost.flops;
       rn.bytes_read += mf.cost.bytes_read;
@@ -204,11 +399,24 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
           sum += t->num_elements();
         }
         if (sum == mf.cost.params) {
+          // The node reads what it reads (a slice of a table counts as the
+          // slice); the total counts the stored tensors behind it, once. A
+          // constant with no learned origin (computed, or traced from Python)
+          // is not a parameter at either level.
           for (const Value* v : params) {
-            if (counted_params.insert(v).second)
-              lg.total_params += constants.Find(v)->num_elements();
+            bool learned = false;
+            for (const Value* o : constants.Origins(v)) {
+              if (!IsLearnedOrigin(model, o, *constants.Find(o))) continue;
+              learned = true;
+              if (counted_params.insert(o).second) {
+                lg.total_params += constants.Find(o)->num_elements();
+                counted_in_order.push_back(o);
+              }
+            }
+            if (learned) rn.params += constants.Find(v)->num_elements();
           }
         } else {
+          rn.params += mf.cost.params;
           anonymous_params += mf.cost.params;
         }
       }
@@ -262,6 +470,13 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
     lg.weights.push_back(geo.ok ? geo.weight : nullptr);
   }
   lg.total_params += anonymous_params;
+  for (const TiedCopy& t : TiedCopies(counted_in_order, constants)) {
+    lg.total_params -= t.elements;
+    lg.notes.push_back(absl::StrCat("'", t.copy->name(), "' holds the same values as '",
+                                    t.original->name(), "'", t.transposed ? " transposed" : "",
+                                    " (a tied weight the exporter stored twice): counted once, ",
+                                    t.elements, " parameters"));
+  }
 
   // Data edges between logical nodes.
   size_t n = lg.nodes.size();
@@ -282,6 +497,26 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const Constan
         lg.consumers[p].push_back(static_cast<int>(i));
       }
     }
+  }
+  // The representation path, in execution order (see ReportNode::on_data_path).
+  absl::flat_hash_set<const Value*> data;
+  for (const Value* v : graph.inputs()) {
+    if (!v->is_initializer() && v->type().is_tensor() && IsFloatingPoint(v->dtype())) data.insert(v);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ReportNode& rn = lg.nodes[i];
+    bool reads = rn.traits.trainable && rn.params > 0 && rn.traits.semantic_name == "Embedding";
+    for (const Value* v : lg.data_inputs[i]) reads |= data.contains(v);
+    for (const Node* m : lg.members[i]) {
+      for (const Value* v : m->ImplicitInputs()) reads |= data.contains(v);
+    }
+    bool floating_out = false;
+    for (const Value* v : lg.outputs[i]) {
+      floating_out |= v->type().is_tensor() && IsFloatingPoint(v->dtype());
+    }
+    rn.on_data_path = reads && floating_out;
+    if (!rn.on_data_path) continue;
+    for (const Value* v : lg.outputs[i]) data.insert(v);
   }
   return lg;
 }

@@ -30,8 +30,10 @@ struct LogicalGraph {
   std::vector<bool> feeds_graph_output;
   absl::flat_hash_map<const Node*, int> index_of;  // ONNX node -> logical node
 
-  // Parameters, shared initializers counted once.
+  // Parameters: the stored tensors behind the learned constants, each once
+  // (shared initializers, a table read through a Slice, tied copies).
   int64_t total_params = 0;
+  std::vector<std::string> notes;  // tied copies found
 };
 
 // `order`: the main graph's topological order.

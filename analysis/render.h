@@ -9,7 +9,14 @@
 
 namespace aic::analysis {
 
-std::string RenderText(const Report& report);
+// Whether the text report names each node's ONNX nodes ("ONNX: 'fc1/MatMul',
+// 'fc1/Add'"). Auto: for graphs of more than kSeedScaleNodes logical nodes.
+// A graph the size of the seed's example is read whole by index, and its
+// report is the seed's format to the byte; past that, the ONNX name is how a
+// reader finds a node in Netron or in the exporter's code.
+enum class NodeNames { kAuto, kAlways, kNever };
+inline constexpr size_t kSeedScaleNodes = 12;
+std::string RenderText(const Report& report, NodeNames names = NodeNames::kAuto);
 std::string RenderJson(const Report& report);
 std::string RenderMarkdown(const Report& report);
 
@@ -19,5 +26,14 @@ std::string ActivationSummary(const Report& report, const Activation& a);
 std::string SpectrumSummary(const Spectrum& s);
 std::string LowRankSummary(const LowRank& lr, double energy);
 std::string CalibrationSummary(const Calibration& cal);
+// "196608 = 1536·batch·sequence"; the value alone when there is no
+// expression, it is a constant, or it does not give `value` at the sizes
+// analysed (outside the sizes where it is exact).
+std::string WithExpression(const Report& r, int64_t value, const std::optional<Polynomial>& expression);
+// "6 nodes (Cast ×2, Shape, Range...) at Nodes 5, 6, ..." for the nodes off
+// the representation path; "" when there are none.
+std::string OffPathSummary(const Report& r);
+// The sizes analysed and where the expressions hold, for the notes.
+std::string SymbolicSummary(const SymbolicCosts& s);
 
 }  // namespace aic::analysis

@@ -2,6 +2,7 @@
 // "aic-onnx.report/1" documented in docs/report-schema.md. Keys are written
 // in a fixed order and floats with 6 significant digits, so the output is
 // stable enough to diff.
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -70,7 +71,39 @@ void ObjectOrNull(Json& j, const char* key, const Ptr& value, Write write) {
   j.EndObject();
 }
 
-void NodeJson(Json& j, const ReportNode& n) {
+// {"text": "1536·batch·sequence", "terms": [{"coefficient": 1536, "exponents": {"batch": 1, ...}}]}
+// `analysed`: the value at the sizes analysed, to say whether the expression gives it.
+void PolynomialJson(Json& j, const char* key, const std::optional<Polynomial>& p,
+                    const Report& r, int64_t analysed) {
+  j.Key(key);
+  if (!p || !r.symbolic) {
+    j.Null();
+    return;
+  }
+  j.BeginObject();
+  j.Key("text"); j.String(p->ToString());
+  j.Key("holds_at_analysed_sizes"); j.Bool(r.symbolic->Holds(p, analysed));
+  j.Key("terms");
+  j.BeginArray();
+  for (const Monomial& m : p->terms) {
+    std::string exps;
+    for (size_t i = 0; i < m.exponents.size(); ++i) {
+      absl::StrAppend(&exps, i ? ", " : "", JsonQuote(p->symbols[i]), ": ", m.exponents[i]);
+    }
+    // Exact: a count's coefficients are integers (or fractions of one).
+    char coef[40];
+    if (m.coefficient == std::round(m.coefficient) && std::fabs(m.coefficient) < 9e15) {
+      std::snprintf(coef, sizeof(coef), "%lld", static_cast<long long>(m.coefficient));
+    } else {
+      std::snprintf(coef, sizeof(coef), "%.17g", m.coefficient);
+    }
+    j.Raw(absl::StrCat("{\"coefficient\": ", coef, ", \"exponents\": {", exps, "}}"));
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
+void NodeJson(Json& j, const Report& r, const ReportNode& n) {
   j.BeginObject();
   j.Key("index"); j.Int(n.index);
   j.Key("name"); j.String(n.name);
@@ -82,12 +115,20 @@ void NodeJson(Json& j, const ReportNode& n) {
   j.EndArray();
   j.Key("input_shapes"); j.Raw(ShapesJson(n.input_shapes));
   j.Key("output_shapes"); j.Raw(ShapesJson(n.output_shapes));
+  j.Key("symbolic_input_shapes");
+  n.symbolic_input_shapes.empty() ? j.Null() : j.Raw(ShapesJson(n.symbolic_input_shapes));
+  j.Key("symbolic_output_shapes");
+  n.symbolic_output_shapes.empty() ? j.Null() : j.Raw(ShapesJson(n.symbolic_output_shapes));
   j.Key("parameters"); j.Int(n.params);
   j.Key("cost_known"); j.Bool(n.cost_known);
   j.Key("macs"); n.cost_known ? j.Int(n.macs) : j.Null();
   j.Key("flops"); n.cost_known ? j.Int(n.flops) : j.Null();
   j.Key("bytes_read"); n.cost_known ? j.Int(n.bytes_read) : j.Null();
   j.Key("bytes_written"); n.cost_known ? j.Int(n.bytes_written) : j.Null();
+  PolynomialJson(j, "macs_expression", n.macs_expression, r, n.macs);
+  PolynomialJson(j, "flops_expression", n.flops_expression, r, n.flops);
+  PolynomialJson(j, "bytes_expression", n.bytes_expression, r, n.bytes_read + n.bytes_written);
+  j.Key("on_data_path"); j.Bool(n.on_data_path);
   j.Key("properties"); j.InlineStrings(n.properties);
   j.Key("meaning"); j.String(n.traits.meaning);
   j.Key("linearity"); j.String(LinearityName(n.traits.linearity));
@@ -151,6 +192,32 @@ void SummaryJson(Json& j, const Report& r) {
   j.Key("peak_activation_bytes");
   r.peak_activation_bytes ? j.Int(*r.peak_activation_bytes) : j.Null();
   j.Key("peak_at_node"); r.peak_at_node >= 0 ? j.Int(r.peak_at_node) : j.Null();
+  ObjectOrNull(j, "symbolic", r.symbolic, [&](const SymbolicCosts& sc) {
+    j.Key("dims");
+    j.BeginArray();
+    for (size_t i = 0; i < sc.symbols.size(); ++i) {
+      j.Raw(absl::StrCat("{\"name\": ", JsonQuote(sc.symbols[i]), ", \"analysed_at\": ", sc.values[i],
+                         ", \"given\": ", sc.given[i] ? "true" : "false", "}"));
+    }
+    j.EndArray();
+    j.Key("fitted"); j.Bool(sc.fitted);
+    j.Key("why_not"); sc.why_not.empty() ? j.Null() : j.String(sc.why_not);
+    j.Key("exact_for"); sc.fitted ? j.String(sc.domain) : j.Null();
+    j.Key("sizes_measured"); j.Int(sc.evaluations);
+    int64_t read = 0, written = 0;
+    for (const ReportNode& n : r.nodes) {
+      if (!n.cost_known) continue;
+      read += n.bytes_read;
+      written += n.bytes_written;
+    }
+    PolynomialJson(j, "parameters", sc.params, r, r.total_params);
+    PolynomialJson(j, "macs", sc.macs, r, r.total_macs);
+    PolynomialJson(j, "flops", sc.flops, r, r.total_flops);
+    PolynomialJson(j, "bytes_read", sc.bytes_read, r, read);
+    PolynomialJson(j, "bytes_written", sc.bytes_written, r, written);
+    PolynomialJson(j, "peak_activation_bytes", sc.peak_activation_bytes, r,
+                   r.peak_activation_bytes.value_or(-1));
+  });
   j.Key("collapse_points");
   j.BeginArray();
   for (int c : r.collapse_points) {
@@ -239,7 +306,7 @@ std::string RenderJson(const Report& r) {
   j.EndObject();
   j.Key("nodes");
   j.BeginArray();
-  for (const ReportNode& n : r.nodes) NodeJson(j, n);
+  for (const ReportNode& n : r.nodes) NodeJson(j, r, n);
   j.EndArray();
   j.Key("summary");
   SummaryJson(j, r);

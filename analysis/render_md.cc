@@ -40,10 +40,14 @@ std::string RenderMarkdown(const Report& r) {
       "| # | node | ONNX | input shape | output shape | parameters | MACs | FLOPs | properties |\n";
   out += "|---|---|---|---|---|---:|---:|---:|---|\n";
   for (const ReportNode& n : r.nodes) {
+    if (!n.on_data_path) continue;  // summarised below
     absl::StrAppend(&out, "| ", n.index, " | ", Cell(n.name), " | ", Cell(OnnxNames(n)), " | ",
-                    Cell(ShapeList(n.input_shapes)), " | ", Cell(ShapeList(n.output_shapes)), " | ",
-                    n.params, " | ", n.cost_known ? std::to_string(n.macs) : "?", " | ",
-                    n.cost_known ? std::to_string(n.flops) : "?", " | ",
+                    Cell(ShapeList(n.symbolic_input_shapes.empty() ? n.input_shapes : n.symbolic_input_shapes)),
+                    " | ",
+                    Cell(ShapeList(n.symbolic_output_shapes.empty() ? n.output_shapes : n.symbolic_output_shapes)),
+                    " | ",
+                    n.params, " | ", n.cost_known ? Cell(WithExpression(r, n.macs, n.macs_expression)) : "?",
+                    " | ", n.cost_known ? Cell(WithExpression(r, n.flops, n.flops_expression)) : "?", " | ",
                     Cell(absl::StrJoin(n.properties, ", ")), " |\n");
   }
   bool any_spectrum = false;
@@ -81,14 +85,23 @@ std::string RenderMarkdown(const Report& r) {
     }
   }
   out += "\n## Summary\n\n";
-  absl::StrAppend(&out, "- Total parameters: ", r.total_params, "\n");
-  absl::StrAppend(&out, "- Total MACs: ", r.total_macs, "\n- Total FLOPs: ", r.total_flops, "\n");
+  const SymbolicCosts* sc = r.symbolic && r.symbolic->fitted ? &*r.symbolic : nullptr;
+  auto total = [&](int64_t v, const std::optional<Polynomial> SymbolicCosts::*member) {
+    return WithExpression(r, v, sc ? sc->*member : std::nullopt);
+  };
+  absl::StrAppend(&out, "- Total parameters: ", total(r.total_params, &SymbolicCosts::params), "\n");
+  absl::StrAppend(&out, "- Total MACs: ", total(r.total_macs, &SymbolicCosts::macs),
+                  "\n- Total FLOPs: ", total(r.total_flops, &SymbolicCosts::flops), "\n");
   if (r.uncounted_nodes > 0) {
     absl::StrAppend(&out, "- Nodes with non-static shapes (not counted): ", r.uncounted_nodes,
                     "\n");
   }
   absl::StrAppend(&out, "- Peak activation memory: ",
                   r.peak_activation_bytes ? Bytes(*r.peak_activation_bytes) : "unknown", "\n");
+  if (std::string off = OffPathSummary(r); !off.empty()) {
+    absl::StrAppend(&out, "- Shape, index and mask computations (off the representation path): ",
+                    Cell(off), "\n");
+  }
   for (int c : r.collapse_points) {
     absl::StrAppend(&out, "- Potential collapse point: ", r.nodes[c].name, " (Node ", c, ")\n");
   }
@@ -111,12 +124,13 @@ std::string RenderMarkdown(const Report& r) {
     out += "\n## Optimization candidates\n\n";
     for (const std::string& c : r.candidates) absl::StrAppend(&out, "- ", c, "\n");
   }
-  if (r.calibration.requested || !r.notes.empty()) out += "\n## Notes\n\n";
+  if (r.calibration.requested || !r.notes.empty() || r.symbolic) out += "\n## Notes\n\n";
   if (r.calibration.requested) {
     absl::StrAppend(&out, "- Calibration: ", CalibrationSummary(r.calibration), "\n");
   }
   if (!r.calibration.note.empty()) absl::StrAppend(&out, "- ", r.calibration.note, "\n");
   for (const std::string& n : r.notes) absl::StrAppend(&out, "- ", n, "\n");
+  if (r.symbolic) absl::StrAppend(&out, "- ", SymbolicSummary(*r.symbolic), "\n");
   return out;
 }
 

@@ -1,6 +1,8 @@
 // The text report: the seed's lines in the seed's order, each node block
 // then the graph-level analysis, with measured lines added after the lines
 // they belong to (never instead of one).
+#include <algorithm>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -63,23 +65,95 @@ std::string CalibrationSummary(const Calibration& cal) {
   return s;
 }
 
+std::string WithExpression(const Report& r, int64_t value,
+                           const std::optional<Polynomial>& expression) {
+  if (!r.symbolic || !expression || expression->IsConstant() ||
+      !r.symbolic->Holds(expression, value)) {
+    return std::to_string(value);
+  }
+  return absl::StrCat(value, " = ", expression->ToString());
+}
+
+std::string OffPathSummary(const Report& r) {
+  std::map<std::string, int> ops;
+  std::vector<int> nodes;
+  for (const ReportNode& n : r.nodes) {
+    if (n.on_data_path) continue;
+    ++ops[n.name];
+    nodes.push_back(n.index);
+  }
+  if (nodes.empty()) return "";
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [op, c] : ops) by_count.push_back({-c, op});
+  std::sort(by_count.begin(), by_count.end());
+  std::vector<std::string> parts;
+  for (const auto& [c, op] : by_count) parts.push_back(-c > 1 ? absl::StrCat(op, " ×", -c) : op);
+  return absl::StrCat(nodes.size(), nodes.size() == 1 ? " node (" : " nodes (",
+                      absl::StrJoin(parts, ", "), ") at Node", nodes.size() == 1 ? " " : "s ",
+                      absl::StrJoin(nodes, ", "));
+}
+
+std::string SymbolicSummary(const SymbolicCosts& s) {
+  std::vector<std::string> sizes;
+  bool defaults = false;
+  for (size_t i = 0; i < s.symbols.size(); ++i) {
+    sizes.push_back(absl::StrCat(s.symbols[i], "=", s.values[i], s.given[i] ? "" : " (default)"));
+    defaults |= !s.given[i];
+  }
+  std::string out = absl::StrCat("symbolic dims analysed at ", absl::StrJoin(sizes, ", "));
+  if (defaults) {
+    out += " (defaults: a leading dim 1, an image's sides 224, other dims 16; --shape NAME=D,.. "
+           "sets them)";
+  }
+  if (!s.fitted) return absl::StrCat(out, "; costs not given in the symbols: ", s.why_not);
+  absl::StrAppend(&out, "; the costs given in the symbols are exact for ", s.domain,
+                  " (fitted from the costs measured at ", s.evaluations, " sizes)");
+  std::vector<std::string> missing;
+  if (!s.params) missing.push_back("parameters");
+  if (!s.macs) missing.push_back("MACs");
+  if (!s.flops) missing.push_back("FLOPs");
+  if (!s.bytes_read || !s.bytes_written) missing.push_back("bytes");
+  if (!s.peak_activation_bytes) missing.push_back("peak memory");
+  if (!missing.empty()) {
+    absl::StrAppend(&out, "; not a polynomial there: ", absl::StrJoin(missing, ", "));
+  }
+  return out;
+}
+
 namespace {
 
-void NodeBlock(const Report& r, const ReportNode& n, std::string& out) {
+// "'fc1/MatMul' (MatMul), 'fc1/Add' (Add)"; long groups (a decomposed
+// LayerNorm) name their first nodes and count the rest.
+std::string OnnxNamesLine(const ReportNode& n) {
+  constexpr size_t kShown = 4;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < n.sources.size() && i < kShown; ++i) {
+    const SourceNode& s = n.sources[i];
+    parts.push_back(s.name.empty() ? absl::StrCat("unnamed ", s.op_type)
+                                   : absl::StrCat("'", s.name, "' (", s.op_type, ")"));
+  }
+  std::string line = absl::StrJoin(parts, ", ");
+  if (n.sources.size() > kShown) absl::StrAppend(&line, " and ", n.sources.size() - kShown, " more");
+  return line;
+}
+
+void NodeBlock(const Report& r, const ReportNode& n, bool names, std::string& out) {
   absl::StrAppend(&out, "Node ", n.index, ": ", n.name, "\n");
-  if (n.input_shapes.empty()) {
+  if (names && !n.sources.empty()) absl::StrAppend(&out, "ONNX: ", OnnxNamesLine(n), "\n");
+  const auto& ins = n.symbolic_input_shapes.empty() ? n.input_shapes : n.symbolic_input_shapes;
+  const auto& outs = n.symbolic_output_shapes.empty() ? n.output_shapes : n.symbolic_output_shapes;
+  if (ins.empty()) {
     absl::StrAppend(&out, "Input shape: none\n");
   } else {
-    absl::StrAppend(&out, n.input_shapes.size() == 1 ? "Input shape: " : "Input shapes: ",
-                    ShapeList(n.input_shapes), "\n");
+    absl::StrAppend(&out, ins.size() == 1 ? "Input shape: " : "Input shapes: ", ShapeList(ins), "\n");
   }
-  absl::StrAppend(&out, n.output_shapes.size() == 1 ? "Output shape: " : "Output shapes: ",
-                  ShapeList(n.output_shapes), "\n");
+  absl::StrAppend(&out, outs.size() == 1 ? "Output shape: " : "Output shapes: ", ShapeList(outs), "\n");
   if (n.params > 0) absl::StrAppend(&out, "Parameters: ", n.params, "\n");
   absl::StrAppend(&out, "Properties: ",
                   n.properties.empty() ? "none known" : absl::StrJoin(n.properties, ", "), "\n");
   if (n.cost_known) {
-    absl::StrAppend(&out, "MACs: ", n.macs, "\n", "FLOPs: ", n.flops, "\n",
+    absl::StrAppend(&out, "MACs: ", WithExpression(r, n.macs, n.macs_expression), "\n",
+                    "FLOPs: ", WithExpression(r, n.flops, n.flops_expression), "\n",
                     "Memory: ", n.bytes_read, " bytes read, ", n.bytes_written, " bytes written\n");
   } else {
     absl::StrAppend(&out,
@@ -106,25 +180,40 @@ void NodeBlock(const Report& r, const ReportNode& n, std::string& out) {
 
 }  // namespace
 
-std::string RenderText(const Report& r) {
+std::string RenderText(const Report& r, NodeNames node_names) {
   std::string out;
+  const bool names = node_names == NodeNames::kAlways ||
+                     (node_names == NodeNames::kAuto && r.nodes.size() > kSeedScaleNodes);
   for (const ReportNode& n : r.nodes) {
-    NodeBlock(r, n, out);
+    if (!n.on_data_path) continue;  // summarised after the totals
+    NodeBlock(r, n, names, out);
     out += "\n";
   }
-  absl::StrAppend(&out, "Total parameters: ", r.total_params, "\n");
+  const SymbolicCosts* sc = r.symbolic && r.symbolic->fitted ? &*r.symbolic : nullptr;
+  auto total = [&](int64_t v, const std::optional<Polynomial> SymbolicCosts::*member) {
+    return WithExpression(r, v, sc ? sc->*member : std::nullopt);
+  };
+  absl::StrAppend(&out, "Total parameters: ", total(r.total_params, &SymbolicCosts::params), "\n");
   std::string partial =
       r.uncounted_nodes > 0
           ? absl::StrCat(" (", r.uncounted_nodes, " nodes with non-static shapes not counted)")
           : "";
-  absl::StrAppend(&out, "Total MACs: ", r.total_macs, partial, "\n");
-  absl::StrAppend(&out, "Total FLOPs: ", r.total_flops, partial, "\n");
+  absl::StrAppend(&out, "Total MACs: ", total(r.total_macs, &SymbolicCosts::macs), partial, "\n");
+  absl::StrAppend(&out, "Total FLOPs: ", total(r.total_flops, &SymbolicCosts::flops), partial, "\n");
   if (r.peak_activation_bytes) {
     absl::StrAppend(&out, "Peak activation memory: ", Bytes(*r.peak_activation_bytes));
     if (r.peak_at_node >= 0) absl::StrAppend(&out, " (at Node ", r.peak_at_node, ")");
+    if (sc && sc->Holds(sc->peak_activation_bytes, *r.peak_activation_bytes) &&
+        !sc->peak_activation_bytes->IsConstant()) {
+      absl::StrAppend(&out, " = ", sc->peak_activation_bytes->ToString(), " bytes");
+    }
     out += "\n";
   } else {
     absl::StrAppend(&out, "Peak activation memory: unknown (input shapes not static)\n");
+  }
+  if (std::string off = OffPathSummary(r); !off.empty()) {
+    absl::StrAppend(&out, "Shape, index and mask computations (off the representation path): ",
+                    off, "\n");
   }
   for (int c : r.collapse_points) {
     const ReportNode& n = r.nodes[c];
@@ -161,6 +250,7 @@ std::string RenderText(const Report& r) {
   }
   if (!r.calibration.note.empty()) absl::StrAppend(&out, "Note: ", r.calibration.note, "\n");
   for (const std::string& note : r.notes) absl::StrAppend(&out, "Note: ", note, "\n");
+  if (r.symbolic) absl::StrAppend(&out, "Note: ", SymbolicSummary(*r.symbolic), "\n");
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/polynomial.h"
 #include "graph/shape.h"
 #include "ops/traits.h"
 
@@ -67,8 +68,13 @@ struct ReportNode {
   int index = 0;
   std::string name;                 // semantic name: "Linear", "ReLU", "Conv"...
   std::vector<SourceNode> sources;  // the ONNX nodes it stands for
-  std::vector<Shape> input_shapes;  // data inputs only (weights are parameters)
+  std::vector<Shape> input_shapes;  // data inputs only (weights are parameters), at the sizes analysed
   std::vector<Shape> output_shapes;
+  // The same in the graph inputs' symbols where inference writes them so
+  // ([batch, sequence, 256]); empty for a model without symbols. Text and
+  // Markdown print these; JSON carries both.
+  std::vector<Shape> symbolic_input_shapes;
+  std::vector<Shape> symbolic_output_shapes;
   std::vector<std::string> properties;  // Traits::PropertyWords()
   Traits traits;
   bool cost_known = false;
@@ -77,7 +83,17 @@ struct ReportNode {
   int64_t flops = 0;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
+  // The same costs as polynomials in the graph inputs' symbolic dims (see
+  // SymbolicCosts); unset for a model without symbols or when not found.
+  std::optional<Polynomial> macs_expression;
+  std::optional<Polynomial> flops_expression;
+  std::optional<Polynomial> bytes_expression;  // read + written
   bool floating = false;  // has a floating-point data input (collapse points need one)
+  // On the representation path: a floating-point result computed from the
+  // model's data (a floating graph input, or a learned table an Embedding
+  // reads). Shape, index and mask arithmetic (Shape, Range, NonZero, Cast of
+  // an integer mask...) is off it: listed apart, never a collapse point.
+  bool on_data_path = true;
 
   // Linear / Conv layers with a constant weight.
   bool is_layer = false;
@@ -139,6 +155,25 @@ struct Calibration {
   std::string note;     // why calibration fell back to static analysis
 };
 
+// A model whose graph inputs have symbolic dims is analysed at one size per
+// symbol (--shape, else graph/realistic_size.h's default), and its totals
+// are also given as polynomials in the symbols, fitted from measurements at
+// other sizes and checked at a point off the fitting grid.
+struct SymbolicCosts {
+  std::vector<std::string> symbols;
+  std::vector<int64_t> values;  // the sizes analysed
+  std::vector<bool> given;      // by --shape; else the default
+  bool fitted = false;          // some total has an expression
+  std::string why_not;          // when !fitted
+  std::string domain;           // "batch ≥ 2, sequence ≥ 2": where the expressions are exact
+  int evaluations = 0;          // sizes measured for the fit
+  // Unset where the quantity is not a polynomial (a peak that moves between
+  // nodes as sizes grow). An expression may also not hold at the sizes
+  // analysed (outside its domain): Holds() says.
+  std::optional<Polynomial> params, macs, flops, bytes_read, bytes_written, peak_activation_bytes;
+  bool Holds(const std::optional<Polynomial>& p, int64_t value) const;
+};
+
 struct Report {
   std::string model_path;
   std::string producer;
@@ -153,6 +188,7 @@ struct Report {
   int64_t uncounted_nodes = 0;  // nodes whose MACs/FLOPs are unknown (shapes not static)
   std::optional<int64_t> peak_activation_bytes;  // unknown when shapes are symbolic
   int peak_at_node = -1;
+  std::optional<SymbolicCosts> symbolic;  // set when a graph input has symbolic dims
 
   std::vector<int> collapse_points;  // node indices
   std::vector<Chain> chains;

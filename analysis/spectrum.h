@@ -15,20 +15,28 @@
 
 namespace aic::analysis {
 
+// Debian 12's OpenBLAS (0.3.21, DYNAMIC_ARCH) picks its kernels from cpuid
+// when it loads and takes a virtualised Xeon that reports AVX-512 for a
+// Prescott: SSE3 kernels, dsyrk 3-8x slower than its SkylakeX ones. It reads
+// OPENBLAS_CORETYPE at load time only, so a command about to decompose
+// weights calls this first: unless the user set the variable, or the
+// kernels already match what the CPU supports, it sets it (SkylakeX for
+// AVX-512 F/BW/DQ/VL, Haswell for AVX2+FMA) and re-executes the process.
+void UseOpenBlasKernelsForThisCpu();
+
 // Machine epsilon of a floating-point dtype (float32 for anything else).
 double DTypeEpsilon(DType t);
 
 // Singular values (descending) of `weight` viewed as a row-major
-// [rows, cols] matrix (rows·cols must equal its element count). Matrices up
-// to kDoubleSvdMaxDim on their short side go through dgesdd in double; larger
-// ones through sgesdd in float, which is about twice as fast and as exact as
-// a float32 weight deserves.
-inline constexpr int64_t kDoubleSvdMaxDim = 1024;
+// [rows, cols] matrix (rows·cols must equal its element count). Float, half
+// and bfloat16 weights: the square roots of the eigenvalues of the Gram
+// matrix of the short side, in double (dsyrk + dsyevd; each σᵢ² within about
+// k·eps₆₄·σ₁², far below a float32 weight's own rounding). Double weights:
+// dgesdd, values only.
+inline constexpr const char* kGramMethod = "LAPACK dsyevd on the double Gram matrix";
+inline constexpr const char* kExactSvdMethod = "LAPACK dgesdd";
 absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows, int64_t cols,
                                                    std::string* method = nullptr);
-
-// Rough seconds one SVD of that size takes on one core (for progress).
-double EstimatedSvdSeconds(int64_t rows, int64_t cols);
 
 // Fills effective/stable/numerical rank from spectrum.singular_values.
 void ComputeRanks(Spectrum& spectrum, double eps);

@@ -130,9 +130,99 @@ int64_t UnitAxis(const LogicalGraph& lg, int i, int64_t rank) {
   return rank >= 4 ? 1 : rank - 1;  // NCHW images, else features last
 }
 
+// Whether collapse-producing node `c` computes a statistic of its own input
+// that only rescales, re-centres or completes that input: every path from
+// it ends, within a few nodes, in a join with a value its input came from.
+// Squeeze-and-excitation's pool (x · gate(pool(x))), the means of a
+// LayerNorm or RMSNorm spelled out (x − mean(x), x · 1/√mean(x²)), GRN's
+// norms; and a Scale whose zeros another term fills (a rotary embedding's
+// x·cos + rotate(x)·sin, where sin(0) = 0). The representation flows
+// through the join, not through the statistic, so nothing of it collapses
+// there. (A ReLU inside a residual branch is not such a statistic: it is
+// kept as a collapse point.) The nodes between the statistic and the join
+// (SE's excitation MLP and its gate) go into `side`: their collapses shape
+// the statistic, not the representation.
+bool IsSideStatistic(const LogicalGraph& lg, int c, absl::flat_hash_set<int>* side) {
+  const ReportNode& node = lg.nodes[c];
+  const bool reduction = node.traits.collapse == CollapseKind::kReduces;
+  const bool zero_scale = node.name == "Scale" && node.traits.collapse == CollapseKind::kSelects;
+  if (!reduction && !zero_scale) return false;
+  // The values c's input is made of, a few producers back.
+  constexpr int kBack = 4;
+  absl::flat_hash_set<const Value*> sources;
+  std::vector<std::pair<int, int>> back = {{c, 0}};
+  for (size_t k = 0; k < back.size(); ++k) {
+    auto [i, depth] = back[k];
+    for (const Value* v : lg.data_inputs[i]) {
+      sources.insert(v);
+      if (depth + 1 >= kBack || v->producer() == nullptr) continue;
+      auto it = lg.index_of.find(v->producer());
+      if (it != lg.index_of.end()) back.push_back({it->second, depth + 1});
+    }
+  }
+  auto joins_a_source = [&](const Value* v) {
+    if (sources.contains(v)) return true;
+    if (v->producer() == nullptr) return false;
+    auto it = lg.index_of.find(v->producer());
+    if (it == lg.index_of.end()) return false;
+    for (const Value* u : lg.data_inputs[it->second]) {
+      if (sources.contains(u)) return true;
+    }
+    return false;
+  };
+  // Forward in execution order (logical nodes are numbered so), within a
+  // window: a node reading the branch joins it unless it also reads other
+  // values, where the branch must end in a re-joining op.
+  constexpr int kWindow = 32;
+  const int n = static_cast<int>(lg.nodes.size());
+  absl::flat_hash_set<int> branch = {c};
+  auto in_branch = [&](const Value* v) {
+    if (v->producer() == nullptr) return false;
+    auto it = lg.index_of.find(v->producer());
+    return it != lg.index_of.end() && branch.contains(it->second);
+  };
+  size_t open_ends = lg.consumers[c].size();
+  for (int b = c + 1; b < n && b <= c + kWindow && open_ends > 0; ++b) {
+    bool reads = false;
+    std::vector<const Value*> others;
+    for (const Value* v : lg.data_inputs[b]) {
+      if (in_branch(v)) {
+        reads = true;
+      } else {
+        others.push_back(v);
+      }
+    }
+    if (!reads) continue;
+    // Every edge from the branch into b is now accounted for.
+    size_t edges = 0;
+    for (int p : lg.producers[b]) edges += branch.contains(p) ? 1 : 0;
+    open_ends -= std::min(open_ends, edges);
+    if (!others.empty()) {
+      const std::string& op = lg.nodes[b].name;
+      bool rejoin_op = reduction ? (op == "Mul" || op == "Div" || op == "Sub") : op == "Add";
+      if (!rejoin_op || !std::all_of(others.begin(), others.end(), joins_a_source)) return false;
+      continue;  // the branch ends in this join
+    }
+    if (lg.feeds_graph_output[b] || lg.consumers[b].empty()) return false;
+    branch.insert(b);
+    open_ends += lg.consumers[b].size();
+  }
+  if (lg.feeds_graph_output[c] || open_ends > 0) return false;
+  side->insert(branch.begin(), branch.end());
+  return true;
+}
+
 void FindStructure(const LogicalGraph& lg, Report& report) {
+  absl::flat_hash_set<int> side;
+  std::vector<int> candidates;
   for (const ReportNode& n : lg.nodes) {
-    if (n.floating && n.traits.collapse_producing()) report.collapse_points.push_back(n.index);
+    if (n.floating && n.on_data_path && n.traits.collapse_producing()) candidates.push_back(n.index);
+  }
+  for (int c : candidates) {
+    if (!side.contains(c)) IsSideStatistic(lg, c, &side);
+  }
+  for (int c : candidates) {
+    if (!side.contains(c)) report.collapse_points.push_back(c);
   }
   FindChains(lg, report);
   FindExpandCollapse(lg, report);

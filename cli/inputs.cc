@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
+#include "graph/realistic_size.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
 #include "support/half.h"
@@ -43,11 +44,9 @@ std::vector<std::string> RealisticShapes(const Model& model, const std::vector<s
     const std::vector<Dim>& dims = t.shape.dims();
     bool symbolic = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return !d.is_value(); });
     if (!symbolic) continue;
-    // An image: NCHW with a known, small channel count.
-    bool image = dims.size() == 4 && dims[1].is_value() && dims[1].value() <= 4;
     std::string spec = v->name() + "=";
     for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t d = dims[i].is_value() ? dims[i].value() : i == 0 ? 1 : image && i >= 2 ? 224 : 16;
+      int64_t d = dims[i].is_value() ? dims[i].value() : RealisticDimSize(t.shape, i);
       absl::StrAppend(&spec, i == 0 ? "" : ",", d);
     }
     specs.push_back(spec);

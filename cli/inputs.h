@@ -38,9 +38,7 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
 
 // Test shapes for verification, "NAME=D,D,.." for every graph input with a
 // symbolic dim that `given` does not cover: a realistic size for each such
-// dim rather than 1 (an image side of 1 makes a verification meaningless and
-// breaks the reshapes of a recognizer): batch-like leading dims 1, the
-// spatial dims of an image input 224, sequence-like dims 16. What it picks is
+// dim rather than 1 (graph/shape.h's RealisticDimSize). What it picks is
 // printed with the result.
 std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given);
 

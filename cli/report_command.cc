@@ -18,7 +18,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
+#include "analysis/input_kinds.h"
 #include "analysis/render.h"
+#include "analysis/spectrum.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
@@ -32,7 +34,7 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx report IN.onnx [--format text|json|md] [-o FILE]
                        [--calib DIR|random:N] [--shape NAME=D,D,..]... [--energy E]
-                       [--seed N] [--rare F] [--max-svd-dim N] [--no-spectra]
+                       [--seed N] [--rare F] [--max-svd-dim N] [--no-spectra] [--names|--no-names]
 
 Analyzes a model: per node its semantic name, input and output shapes
 (symbolic dims by name), parameters, MACs and FLOPs, bytes read/written and
@@ -50,15 +52,23 @@ calibration data, the activation ratio and dead units of collapse-producing ops.
                     input_K.pb / input_K.npy for the K-th input), either in
                     DIR itself (one sample) or in each subdirectory of DIR
                     (one sample per subdirectory, in name order)
-  --calib random:N  N samples of random normal data (the report says so)
-  --shape NAME=D,D  concrete dims for a graph input with symbolic dims (for
-                    MACs, peak memory and calibration); repeatable
+  --calib random:N  N samples of random data (the report says so): floats
+                    normal, token ids uniform over their embedding table,
+                    other integer and boolean inputs (masks) ones
+  --shape NAME=D,D  sizes to analyse a graph input with symbolic dims at (each
+                    symbol takes its size on every input); the rest take a
+                    default: a leading dim 1, an image's sides 224, other
+                    dims 16. Totals and per-node costs are also given as
+                    expressions in the symbols; repeatable
   --energy E        spectral energy a low-rank candidate keeps (default 0.99)
   --rare F          a unit active on at most this share of positions is
                     "rarely active" (default 0.01)
   --seed N          seed of --calib random (default 0)
   --max-svd-dim N   skip weights whose shorter side exceeds N (default 4096)
   --no-spectra      skip the SVDs
+  --names           text: name each node's ONNX nodes (ONNX: 'fc1' (Gemm));
+                    the default for graphs of more than 12 nodes (smaller
+                    ones print the seed's format exactly); --no-names: never
 A model the reference executor cannot run is still analysed statically; the
 report says why calibration did not run.
 )";
@@ -188,15 +198,22 @@ analysis::CalibrationData RandomCalibration(const Model& model, int64_t n, uint6
   data.random = true;
   data.source = absl::StrCat("random:", n);
   data.samples = n;
-  data.feed = [&model, seed](int64_t i) -> absl::StatusOr<analysis::Feeds> {
+  // Floats are normal; integers what the graph does with them (ids within
+  // their embedding table, masks of ones).
+  std::map<std::string, analysis::IntegerInputKind> kinds = analysis::IntegerInputKinds(model);
+  data.feed = [&model, seed, kinds](int64_t i) -> absl::StatusOr<analysis::Feeds> {
     analysis::Feeds feeds;
     uint64_t s = seed + static_cast<uint64_t>(i) * 7919;
     for (const Value* v : model.graph->inputs()) {
       if (v->is_initializer()) continue;
-      auto t = RandomTensorFor(v->type(), nullptr, s++);
+      uint64_t input_seed = s++;
+      auto t = RandomTensorFor(v->type(), nullptr, input_seed);
       if (!t.ok()) {
         return absl::Status(t.status().code(),
                             absl::StrCat("input '", v->name(), "': ", t.status().message()));
+      }
+      if (auto kind = kinds.find(v->name()); kind != kinds.end()) {
+        analysis::FillIntegerInput(kind->second, input_seed, *t);
       }
       feeds[v->name()] = RuntimeValue(*std::move(t));
     }
@@ -226,7 +243,7 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 int ReportCommand(const std::vector<std::string>& argv) {
   auto args = Args::Parse(argv, FlagSpec{{"--format", "-o", "--calib", "--shape", "--energy",
                                           "--seed", "--rare", "--max-svd-dim"},
-                                         {"--help", "--no-spectra"}});
+                                         {"--help", "--no-spectra", "--names", "--no-names"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -238,9 +255,16 @@ int ReportCommand(const std::vector<std::string>& argv) {
   if (format != "text" && format != "json" && format != "md") {
     return UsageError("--format must be text, json or md, got '" + format + "'");
   }
+  if (args->Has("--names") && args->Has("--no-names")) {
+    return UsageError("--names and --no-names exclude each other");
+  }
+  analysis::NodeNames names = args->Has("--names")      ? analysis::NodeNames::kAlways
+                              : args->Has("--no-names") ? analysis::NodeNames::kNever
+                                                        : analysis::NodeNames::kAuto;
   analysis::AnalysisOptions options;
   options.model_path = path;
   options.spectra = !args->Has("--no-spectra");
+  if (options.spectra) analysis::UseOpenBlasKernelsForThisCpu();  // before any work: it may re-execute
   auto read_double = [&](const std::string& flag, double fallback, double lo, double hi,
                          double* out) -> bool {
     std::string v = args->GetOr(flag, "");
@@ -272,9 +296,7 @@ int ReportCommand(const std::vector<std::string>& argv) {
     if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
     shapes[parsed->first] = parsed->second;
   }
-  if (absl::Status s = analysis::FixInputShapes(model, shapes); !s.ok()) {
-    return UsageError(path + ": " + std::string(s.message()));
-  }
+  options.input_shapes = shapes;
   if (auto calib = args->Get("--calib")) {
     if (calib->rfind("random:", 0) == 0) {
       int64_t n = 0;
@@ -298,7 +320,7 @@ int ReportCommand(const std::vector<std::string>& argv) {
   if (!report.ok()) return UsageError(path + ": " + std::string(report.status().message()));
   std::string text = format == "json" ? analysis::RenderJson(*report)
                      : format == "md" ? analysis::RenderMarkdown(*report)
-                                      : analysis::RenderText(*report);
+                                      : analysis::RenderText(*report, names);
   if (auto out = args->Get("-o")) {
     if (absl::Status s = WriteFileAtomically(*out, text); !s.ok()) {
       return UsageError(std::string(s.message()));

@@ -9,7 +9,36 @@ OUT/NAME.onnx with a sidecar OUT/NAME.json:
   at, dynamic axes, how run_zoo.py fills it: normal | uniform | int [low, high) | ones),
   outputs (name, shape and spread of ORT's output on the sample input), nodes, params
   (elements of the graph's initializers; skl2onnx keeps most coefficients in attributes),
-  torch_vs_ort (largest |torch - ORT| on the sample input), notes.
+  torch_vs_ort (largest |torch - ORT| on the sample input), notes; and for a torch model, where
+  its parameters went (torch_param_facts; bench/zoo/check_report.py checks `aic-onnx report`
+  against them):
+
+  torch_params            sum(p.numel() for p in module.parameters()): torch's count, tied or
+                          shared tensors once; torch_param_tensors, torch_frozen_params (the
+                          requires_grad=False part of it), torch_tied_params ([{names, shape, numel}])
+  torch_batchnorm_channels             num_features of the affine BatchNorms;
+  torch_batchnorm_after_conv_channels  of those whose input is a Conv module's output (forward
+                          hooks on the sample input): the ones an exporter can fold into the Conv
+  torch_weight_norm       [{module, g, v}] weight-normed modules
+  torch_export_transforms what the export did to parameters, found by matching every parameter's
+                          values against the file's float initializers and Constant tensors (as
+                          stored, or transposed): [{kind, torch_elements, onnx_elements, delta, how,
+                          ...}], kind one of "batchnorm folded into conv" (γ, β and the Conv's own
+                          bias become one Conv bias: delta −C, −2C if the Conv had a bias; the folded
+                          weight W·γ/√(var+ε) is verified numerically), "weight norm folded" (g, v →
+                          w = g·v/‖v‖: −numel(g)), "materialized lookup" (a Gather/Slice with constant
+                          indices folded at export, e.g. Swin's relative position bias: +numel(result)
+                          − numel(table)), "not in the export" (−numel), "duplicated by the exporter"
+                          and "partial copy of a parameter" (delta 0: one tensor stored twice, e.g.
+                          GPT-2's tied lm_head as a transposed copy of wte)
+  torch_params_in_onnx    torch_params + Σ delta: the learned elements the file holds, each once
+  torch_param_initializers  {ONNX constant name: the torch parameter (or folding) it holds}
+  onnx_fixed_float_constants  float constants holding no parameter: count, elements, the largest
+                          eight with the ops that read them
+
+`--params-only` writes just these fields into the existing sidecars in --out (everything else
+untouched): it rebuilds each torch model with the same builder, seeds and weight preparation as
+the export (so the values match the file), exports nothing, and skips scikit-learn models.
 
 Random weights hide bugs, so before export every parameter that its init left at one
 constant (LayerNorm/BatchNorm weight 1, zero biases, zero class tokens, 1e-6 layer
@@ -19,9 +48,11 @@ few random batches in train mode (cumulative average) before eval, so that outpu
 neither all zeros nor constant. A model that fails to export is reported and skipped;
 OUT/zoo_index.json lists what was written and what was skipped, with why.
 
-usage: build/zoo-venv/bin/python bench/zoo/make_zoo.py --out build/zoo [--only NAME,..] [--list]
+usage: build/zoo-venv/bin/python bench/zoo/make_zoo.py --out build/zoo [--only NAME,..] [--list] [--params-only]
 """
 import argparse
+import collections
+import hashlib
 import json
 import os
 import sys
@@ -497,6 +528,262 @@ def _sk_mlp():
 
 
 # ---------------------------------------------------------------------------------------
+# torch's parameter count, and where each parameter went in the export
+
+
+def _digest(a):
+    return hashlib.sha1(np.ascontiguousarray(a, dtype=np.float32).reshape(-1).tobytes()).hexdigest()
+
+
+def onnx_float_constants(path):
+    """The float32 initializers and Constant-node tensors of PATH's main graph, as {name: array}, and
+    who reads each value, as {name: ['Op[input index]', ...]}."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(path).graph
+    readers = collections.defaultdict(list)
+    for n in g.node:
+        for i, x in enumerate(n.input):
+            if x:
+                readers[x].append(f"{n.op_type}[{i}]")
+    consts = {}
+    for t in g.initializer:
+        if t.data_type == onnx.TensorProto.FLOAT:
+            consts[t.name] = numpy_helper.to_array(t)
+    for n in g.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT:
+                    consts[n.output[0]] = numpy_helper.to_array(a.t)
+    return consts, readers
+
+
+def conv_batchnorm_pairs(module, specs):
+    """{BatchNorm module name: Conv module name} for each BatchNorm whose input is the output tensor
+    of a Conv module, seen with forward hooks on one run of the sample input: the BatchNorms an
+    exporter can fold into the Conv before them."""
+    import torch
+    bn_types = torch.nn.modules.batchnorm._BatchNorm
+    produced, keep, pairs, hooks = {}, [], {}, []
+
+    def after_conv(name):
+        def hook(mod, args, out):
+            if isinstance(out, torch.Tensor):
+                produced[id(out)] = name
+                keep.append(out)  # ids stay unique while the tensors live
+        return hook
+
+    def before_bn(name):
+        def hook(mod, args):
+            if args and isinstance(args[0], torch.Tensor) and id(args[0]) in produced:
+                pairs[name] = produced[id(args[0])]
+        return hook
+
+    for name, m in module.named_modules():
+        if isinstance(m, torch.nn.modules.conv._ConvNd) and not m.transposed:
+            hooks.append(m.register_forward_hook(after_conv(name)))
+        elif isinstance(m, bn_types):
+            hooks.append(m.register_forward_pre_hook(before_bn(name)))
+    if not hooks or not any(isinstance(m, bn_types) for m in module.modules()):
+        for h in hooks:
+            h.remove()
+        return {}
+    try:
+        with torch.no_grad():
+            module(*torch_inputs(specs, np.random.default_rng(SEED + 1)))
+    finally:
+        for h in hooks:
+            h.remove()
+    return pairs
+
+
+def _close(a, b):
+    return a.shape == b.shape and float(np.max(np.abs(a - b), initial=0.0)) <= \
+        1e-4 * float(np.max(np.abs(b), initial=0.0)) + 1e-7
+
+
+def torch_param_facts(module, specs, onnx_path):
+    """The sidecar's torch_* fields: torch's own parameter count and, by value, where each parameter
+    is in the exported ONNX file (see the module docstring)."""
+    import torch
+    from torch.nn.utils import parametrize
+    named = dict(module.named_parameters())  # torch's count: shared tensors once, under their first name
+    names_of = collections.defaultdict(list)
+    for n, p in module.named_parameters(remove_duplicate=False):
+        names_of[id(p)].append(n)
+    facts = dict(
+        torch_params=int(sum(p.numel() for p in module.parameters())),
+        torch_param_tensors=len(named),
+        torch_frozen_params=int(sum(p.numel() for p in module.parameters() if not p.requires_grad)),
+        torch_tied_params=[dict(names=names_of[id(p)], shape=list(p.shape), numel=int(p.numel()))
+                           for p in named.values() if len(names_of[id(p)]) > 1])
+    modules = dict(module.named_modules())
+    bns = {n: m for n, m in modules.items() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)}
+    pairs = conv_batchnorm_pairs(module, specs)
+    facts["torch_batchnorm_channels"] = int(sum(m.num_features for m in bns.values() if m.affine))
+    facts["torch_batchnorm_after_conv_channels"] = int(sum(bns[b].num_features for b in pairs if bns[b].affine))
+    wn = []  # (module name, g, v, folded weight)
+    for n, m in modules.items():
+        if parametrize.is_parametrized(m, "weight") and type(m.parametrizations.weight[0]).__name__ == "_WeightNorm":
+            wn.append((n, f"{n}.parametrizations.weight.original0", f"{n}.parametrizations.weight.original1", m.weight))
+        elif isinstance(getattr(m, "weight_g", None), torch.nn.Parameter) and \
+                isinstance(getattr(m, "weight_v", None), torch.nn.Parameter):
+            wn.append((n, f"{n}.weight_g", f"{n}.weight_v", m.weight))
+    facts["torch_weight_norm"] = [dict(module=n, g=list(named[g].shape), v=list(named[v].shape)) for n, g, v, _ in wn]
+    if not onnx_path or not os.path.exists(onnx_path):
+        facts["torch_export_note"] = "no ONNX file to compare with"
+        return facts
+
+    consts, readers = onnx_float_constants(onnx_path)
+    by_digest = collections.defaultdict(list)
+    for name, a in consts.items():
+        by_digest[_digest(a)].append(name)
+    arrays = {n: p.detach().to(torch.float32).numpy() for n, p in named.items()}
+    where = {}  # torch name -> [(onnx name, how)]
+    for n, a in arrays.items():
+        hits = [(c, "same values") for c in by_digest.get(_digest(a), [])]
+        if a.ndim == 2 and min(a.shape) > 1:
+            hits += [(c, "transposed") for c in by_digest.get(_digest(a.T), [])]
+        if hits:
+            where[n] = hits
+    holds = {}  # onnx name -> what torch parameter it holds
+    for n, hits in where.items():
+        for c, how in hits:
+            holds[c] = n if how == "same values" else f"{n} ({how})"
+    transforms = []
+    done = set(where)
+
+    def unclaimed(shape):
+        return [c for c, a in consts.items() if c not in holds and a.shape == tuple(shape)]
+
+    # BatchNorm folded into the Conv before it: W' = W·γ/√(var+ε) (same size), b' = (b − mean)·γ/√(var+ε) + β
+    folded = dict(modules=[], torch_elements=0, onnx_elements=0)
+    for b, c in pairs.items():
+        bn, conv = bns[b], modules[c]
+        if not bn.affine or f"{b}.weight" in where or f"{c}.weight" in where:
+            continue
+        with torch.no_grad():
+            s = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+            w = (conv.weight * s.reshape([-1] + [1] * (conv.weight.dim() - 1))).numpy()
+            bias = ((conv.bias if conv.bias is not None else 0) - bn.running_mean) * s + bn.bias
+            bias = bias.numpy()
+        wc = next((x for x in unclaimed(w.shape) if _close(consts[x], w)), None)
+        if wc is None:
+            continue
+        holds[wc] = f"{c}.weight folded with {b}"
+        bc = next((x for x in unclaimed(bias.shape) if _close(consts[x].reshape(-1), bias.reshape(-1))), None)
+        if bc is None:  # a 1-D bias may be stored reshaped
+            bc = next((x for x, a in consts.items() if x not in holds and a.size == bias.size
+                       and _close(a.reshape(-1), bias.reshape(-1))), None)
+        if bc is not None:
+            holds[bc] = f"{c}.bias folded with {b}"
+        folded["modules"].append(b)
+        folded["torch_elements"] += 2 * bn.num_features + (conv.bias.numel() if conv.bias is not None else 0)
+        folded["onnx_elements"] += bias.size if bc is not None else 0
+        done |= {f"{b}.weight", f"{b}.bias", f"{c}.weight"} | ({f"{c}.bias"} if conv.bias is not None else set())
+    if folded["modules"]:
+        transforms.append(dict(kind="batchnorm folded into conv", count=len(folded["modules"]), **folded,
+                               delta=folded["onnx_elements"] - folded["torch_elements"],
+                               how="eval BatchNorm after a Conv: γ, β (2C) and the Conv's own bias, if any, "
+                                   "become one Conv bias (C); the Conv weight keeps its size"))
+    # weight norm folded: w = g·v/‖v‖ computed at export
+    for n, g, v, w in wn:
+        if g in where or v in where:
+            continue
+        w = w.detach().numpy()
+        wc = by_digest.get(_digest(w), [None])[0] or next((x for x in unclaimed(w.shape) if _close(consts[x], w)), None)
+        if wc is None:
+            continue
+        holds[wc] = f"{n}.weight = g·v/‖v‖"
+        done |= {g, v}
+        te = arrays[g].size + arrays[v].size
+        transforms.append(dict(kind="weight norm folded", modules=[n], torch_elements=int(te),
+                               onnx_elements=int(w.size), delta=int(w.size - te), onnx=[wc],
+                               how="g and v become the one weight w = g·v/‖v‖"))
+    # a parameter stored more than once (a tied weight and its transposed copy): torch counts it once
+    for n, hits in where.items():
+        if len(hits) > 1:
+            a = arrays[n]
+            transforms.append(dict(kind="duplicated by the exporter", params=names_of[id(named[n])],
+                                   shape=list(a.shape), torch_elements=int(a.size),
+                                   onnx_elements=int(a.size * len(hits)), delta=0,
+                                   onnx=[f"{c} ({how})" for c, how in hits],
+                                   how="one torch tensor" + (" (tied)" if len(names_of[id(named[n])]) > 1 else "")
+                                       + f" stored {len(hits)} times; a report must count it once"))
+    # a parameter the exporter looked up with constant indices: the lookup's result is stored instead
+    candidates = [c for c, a in consts.items() if c not in holds and a.size > 1 and len(np.unique(a)) > 1]
+    derived = collections.defaultdict(list)
+    for c in candidates:
+        a = consts[c].reshape(-1)
+        first = a[0]
+        for n, p in arrays.items():
+            if p.size > 1 and bool(np.any(p == first)) and bool(np.all(np.isin(np.unique(a), p))):
+                derived[n].append(c)
+                holds[c] = f"values of {n} (a constant lookup)"
+                break
+    for n, cs in derived.items():
+        te, oe = int(arrays[n].size), int(sum(consts[c].size for c in cs))
+        if n in done:
+            transforms.append(dict(kind="partial copy of a parameter", params=[n], torch_elements=te, onnx_elements=oe,
+                                   delta=0, onnx=cs, how="also stored whole; a report must count it once"))
+        else:
+            done.add(n)
+            transforms.append(dict(kind="materialized lookup", params=[n], shape=list(arrays[n].shape),
+                                   torch_elements=te, onnx_elements=oe, delta=oe - te,
+                                   onnx=[f"{c} {list(consts[c].shape)}" for c in cs],
+                                   how="Gather/Slice of the parameter with constant indices folded at export: "
+                                       "the result is stored, the parameter is not"))
+    for n, a in arrays.items():
+        if n not in done:
+            transforms.append(dict(kind="not in the export", params=[n], shape=list(a.shape),
+                                   torch_elements=int(a.size), onnx_elements=0, delta=-int(a.size),
+                                   how="no constant of the ONNX file holds its values (unused in forward, "
+                                       "or transformed in a way this check does not recognise)"))
+    fixed = sorted(((c, a) for c, a in consts.items() if c not in holds), key=lambda x: -x[1].size)
+    facts.update(
+        torch_export_transforms=transforms,
+        torch_params_in_onnx=facts["torch_params"] + sum(t["delta"] for t in transforms),
+        torch_param_initializers=holds,
+        onnx_fixed_float_constants=dict(
+            count=len(fixed), elements=int(sum(a.size for _, a in fixed)),
+            largest=[dict(name=c, shape=list(a.shape), read_by=sorted(set(readers.get(c, [])))) for c, a in fixed[:8]]))
+    return facts
+
+
+def params_only(name, out_dir):
+    """Rebuilds NAME's torch module as build_one does (same seeds, same weights; no export) and
+    writes its torch_* fields into the existing sidecar OUT/NAME.json, keeping every other field."""
+    import torch
+    spec = MODELS[name]
+    side = os.path.join(out_dir, name + ".json")
+    if spec["exporter"] == SKL:
+        return "skipped: a scikit-learn model has no torch parameters"
+    if not os.path.exists(side):
+        return f"skipped: {side} not found (export it first)"
+    torch.manual_seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    rng = np.random.default_rng(SEED)
+    module, specs = spec["fn"]()[:2]
+    prepare(module, specs, rng, gen)
+    facts = torch_param_facts(module, specs, os.path.join(out_dir, name + ".onnx"))
+    with open(side) as f:
+        meta = json.load(f)
+    meta = {k: v for k, v in meta.items() if not (k.startswith("torch_") and k != "torch_vs_ort")
+            and k != "onnx_fixed_float_constants"}
+    meta.update(facts)
+    with open(side, "w") as f:
+        json.dump(meta, f, indent=1)
+    missing = sum(t["torch_elements"] for t in facts.get("torch_export_transforms", [])
+                  if t["kind"] == "not in the export")
+    if missing > 0.1 * facts["torch_params"]:
+        print(f"{name}: WARNING: {missing} of {facts['torch_params']} parameter elements not found in the file: "
+              f"the rebuilt weights differ from the exported ones (library versions?); re-export instead",
+              file=sys.stderr)
+    return (f"torch {facts['torch_params']}, in the export {facts.get('torch_params_in_onnx')}, "
+            + "; ".join(f"{t['kind']} {t['delta']:+d}" for t in facts.get("torch_export_transforms", [])))
+
+
+# ---------------------------------------------------------------------------------------
 # export
 
 
@@ -578,6 +865,8 @@ def build_one(name, out_dir):
                 opset=opsets.get("ai.onnx", spec["opset"]), opset_imports=opsets, inputs=specs, outputs=outputs,
                 nodes=len(m.graph.node), params=params, torch_vs_ort=torch_vs_ort,
                 export_seconds=round(time.time() - t0, 1), notes="; ".join(notes))
+    if spec["exporter"] != SKL:
+        meta.update(torch_param_facts(module, specs, path))
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
@@ -588,6 +877,9 @@ def main():
     ap.add_argument("--out", default="build/zoo")
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
+    ap.add_argument("--params-only", action="store_true",
+                    help="no export: rebuild each torch model and write its torch_* fields into the existing "
+                         "sidecars in --out")
     args = ap.parse_args()
     if args.list:
         print("\n".join(MODELS))
@@ -596,9 +888,20 @@ def main():
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         ap.error(f"unknown model(s): {', '.join(unknown)}; --list names them")
-    os.makedirs(args.out, exist_ok=True)
     import torch
     torch.set_num_threads(1)
+    if args.params_only:
+        failed = 0
+        for n in names:
+            t0 = time.time()
+            try:
+                what = params_only(n, args.out)
+            except Exception as e:  # noqa: BLE001 - report and go on to the next model
+                failed += 1
+                what = f"FAILED: {type(e).__name__}: {e}\n  " + "\n  ".join(traceback.format_exc().strip().splitlines()[-6:])
+            print(f"{n}: {what} ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)
+        return 1 if failed else 0
+    os.makedirs(args.out, exist_ok=True)
     index_path = os.path.join(args.out, "zoo_index.json")
     index = {"models": {}, "skipped": {}}
     if os.path.exists(index_path) and args.only:

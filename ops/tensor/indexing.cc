@@ -13,6 +13,7 @@
 #include "ops/tensor/slice_params.h"
 #include "ops/tensor/tensor_family.h"
 #include "ops/tensor/tensor_util.h"
+#include "ops/util/cost_util.h"
 #include "ops/util/broadcast.h"
 
 namespace aic {
@@ -198,6 +199,44 @@ Traits GatherTraits(const OpContext& ctx, std::string semantic, std::string mean
                       "elements not indexed are discarded");
 }
 
+// Gather of rows of a constant floating-point table by indices computed at
+// run time (token ids, positions) is an embedding lookup: it makes a
+// representation from indices, it does not select from one, and the table
+// is learned.
+bool IsEmbeddingLookup(const OpContext& ctx) {
+  const Tensor* table = ctx.input_constant(0);
+  return table != nullptr && IsFloatingPoint(table->dtype()) && table->rank() >= 2 &&
+         ctx.input_constant(1) == nullptr;
+}
+
+Traits GatherOpTraits(const OpContext& ctx) {
+  if (!IsEmbeddingLookup(ctx)) return GatherTraits(ctx, "Gather", "y = take(x, indices, axis)");
+  Traits t;
+  t.semantic_name = "Embedding";
+  t.meaning = "y = table[indices]: one learned vector per index";
+  t.linearity = Linearity::kLinear;  // in the table
+  t.invertibility = Invertibility::kUnknown;
+  t.collapse = CollapseKind::kNone;
+  t.effect = RepresentationEffect::kExpands;
+  t.effect_detail = ShapeChange(ctx);
+  t.trainable = true;
+  return t;
+}
+
+// An embedding reads the rows it looks up, not its whole table; the table's
+// elements are its parameters.
+Cost GatherCost(const OpContext& ctx) {
+  if (!IsEmbeddingLookup(ctx)) return BytesOnlyCost(ctx);
+  Cost c = BytesOnlyCost(ctx, {0});
+  int64_t table_elements = StaticElements(ctx.input_type(0));
+  int64_t indices = StaticElements(ctx.input_type(1));
+  if (c.known && table_elements >= 0 && indices >= 0) {
+    c.bytes_read -= static_cast<int64_t>(ByteSizeOf(ctx.input_dtype(0), table_elements));
+    c.bytes_read += c.bytes_written;  // the rows looked up
+  }
+  return c;
+}
+
 // ---- GatherElements ----
 
 absl::Status InferGatherElements(OpContext& ctx) {
@@ -362,9 +401,7 @@ absl::Status CompressKernel(KernelContext& ctx) {
 void RegisterIndexingOps(OpRegistry& r) {
   r.Register(MakeOp("Slice", 1, InferSlice, SliceTraits, nullptr, SliceKernel));
   r.Register(MakeOp(
-      "Gather", 1, InferGather,
-      [](const OpContext& ctx) { return GatherTraits(ctx, "Gather", "y = take(x, indices, axis)"); },
-      nullptr, GatherKernel));
+      "Gather", 1, InferGather, GatherOpTraits, GatherCost, GatherKernel));
   r.Register(MakeOp(
       "GatherElements", 11, InferGatherElements,
       [](const OpContext& ctx) {

@@ -11,6 +11,7 @@
 #include "ops/tensor/tensor_family.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/util/broadcast.h"
+#include "ops/util/cost_util.h"
 
 namespace aic {
 
@@ -383,6 +384,28 @@ TraitsFn RepeatTraits(std::string semantic, std::string meaning) {
   };
 }
 
+// The constant floating-point inputs of a Concat that also joins computed
+// data: a class token or register tokens prepended to the patches, learned.
+std::vector<size_t> LearnedConcatInputs(const OpContext& ctx) {
+  std::vector<size_t> learned;
+  bool any_data = false;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor* c = ctx.input_constant(i);
+    if (c == nullptr) {
+      any_data = true;
+    } else if (IsFloatingPoint(c->dtype())) {
+      learned.push_back(i);
+    }
+  }
+  return any_data ? learned : std::vector<size_t>{};
+}
+
+Cost ConcatCost(const OpContext& ctx) {
+  Cost c = BytesOnlyCost(ctx);
+  for (size_t i : LearnedConcatInputs(ctx)) c.params += ctx.input_constant(i)->num_elements();
+  return c;
+}
+
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
@@ -393,9 +416,10 @@ void RegisterTensorOps(OpRegistry& r) {
         Traits t = ReindexTraits(ctx, "Concat", "y = concat(x₀, x₁, …, axis)");
         t.removable_when = "a single input";
         t.fuses_with = {"Concat", "Split"};
+        t.trainable = !LearnedConcatInputs(ctx).empty();
         return t;
       },
-      nullptr, ConcatKernel));
+      ConcatCost, ConcatKernel));
   r.Register(MakeOp(
       "Split", 1, InferSplit,
       [](const OpContext& ctx) {

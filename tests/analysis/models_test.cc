@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/render.h"
+#include "analysis/symbolic_cost.h"
 #include "graph/builder.h"
 #include "tests/analysis/analysis_test_util.h"
 
@@ -37,16 +38,60 @@ TEST(EncoderReport, SymbolicDimsByName) {
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_FALSE(r->nodes.empty());
   EXPECT_EQ(r->nodes[0].name, "Linear");
-  EXPECT_EQ(r->nodes[0].input_shapes[0].ToString(), "[batch, 128, 256]");
-  EXPECT_GT(r->uncounted_nodes, 0);
-  EXPECT_FALSE(r->peak_activation_bytes.has_value());
-  EXPECT_NE(RenderText(*r).find("Input shape: [batch, 128, 256]"), std::string::npos);
+  EXPECT_EQ(r->nodes[0].input_shapes[0].ToString(), "[1, 128, 256]");
+  EXPECT_EQ(r->nodes[0].symbolic_input_shapes[0].ToString(), "[batch, 128, 256]");
+  // Analysed at the default batch 1, said so, and every cost is also an
+  // expression in batch: linear, through zero (nothing here is per-model).
+  EXPECT_EQ(r->uncounted_nodes, 0);
+  ASSERT_TRUE(r->peak_activation_bytes.has_value());
+  ASSERT_TRUE(r->symbolic.has_value());
+  const SymbolicCosts& sc = *r->symbolic;
+  EXPECT_EQ(sc.symbols, std::vector<std::string>{"batch"});
+  EXPECT_EQ(sc.values, std::vector<int64_t>{1});
+  EXPECT_FALSE(sc.given[0]);
+  ASSERT_TRUE(sc.fitted) << sc.why_not;
+  ASSERT_TRUE(sc.macs && sc.params);
+  EXPECT_TRUE(sc.Holds(sc.macs, r->total_macs));
+  ASSERT_EQ(sc.macs->terms.size(), 1u);
+  EXPECT_EQ(sc.macs->terms[0].exponents, std::vector<int>{1});
+  EXPECT_EQ(sc.macs->terms[0].coefficient, static_cast<double>(r->total_macs));
+  EXPECT_TRUE(sc.params->IsConstant());
+  EXPECT_EQ(sc.params->Evaluate({7}), static_cast<double>(r->total_params));
+  ASSERT_TRUE(sc.peak_activation_bytes.has_value());
+  EXPECT_EQ(sc.peak_activation_bytes->Evaluate({1}), static_cast<double>(*r->peak_activation_bytes));
+  ASSERT_TRUE(r->nodes[0].macs_expression.has_value());
+  EXPECT_EQ(r->nodes[0].macs_expression->ToString(), "8.39 M·batch");  // 128·256·256
+  std::string text = RenderText(*r);
+  EXPECT_NE(text.find("Input shape: [batch, 128, 256]"), std::string::npos);
+  EXPECT_NE(text.find("MACs: 8388608 = 8.39 M·batch"), std::string::npos) << text;
+  EXPECT_NE(text.find("symbolic dims analysed at batch=1 (default)"), std::string::npos);
+}
+
+// The same report at batch 4 (by --shape) gives 4x the MACs, and the
+// expression is unchanged.
+TEST(EncoderReport, GivenSizesScaleTheNumbersNotTheExpression) {
+  auto model = LoadTestModel("testdata/encoder.onnx");
+  AnalysisOptions options;
+  options.spectra = false;
+  auto one = Analyze(*model, options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto model4 = LoadTestModel("testdata/encoder.onnx");
+  options.input_shapes = {{"x", {4, 128, 256}}};
+  auto four = Analyze(*model4, options);
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->total_macs, 4 * one->total_macs);
+  ASSERT_TRUE(four->symbolic && four->symbolic->fitted);
+  EXPECT_TRUE(four->symbolic->given[0]);
+  ASSERT_TRUE(four->symbolic->macs && one->symbolic->macs);
+  EXPECT_EQ(four->symbolic->macs->ToString(), one->symbolic->macs->ToString());
+  EXPECT_TRUE(four->symbolic->Holds(four->symbolic->macs, four->total_macs));
 }
 
 TEST(EncoderReport, CostsRanksAndSharedWeights) {
   auto model = LoadTestModel("testdata/encoder.onnx");
-  ASSERT_TRUE(FixInputShapes(*model, {{"x", {1, 128, 256}}}).ok());
-  auto r = Analyze(*model, AnalysisOptions{});
+  AnalysisOptions options;
+  options.input_shapes = {{"x", {1, 128, 256}}};
+  auto r = Analyze(*model, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Count(*r, "Linear"), 36);  // 6 per layer, MatMul + Add each
   EXPECT_EQ(r->uncounted_nodes, 0);
@@ -284,13 +329,41 @@ TEST(Calibration, FailingRunDegradesToStaticAnalysis) {
 namespace aic::analysis {
 namespace {
 
-TEST(FixInputShapes, ChecksNamesRanksAndKnownDims) {
+TEST(BindInputSymbols, ChecksNamesRanksAndKnownDims) {
   auto model = testing::LoadTestModel("testdata/encoder.onnx");
-  EXPECT_FALSE(FixInputShapes(*model, {{"nope", {1, 128, 256}}}).ok());
-  EXPECT_FALSE(FixInputShapes(*model, {{"x", {1, 128}}}).ok());
-  EXPECT_FALSE(FixInputShapes(*model, {{"x", {1, 64, 256}}}).ok());  // 128 is fixed
-  ASSERT_TRUE(FixInputShapes(*model, {{"x", {2, 128, 256}}}).ok());
+  EXPECT_FALSE(BindInputSymbols(*model, {{"nope", {1, 128, 256}}}).ok());
+  EXPECT_FALSE(BindInputSymbols(*model, {{"x", {1, 128}}}).ok());
+  auto fixed = BindInputSymbols(*model, {{"x", {1, 64, 256}}});  // 128 is fixed
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_EQ(fixed.status().message(), "input 'x' dim 1 is 128, the shape given has 64");
+  auto bound = BindInputSymbols(*model, {{"x", {2, 128, 256}}});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(bound->names, std::vector<std::string>{"batch"});
+  EXPECT_EQ(bound->values, std::vector<int64_t>{2});
+  SetInputSizes(*bound, bound->values);
   EXPECT_EQ(model->graph->inputs()[0]->shape().ToString(), "[2, 128, 256]");
+}
+
+// One symbol on two inputs takes one size: given once, it binds both; given
+// twice with different sizes, it is refused with both named.
+TEST(BindInputSymbols, OneSymbolOneSize) {
+  auto make = [] {
+    GraphBuilder b;
+    Value* ids = b.Input("ids", DType::kInt64, {Dim::Symbol("batch"), Dim::Symbol("sequence")});
+    Value* mask = b.Input("mask", DType::kInt64, {Dim::Symbol("batch"), Dim::Symbol("sequence")});
+    b.Output(b.Op("Add", {ids, mask}));
+    return b.Build();
+  };
+  auto model = make();
+  auto bound = BindInputSymbols(*model, {{"ids", {2, 64}}});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(bound->values, (std::vector<int64_t>{2, 64}));
+  SetInputSizes(*bound, bound->values);
+  EXPECT_EQ(model->graph->inputs()[1]->shape().ToString(), "[2, 64]");
+  auto clash = BindInputSymbols(*make(), {{"ids", {2, 64}}, {"mask", {3, 64}}});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.status().message(),
+            "symbolic dim 'batch' is given as 2 and as 3 (input 'mask' dim 0)");
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+#include "analysis/input_kinds.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace aic::analysis {
+
+namespace {
+
+bool IsIntegerOrBool(DType d) {
+  switch (d) {
+    case DType::kBool: case DType::kInt8: case DType::kUint8: case DType::kInt16:
+    case DType::kUint16: case DType::kInt32: case DType::kUint32: case DType::kInt64:
+    case DType::kUint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Ops that pass an index tensor on with its values unchanged.
+bool KeepsValues(const Node& n) {
+  static const char* const kOps[] = {"Cast", "Reshape", "Squeeze", "Unsqueeze",
+                                     "Flatten", "Identity", "Expand"};
+  return n.domain.empty() &&
+         std::find(std::begin(kOps), std::end(kOps), n.op_type) != std::end(kOps);
+}
+
+}  // namespace
+
+std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
+  const Graph& g = *model.graph;
+  absl::flat_hash_map<const Value*, std::vector<std::pair<const Node*, size_t>>> readers;
+  for (const auto& n : g.nodes()) {
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      if (n->input(i) != nullptr) readers[n->input(i)].push_back({n.get(), i});
+    }
+  }
+  std::map<std::string, IntegerInputKind> out;
+  for (const Value* input : g.inputs()) {
+    if (input->is_initializer() || !input->type().is_tensor() || !IsIntegerOrBool(input->dtype())) {
+      continue;
+    }
+    IntegerInputKind kind;
+    std::vector<const Value*> frontier = {input};
+    for (size_t k = 0; k < frontier.size() && k < 64; ++k) {
+      auto it = readers.find(frontier[k]);
+      if (it == readers.end()) continue;
+      for (const auto& [node, slot] : it->second) {
+        if (node->domain.empty() && node->op_type == "Gather" && slot == 1) {
+          const Tensor* table = node->input(0) ? node->input(0)->initializer() : nullptr;
+          if (table == nullptr || node->input(0)->is_graph_input() || table->rank() == 0) continue;
+          int64_t axis = node->GetInt("axis", 0);
+          if (axis < 0) axis += table->rank();
+          if (axis < 0 || axis >= table->rank()) continue;
+          int64_t rows = table->dim(axis);
+          kind.rows = kind.indexes_table ? std::min(kind.rows, rows) : rows;
+          kind.indexes_table = true;
+        } else if (slot == 0 && KeepsValues(*node) && node->output(0) != nullptr) {
+          frontier.push_back(node->output(0));
+        }
+      }
+    }
+    out[input->name()] = kind;
+  }
+  return out;
+}
+
+void FillIntegerInput(const IntegerInputKind& kind, uint64_t seed, Tensor& t) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> id(0, std::max<int64_t>(kind.rows, 1) - 1);
+  const int64_t n = t.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = kind.indexes_table ? id(rng) : 1;
+    switch (t.dtype()) {
+      case DType::kBool: case DType::kUint8: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+      case DType::kInt8: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(v); break;
+      case DType::kInt16: t.mutable_data<int16_t>()[i] = static_cast<int16_t>(v); break;
+      case DType::kUint16: t.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+      case DType::kInt32: t.mutable_data<int32_t>()[i] = static_cast<int32_t>(v); break;
+      case DType::kUint32: t.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+      case DType::kInt64: t.mutable_data<int64_t>()[i] = v; break;
+      case DType::kUint64: t.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+      default: return;
+    }
+  }
+}
+
+}  // namespace aic::analysis

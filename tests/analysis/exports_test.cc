@@ -1,0 +1,208 @@
+// The report on the idioms of models people export, each built small with a
+// known answer: embedding tables and tied copies counted as torch counts
+// them, a class token, a q/k/v cut as one Split, squeeze-and-excitation's
+// pool not a collapse point, mask arithmetic off the representation path,
+// what random calibration feeds integer inputs, and the names line.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "analysis/analyze.h"
+#include "analysis/input_kinds.h"
+#include "analysis/render.h"
+#include "graph/builder.h"
+
+namespace aic::analysis {
+namespace {
+
+Tensor Random(std::vector<int64_t> dims, uint32_t seed) {
+  Tensor t(DType::kFloat, std::move(dims));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0, 1);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_data<float>()[i] = d(rng);
+  return t;
+}
+
+Tensor Transposed(const Tensor& a) {
+  Tensor t(DType::kFloat, {a.dim(1), a.dim(0)});
+  for (int64_t r = 0; r < a.dim(0); ++r) {
+    for (int64_t c = 0; c < a.dim(1); ++c) {
+      t.mutable_data<float>()[c * a.dim(0) + r] = a.data<float>()[r * a.dim(1) + c];
+    }
+  }
+  return t;
+}
+
+Value* Ints(GraphBuilder& b, const std::string& name, std::vector<int64_t> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  return b.Constant(name, Tensor::FromVector<int64_t>(v, {n}));
+}
+
+const ReportNode* Named(const Report& r, const std::string& name) {
+  for (const ReportNode& n : r.nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+// GPT-2's shape: token embedding, a position table sliced to the sequence
+// (folded once the sizes are known), and a language-model head that reads
+// the token table again as a transposed copy the exporter stored.
+std::unique_ptr<Model> TinyLanguageModel() {
+  GraphBuilder b;
+  Value* ids = b.Input("ids", DType::kInt64, {Dim::Symbol("batch"), Dim::Symbol("sequence")});
+  Tensor table = Random({128, 32}, 1);
+  Value* wte = b.Constant("wte", table);
+  Value* wpe = b.Constant("wpe", Random({64, 32}, 2));
+  Value* positions = b.Constant("position_ids", Tensor::FromVector<int64_t>(
+                                                    [] {
+                                                      std::vector<int64_t> p(64);
+                                                      for (int i = 0; i < 64; ++i) p[i] = i;
+                                                      return p;
+                                                    }(),
+                                                    {64}));
+  Value* tokens = b.Op("Gather", {wte, ids});
+  Value* length = b.Op("Gather", {b.Op("Shape", {ids}), Ints(b, "one", {1})});
+  Value* pos_ids = b.Op("Slice", {positions, Ints(b, "zero", {0}), length});
+  Value* h = b.Op("Add", {tokens, b.Op("Gather", {wpe, pos_ids})});
+  b.Output(b.Op("MatMul", {h, b.Constant("lm_head", Transposed(table))}));
+  return b.Build();
+}
+
+TEST(ExportsReport, EmbeddingsPositionTablesAndTiedCopiesCountAsTorchCounts) {
+  auto model = TinyLanguageModel();
+  AnalysisOptions options;
+  options.spectra = false;
+  auto r = Analyze(*model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // wte and wpe whole, once; lm_head is wte again.
+  EXPECT_EQ(r->total_params, 128 * 32 + 64 * 32);
+  ASSERT_NE(Named(*r, "Embedding"), nullptr);
+  EXPECT_EQ(Named(*r, "Embedding")->params, 128 * 32);
+  EXPECT_FALSE(Named(*r, "Embedding")->traits.collapse_producing());
+  bool tied_note = false;
+  for (const std::string& n : r->notes) tied_note |= n.find("'lm_head' holds the same values as 'wte' transposed") != std::string::npos;
+  EXPECT_TRUE(tied_note);
+  // The head's MACs in the symbols: 32·128 per token; parameters do not
+  // depend on the sequence (the position table counts whole).
+  ASSERT_TRUE(r->symbolic && r->symbolic->fitted) << (r->symbolic ? r->symbolic->why_not : "");
+  ASSERT_TRUE(r->symbolic->params && r->symbolic->macs);
+  EXPECT_TRUE(r->symbolic->params->IsConstant());
+  EXPECT_EQ(r->symbolic->macs->ToString(), "4096·batch·sequence");
+  EXPECT_EQ(r->total_macs, 4096 * 1 * 16);  // analysed at the defaults batch 1, sequence 16
+  // Random calibration feeds ids within the table.
+  auto kinds = IntegerInputKinds(*model);
+  ASSERT_EQ(kinds.count("ids"), 1u);
+  EXPECT_TRUE(kinds["ids"].indexes_table);
+  EXPECT_EQ(kinds["ids"].rows, 128);
+}
+
+TEST(ExportsReport, ClassTokenIsAParameter) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 4, 16});
+  Value* cls = b.Constant("cls_token", Random({1, 1, 16}, 3));
+  b.Output(b.Op("Concat", {cls, x}, {Attribute::Int("axis", 1)}));
+  auto model = b.Build();
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->total_params, 16);
+}
+
+// q, k and v sliced out of one projection: one Split, nothing collapses.
+TEST(ExportsReport, SlicesCoveringATensorAreOneSplit) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 48});
+  Value* axis = Ints(b, "axis", {2});
+  std::vector<Value*> parts;
+  for (int k = 0; k < 3; ++k) {
+    parts.push_back(b.Op("Slice", {x, Ints(b, "s" + std::to_string(k), {16 * k}),
+                                   Ints(b, "e" + std::to_string(k), {16 * (k + 1)}), axis}));
+  }
+  b.Output(b.Op("Add", {b.Op("Mul", {parts[0], parts[1]}), parts[2]}));
+  auto model = b.Build();
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ReportNode* split = Named(*r, "Split");
+  ASSERT_NE(split, nullptr);
+  EXPECT_EQ(split->sources.size(), 3u);
+  EXPECT_EQ(split->output_shapes.size(), 3u);
+  EXPECT_TRUE(r->collapse_points.empty());
+  // Two of the three are not a cover: each slice stays a collapse point.
+  GraphBuilder b2;
+  Value* y = b2.Input("y", DType::kFloat, {1, 8, 48});
+  Value* axis2 = Ints(b2, "axis", {2});
+  Value* p0 = b2.Op("Slice", {y, Ints(b2, "s0", {0}), Ints(b2, "e0", {16}), axis2});
+  Value* p1 = b2.Op("Slice", {y, Ints(b2, "s1", {16}), Ints(b2, "e1", {32}), axis2});
+  b2.Output(b2.Op("Add", {p0, p1}));
+  auto partial = b2.Build();
+  auto r2 = Analyze(*partial, AnalysisOptions{});
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ(Named(*r2, "Split"), nullptr);
+  EXPECT_EQ(r2->collapse_points.size(), 2u);
+}
+
+// Squeeze-and-excitation: the pool and the ReLU inside the gate shape a
+// statistic that rescales x; the ReLU on the main path is a collapse point.
+TEST(ExportsReport, SqueezeExcitationPoolIsNotACollapsePoint) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 6, 6});
+  Value* pooled = b.Op("GlobalAveragePool", {x});
+  Value* squeezed = b.Op("Relu", {b.Op("Conv", {pooled, b.Constant("w1", Random({2, 8, 1, 1}, 4))})});
+  Value* gate = b.Op("Sigmoid", {b.Op("Conv", {squeezed, b.Constant("w2", Random({8, 2, 1, 1}, 5))})});
+  b.Output(b.Op("Relu", {b.Op("Mul", {x, gate})}));
+  auto model = b.Build();
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->collapse_points.size(), 1u);
+  EXPECT_EQ(r->nodes[r->collapse_points[0]].name, "ReLU");
+  EXPECT_EQ(r->nodes[r->collapse_points[0]].index, static_cast<int>(r->nodes.size()) - 1);
+}
+
+// An attention mask made from an integer input is arithmetic off the
+// representation path: listed apart, never a collapse point; random
+// calibration feeds the mask ones.
+TEST(ExportsReport, MaskArithmeticIsOffTheRepresentationPath) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 4, 4});
+  Value* mask = b.Input("mask", DType::kInt64, {1, 4});
+  Value* m = b.Op("Cast", {mask}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+  Value* keep = b.Op("Sub", {b.Constant("one", Tensor::Scalar<float>(1)), m});
+  Value* bias = b.Op("Mul", {keep, b.Constant("big", Tensor::Scalar<float>(-1e4f))});
+  Value* masked = b.Op("Relu", {b.Op("Add", {x, b.Op("Unsqueeze", {bias, Ints(b, "ax", {1})})})});
+  b.Output(masked);
+  auto model = b.Build();
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  int off = 0;
+  for (const ReportNode& n : r->nodes) off += n.on_data_path ? 0 : 1;
+  EXPECT_EQ(off, 4);  // Cast, Sub, Mul, Unsqueeze
+  ASSERT_EQ(r->collapse_points.size(), 1u);
+  EXPECT_EQ(r->nodes[r->collapse_points[0]].name, "ReLU");
+  std::string text = RenderText(*r);
+  EXPECT_NE(text.find("Shape, index and mask computations (off the representation path): 4 nodes"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Node 0: Cast"), std::string::npos) << text;
+  auto kinds = IntegerInputKinds(*model);
+  EXPECT_FALSE(kinds["mask"].indexes_table);
+  Tensor t(DType::kInt64, {1, 4});
+  FillIntegerInput(kinds["mask"], 7, t);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data<int64_t>()[i], 1);
+}
+
+TEST(ExportsReport, NamesLineNamesTheOnnxNodes) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8});
+  b.Output(b.Op("Relu", {b.Op("MatMul", {x, b.Constant("w", Random({8, 8}, 6))})}));
+  auto model = b.Build();
+  model->graph->nodes()[0]->name = "fc/MatMul";
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(RenderText(*r, NodeNames::kAlways).find("Node 0: Linear\nONNX: 'fc/MatMul' (MatMul)\n"),
+            std::string::npos);
+  // A graph of the seed's size prints the seed's format unless asked.
+  EXPECT_EQ(RenderText(*r).find("ONNX:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aic::analysis
