@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/candidates.h"
 #include "analysis/constants.h"
+#include "analysis/idioms.h"
 #include "analysis/logical_graph.h"
 #include "analysis/spectrum.h"
 #include "analysis/structure.h"
@@ -154,6 +155,7 @@ void UseSymbolicShapes(const LogicalGraph& lg, const absl::flat_hash_map<const V
 // analysis that is not a node with a known cost at this size is marked in
 // `unstable` (it gets no expression).
 absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node*>& order,
+                                            const absl::flat_hash_map<const Node*, Idiom>& idioms,
                                             const LogicalGraph& main, bool with_peak,
                                             int64_t main_failed_nodes, std::vector<bool>& unstable) {
   InferStats stats;
@@ -162,7 +164,7 @@ absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node
   InferShapes(model, infer_options, &stats).IgnoreError();
   if (stats.failed_nodes > main_failed_nodes) return stats.first_error;
   ConstantValues constants = ConstantValues::Fold(model, order);
-  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order));
+  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order, &idioms));
   std::vector<double> q(5, 0.0);
   q[0] = static_cast<double>(lg.total_params);
   for (const ReportNode& n : lg.nodes) {
@@ -191,7 +193,8 @@ absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node
   return q;
 }
 
-void AddSymbolicCosts(Model& model, const std::vector<Node*>& order, const InputSymbols& symbols,
+void AddSymbolicCosts(Model& model, const std::vector<Node*>& order,
+                      const absl::flat_hash_map<const Node*, Idiom>& idioms, const InputSymbols& symbols,
                       const TypeSnapshot& as_loaded, const LogicalGraph& main,
                       int64_t main_failed_nodes, Report& report) {
   SymbolicCosts& sc = *report.symbolic;
@@ -201,7 +204,7 @@ void AddSymbolicCosts(Model& model, const std::vector<Node*>& order, const Input
   MeasureFn measure = [&](const std::vector<int64_t>& values) {
     as_loaded.Restore();
     SetInputSizes(symbols, values);
-    return CostsAt(model, order, main, with_peak, main_failed_nodes, unstable);
+    return CostsAt(model, order, idioms, main, with_peak, main_failed_nodes, unstable);
   };
   PolynomialFit fit = FitPolynomials(symbols.names, measure);
   at_main.Restore();
@@ -271,7 +274,9 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   }
 
   ConstantValues constants = ConstantValues::Fold(model, order);
-  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order));
+  if (options.progress) options.progress("recognising exporter idioms");
+  const absl::flat_hash_map<const Node*, Idiom> idioms = FindIdioms(model, order);
+  AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order, &idioms));
   report.nodes = lg.nodes;
   report.total_params = lg.total_params;
   report.notes.insert(report.notes.end(), lg.notes.begin(), lg.notes.end());
@@ -294,7 +299,7 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   BuildCandidates(report);
   if (report.symbolic && options.symbolic_costs) {
     if (options.progress) options.progress("costs as expressions in the symbolic dims");
-    AddSymbolicCosts(model, order, symbols, as_loaded, lg, stats.failed_nodes, report);
+    AddSymbolicCosts(model, order, idioms, symbols, as_loaded, lg, stats.failed_nodes, report);
   }
   if (!symbolic_shapes.empty()) UseSymbolicShapes(lg, symbolic_shapes, report);
   return report;

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "analysis/constants.h"
+#include "analysis/idioms.h"
 #include "analysis/report.h"
 #include "graph/model.h"
 
@@ -36,8 +37,10 @@ struct LogicalGraph {
   std::vector<std::string> notes;  // tied copies found
 };
 
-// `order`: the main graph's topological order.
-absl::StatusOr<LogicalGraph> BuildLogicalGraph(const Model& model, const ConstantValues& constants,
-                                               const std::vector<Node*>& order);
+// `order`: the main graph's topological order. `idioms` (analysis/idioms.h),
+// when given, group the nodes of each idiom into one logical node.
+absl::StatusOr<LogicalGraph> BuildLogicalGraph(
+    const Model& model, const ConstantValues& constants, const std::vector<Node*>& order,
+    const absl::flat_hash_map<const Node*, Idiom>* idioms = nullptr);
 
 }  // namespace aic::analysis

@@ -122,11 +122,17 @@ long double EvaluateUnivariate(const std::vector<long double>& coef, long double
 // Measured costs are integers (or sums of them): a prediction is right when
 // it rounds to the measurement.
 bool Agrees(long double predicted, double measured) {
+  if (!std::isfinite(predicted) || !std::isfinite(measured)) return false;
   return std::fabs(predicted - static_cast<long double>(measured)) <=
          0.5L + 1e-9L * std::fabs(static_cast<long double>(measured));
 }
 
 constexpr int kNoDegree = -1;
+
+// Lattices a symbol's sizes are tried on, in order: 1, then multiples of 32
+// (image sides: the floors of five stride-2 stages are exact there), then of
+// 320 (a waveform's front end striding 5 and six times 2, as wav2vec2's).
+constexpr int64_t kSteps[] = {1, 32, 320};
 
 class Fitter {
  public:
@@ -139,20 +145,25 @@ class Fitter {
     const size_t s = symbols_.size();
     steps_.assign(s, 1);
     if (!Measure(Base()).ok()) {
-      // Nothing works at sizes 2, 3, ...: an image model's sides. Every
-      // symbol starts on multiples of 32; each goes back to step 1 below
-      // where that fits as many quantities.
-      steps_.assign(s, 32);
-      auto base = Measure(Base());
-      if (!base.ok()) return Fail(fit, absl::StrCat("not analysable at ", PointText(Base()), ": ",
-                                                    base.status().message()));
+      // Nothing works at sizes 2, 3, ...: an image model's sides, a
+      // waveform. Every symbol starts on a coarser lattice; each goes back
+      // to a finer one below where that fits as many quantities.
+      bool measurable = false;
+      for (int64_t step : kSteps) {
+        steps_.assign(s, step);
+        if ((measurable = Measure(Base()).ok())) break;
+      }
+      if (!measurable) {
+        return Fail(fit, absl::StrCat("not analysable at ", PointText(Base()),
+                                      last_error_.empty() ? "" : ": ", last_error_));
+      }
     }
     // Per symbol, the step that fits more quantities (step 1 on a tie), and
     // each quantity's degree in it.
     std::vector<std::vector<int>> degree(s);
     for (size_t i = 0; i < s; ++i) {
       std::vector<std::pair<int64_t, std::vector<int>>> tries;
-      for (int64_t step : {int64_t{1}, int64_t{32}}) {
+      for (int64_t step : kSteps) {
         steps_[i] = step;
         if (!Measure(Base()).ok()) continue;
         tries.push_back({step, ProbeDegrees(i)});
@@ -186,23 +197,27 @@ class Fitter {
                                     last_error_, last_error_.empty() ? "" : ")"));
     }
     if (!FitGrid(fit)) return fit;
-    // One point off the grid in every symbol at once checks the cross terms.
-    std::vector<int64_t> check(s);
-    for (size_t i = 0; i < s; ++i) check[i] = Node(i, degrees_[i] + 1);
-    auto measured = Measure(check);
-    if (!measured.ok()) {
-      return Fail(fit, absl::StrCat("not analysable at ", PointText(check), ": ",
-                                    measured.status().message()));
-    }
-    for (size_t q = 0; q < fit.quantities.size(); ++q) {
-      if (fit.valid[q] && !Agrees(fit.quantities[q].Evaluate(check), (*measured)[q])) {
-        fit.valid[q] = false;
+    // Points off the grid in every symbol at once check the cross terms: one
+    // just past the grid, one far out (a cost periodic in a size, or one
+    // that changes form past the probes, misses it).
+    for (int far : {0, 1}) {
+      std::vector<int64_t> check(s);
+      for (size_t i = 0; i < s; ++i) check[i] = Node(i, far ? 3 * degrees_[i] + 7 : degrees_[i] + 1);
+      auto measured = Measure(check);
+      if (!measured.ok()) {
+        if (far) break;  // the far point may be past what the model takes
+        return Fail(fit, absl::StrCat("not analysable at ", PointText(check), ": ",
+                                      measured.status().message()));
+      }
+      for (size_t q = 0; q < fit.quantities.size(); ++q) {
+        if (fit.valid[q] && !Agrees(fit.quantities[q].Evaluate(check), (*measured)[q])) {
+          fit.valid[q] = false;
+        }
       }
     }
     fit.ok = std::find(fit.valid.begin(), fit.valid.end(), true) != fit.valid.end();
     if (!fit.ok) {
-      return Fail(fit, absl::StrCat("the fitted expressions miss the costs measured at ",
-                                    PointText(check)));
+      return Fail(fit, "the fitted expressions miss the costs measured off the grid");
     }
     fit.degrees = degrees_;
     for (size_t i = 0; i < s; ++i) fit.domains.push_back({steps_[i]});
@@ -248,21 +263,25 @@ class Fitter {
 
   // Per quantity, the smallest degree d ≤ max_degree whose interpolant
   // through d+1 sizes of symbol i (the others at their base) predicts the
-  // next size; kNoDegree where none does (or a size cannot be measured).
+  // next two sizes; kNoDegree where none does (or a size cannot be measured).
   std::vector<int> ProbeDegrees(size_t i) {
     std::vector<int> degree(static_cast<size_t>(std::max<int64_t>(quantities_, 0)), kNoDegree);
+    std::vector<std::vector<long double>> interpolant(degree.size());
     std::vector<long double> xs;
     std::vector<std::vector<double>> values;
-    for (int k = 0; k <= max_degree_ + 1; ++k) {
+    for (int k = 0; k <= max_degree_ + 2; ++k) {
       std::vector<int64_t> p = Base();
       p[i] = Node(i, k);
       const auto& v = Measure(p);
       if (!v.ok()) break;
-      if (degree.size() != v->size()) degree.assign(v->size(), kNoDegree);
+      if (degree.size() != v->size()) {
+        degree.assign(v->size(), kNoDegree);
+        interpolant.assign(v->size(), {});
+      }
       xs.push_back(static_cast<long double>(p[i]));
       values.push_back(*v);
-      if (k == 0) continue;
-      const int d = k - 1;  // fit through points 0..d, predict point k
+      if (k < 2) continue;
+      const int d = k - 2;  // fit through points 0..d, predict points d+1 and d+2
       bool open = false;
       for (size_t q = 0; q < degree.size(); ++q) {
         if (degree[q] != kNoDegree) continue;
@@ -270,13 +289,28 @@ class Fitter {
         for (int j = 0; j <= d; ++j) f.push_back(values[j][q]);
         std::vector<long double> c =
             SolveVandermonde(std::vector<long double>(xs.begin(), xs.begin() + d + 1), f);
-        if (Agrees(EvaluateUnivariate(c, xs[k]), values[k][q])) {
+        if (Agrees(EvaluateUnivariate(c, xs[k - 1]), values[k - 1][q]) &&
+            Agrees(EvaluateUnivariate(c, xs[k]), values[k][q])) {
           degree[q] = d;
+          interpolant[q] = std::move(c);
         } else {
           open = true;
         }
       }
       if (!open) break;
+    }
+    // A size far out: a cost periodic in the size (n mod 7) looks like a
+    // polynomial over a few neighbouring sizes.
+    int highest = 0;
+    for (int d : degree) highest = std::max(highest, d);
+    std::vector<int64_t> far = Base();
+    far[i] = Node(i, 3 * highest + 7);
+    const auto& v = Measure(far);
+    for (size_t q = 0; v.ok() && q < degree.size(); ++q) {  // past what the model takes: no check
+      if (degree[q] == kNoDegree) continue;
+      if (!Agrees(EvaluateUnivariate(interpolant[q], static_cast<long double>(far[i])), (*v)[q])) {
+        degree[q] = kNoDegree;
+      }
     }
     return degree;
   }

@@ -36,7 +36,7 @@ struct Polynomial {
 // Sizes tried for one symbol: step·(2, 3, 4, ...). Step 1 first; a symbol
 // whose cost is not polynomial there (strided windows: floor((H-k)/s)) is
 // retried on multiples of 32, where the floors of stride-2 chains are exact,
-// and the result says so.
+// then of 320 (a waveform front end's strides), and the result says so.
 struct SymbolDomain {
   int64_t step = 1;
 };

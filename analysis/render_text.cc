@@ -102,7 +102,8 @@ std::string SymbolicSummary(const SymbolicCosts& s) {
   }
   std::string out = absl::StrCat("symbolic dims analysed at ", absl::StrJoin(sizes, ", "));
   if (defaults) {
-    out += " (defaults: a leading dim 1, an image's sides 224, other dims 16; --shape NAME=D,.. "
+    out += " (defaults: a leading dim 1, an image's sides 224, a waveform's samples 16000, other "
+           "dims 16; --shape NAME=D,.. "
            "sets them)";
   }
   if (!s.fitted) return absl::StrCat(out, "; costs not given in the symbols: ", s.why_not);

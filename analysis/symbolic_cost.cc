@@ -61,7 +61,7 @@ absl::StatusOr<InputSymbols> BindInputSymbols(
         continue;
       }
       std::string name = d.is_symbol() ? d.symbol() : absl::StrCat(v->name(), "[", k, "]");
-      int s = symbol_index(name, RealisticDimSize(shape, k));
+      int s = symbol_index(name, RealisticDimSize(v->type(), k));
       axes[k] = s;
       symbolic = true;
       if (given == shapes.end()) continue;

@@ -32,7 +32,7 @@ struct InputSymbols {
 // Reads the symbols off the graph inputs and binds them: from `shapes`
 // (input name -> dims, as --shape gives them: every symbol of that input
 // takes the given size, fixed dims must match), else the default size of
-// graph/shape.h's RealisticDimSize. InvalidArgument naming the input and dim
+// graph/realistic_size.h's RealisticDimSize. InvalidArgument naming the input and dim
 // for an unknown input, a wrong rank, a fixed dim contradicted, or one
 // symbol given two sizes.
 absl::StatusOr<InputSymbols> BindInputSymbols(const Model& model,

@@ -46,7 +46,7 @@ std::vector<std::string> RealisticShapes(const Model& model, const std::vector<s
     if (!symbolic) continue;
     std::string spec = v->name() + "=";
     for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t d = dims[i].is_value() ? dims[i].value() : RealisticDimSize(t.shape, i);
+      int64_t d = dims[i].is_value() ? dims[i].value() : RealisticDimSize(t, i);
       absl::StrAppend(&spec, i == 0 ? "" : ",", d);
     }
     specs.push_back(spec);

@@ -38,7 +38,7 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
 
 // Test shapes for verification, "NAME=D,D,.." for every graph input with a
 // symbolic dim that `given` does not cover: a realistic size for each such
-// dim rather than 1 (graph/shape.h's RealisticDimSize). What it picks is
+// dim rather than 1 (graph/realistic_size.h's RealisticDimSize). What it picks is
 // printed with the result.
 std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given);
 

@@ -167,6 +167,7 @@ bool LowerBinaryOrNative(Lowerer& L, const Node& n);
 bool LowerUnaryOrNative(Lowerer& L, const Node& n);
 bool LowerResizeOrNative(Lowerer& L, const Node& n);
 bool LowerLayerNorm(Lowerer& L, const Node& n);
+bool LowerRmsNorm(Lowerer& L, const Node& n);
 bool LowerGather(Lowerer& L, const Node& n);
 bool LowerPad(Lowerer& L, const Node& n);
 bool LowerCast(Lowerer& L, const Node& n);

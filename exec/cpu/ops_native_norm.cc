@@ -1,5 +1,5 @@
 // Lowerings of the normalizations onto our own kernels: LayerNormalization
-// (rows, exec/cpu/kernels/layer_norm.h) and InstanceNormalization /
+// and RMSNormalization (rows, exec/cpu/kernels/layer_norm.h) and InstanceNormalization /
 // GroupNormalization (channel groups, kernels/group_norm.h). Each returns
 // false (nothing emitted) to let the reference kernel run instead.
 #include <vector>
@@ -82,6 +82,42 @@ bool LowerLayerNorm(Lowerer& L, const Node& n) {
   return true;
 }
 
+// RMSNormalization (opset 23, or its ai.aic alias): one row per outer index,
+// the scale exactly the normalized dims (leading 1s allowed), f32 in and out.
+bool LowerRmsNorm(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* scale = n.input(1);
+  const Value* out = n.output(0);
+  if (n.num_inputs() != 2 || n.num_outputs() != 1 || !L.IsF32(x) || !L.IsF32(out) ||
+      !L.IsF32(scale) || !NativeReady(L, x) || !NativeReady(L, scale)) {
+    return false;
+  }
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
+  int64_t rows = 1, cols = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
+  if (rows * cols == 0) return false;
+  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
+  std::vector<int64_t> sd = L.V(scale).dims;
+  while (sd.size() > norm.size() && sd.front() == 1) sd.erase(sd.begin());
+  if (sd != norm) return false;
+  float eps = n.GetFloat("epsilon", 1e-5f);
+  int out_slot = NativeOutSlot(L, out);
+  if (out_slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x), L.PlainSlot(scale)}, {out_slot},
+                                   [rows, cols, eps](const void* const* in, void* const* o) {
+                                     kernels::RmsNormF32(static_cast<const float*>(in[0]),
+                                                         static_cast<const float*>(in[1]),
+                                                         static_cast<float*>(o[0]), rows, cols, eps);
+                                     return absl::OkStatus();
+                                   });
+  step->kind = "rmsnorm";
+  step->inplace_ok = true;
+  return true;
+}
 
 bool LowerGroupNorm(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);

@@ -16,7 +16,7 @@ struct Alias {
   const char* op_type;
   int version;
 };
-constexpr Alias kAliases[] = {{"Gelu", 20}, {"LayerNormalization", 17}, {"HardSwish", 14}, {"Swish", 24}};
+constexpr Alias kAliases[] = {{"Gelu", 20}, {"LayerNormalization", 17}, {"HardSwish", 14}, {"Swish", 24}, {"RMSNormalization", 23}};
 
 const OpDef& StandardDef(const Alias& a) {
   const OpDef* def = OpRegistry::Global().Find("", a.op_type, a.version);

@@ -140,6 +140,47 @@ absl::Status LayerNormKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// ---- RMSNormalization (opset 23): y = x / √(mean(x²) + ε) · scale over the
+// trailing axes from `axis` on; no mean is removed. Y has the scale's type.
+absl::Status InferRmsNorm(OpContext& ctx) {
+  const Shape& x = ctx.input_shape(0);
+  DType out = ctx.num_inputs() > 1 && ctx.input_dtype(1) != DType::kUndefined ? ctx.input_dtype(1)
+                                                                              : ctx.input_dtype(0);
+  if (x.has_rank()) {
+    auto axis = NormalizeAxis(ctx.node().GetInt("axis", -1), x.rank());
+    if (!axis.ok()) return ctx.Error(axis.status().message());
+  }
+  ctx.set_output(0, out, x);
+  return absl::OkStatus();
+}
+
+absl::Status RmsNormKernel(KernelContext& ctx) {
+  const Tensor& xt = ctx.input(0);
+  if (!IsRealDType(xt.dtype())) return ctx.Unimplemented("dtype ", DTypeName(xt.dtype()));
+  auto axis = NormalizeAxis(ctx.node().GetInt("axis", -1), xt.rank());
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  double eps = ctx.node().GetFloat("epsilon", 1e-5f);
+  std::vector<int64_t> reduced = xt.dims();
+  int64_t count = 1;
+  for (int64_t k = *axis; k < xt.rank(); ++k) {
+    count *= reduced[static_cast<size_t>(k)];
+    reduced[static_cast<size_t>(k)] = 1;
+  }
+  std::vector<double> x = TensorToDoubles(xt);
+  std::vector<int64_t> g = GroupIndex(xt.dims(), reduced);
+  std::vector<double> mean_square(static_cast<size_t>(NumElements(reduced)), 0.0);
+  for (size_t i = 0; i < x.size(); ++i) mean_square[static_cast<size_t>(g[i])] += x[i] * x[i];
+  for (double& v : mean_square) v /= static_cast<double>(std::max<int64_t>(count, 1));
+  AIC_ASSIGN_OR_RETURN(std::vector<double> scale, BroadcastTo(ctx, 1, xt.dims(), 1.0));
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    y[i] = x[i] / std::sqrt(mean_square[static_cast<size_t>(g[i])] + eps) * scale[i];
+  }
+  DType out = ctx.has_input(1) ? ctx.input(1).dtype() : xt.dtype();
+  ctx.set_output(0, DoublesToTensor(y, xt.dims(), out));
+  return absl::OkStatus();
+}
+
 // ---- InstanceNormalization and GroupNormalization: per-sample channel groups.
 
 absl::Status ChannelGroupNormKernel(KernelContext& ctx, bool instance) {
@@ -235,6 +276,16 @@ void RegisterMomentNormOps(OpRegistry& r) {
                                 "each row (axes from `axis` on)", 1);
       },
       7, {1, 2}, LayerNormKernel);
+  // FLOPs per element: square and sum (2), normalize (1), scale (1).
+  RegisterNorm(
+      r, "RMSNormalization", 23, InferRmsNorm,
+      [](const OpContext& ctx) {
+        Traits t = NormalizerTraits(ctx, "RMSNorm", "y = x/√(mean(x²) + ε)·scale",
+                                    "each row (axes from `axis` on)", 1);
+        t.collapse_how = "the scale of each row (axes from `axis` on) removed: x and a·x (a > 0) give the same output";
+        return t;
+      },
+      4, {1}, RmsNormKernel);
   RegisterNorm(
       r, "InstanceNormalization", 1, [](OpContext& ctx) { return InferSameAsInput(ctx, 3); },
       [](const OpContext& ctx) {

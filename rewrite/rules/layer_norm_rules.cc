@@ -3,6 +3,8 @@
 //   d = x - ReduceMean(x, axes=[-1]);  y = d / Sqrt(ReduceMean(d^2, axes=[-1]) + eps)
 // (or d * Reciprocal(Sqrt(...)), as tf2onnx writes it)
 // then a following `* gamma` and `+ beta` folded into its scale and bias.
+// RMSNormalization (opset >= 23) likewise: x / Sqrt(ReduceMean(x^2) + eps),
+// or x * Reciprocal(...) as torch writes rsqrt, then `* gamma`.
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -13,7 +15,9 @@ namespace {
 // Whether n is ReduceMean over the last axis only, with keepdims.
 bool IsLastAxisMean(const EGraph& g, const ENode& n, int64_t rank) {
   if (n.op->GetInt("keepdims", 1) != 1) return false;
-  std::vector<int64_t> axes = n.op->GetInts("axes");
+  // Why: from opset 18 the axes are an input; an `axes` attribute there is
+  // not ReduceMean-18's (which reduces every axis without the input).
+  std::vector<int64_t> axes = g.opset() < 18 ? n.op->GetInts("axes") : std::vector<int64_t>{};
   if (n.children.size() > 1 && n.children[1] != kNoClass) {
     auto v = IntValues(g, Child(g, n, 1));
     if (!v) return false;
@@ -152,6 +156,87 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   return folded;
 }
 
+// RMSNormalization(x, 1, axis=-1, epsilon=eps) when class `root` is
+// Sqrt(ReduceMean(x^2) + eps) over the last axis; kNoClass (with a reason) otherwise.
+ClassId RmsNormOf(RuleContext& ctx, ClassId x, ClassId root) {
+  EGraph& g = ctx.g;
+  const Shape* xs = RankedShape(g, x);
+  if (xs == nullptr || xs->rank() < 1) return ctx.Decline("rank of x not known");
+  if (g.type(x).dtype != DType::kFloat) return ctx.Decline("not float32");
+  const Dim& last = (*xs)[xs->rank() - 1];
+  if (!last.is_value()) return ctx.Decline("normalized dim not known");
+  const Tensor* eps = nullptr;
+  auto mean_square_plus_eps = [&](ClassId ms, ClassId e) {
+    eps = g.value(e);
+    return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, ms, x, xs->rank());
+  };
+  bool matched = false;
+  for (const ENode* sqrt : g.FindOps(root, "Sqrt")) {
+    matched = HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", mean_square_plus_eps);
+    if (matched) break;
+  }
+  if (!matched) return ctx.Decline("denominator is not sqrt(mean(x^2) + eps)");
+  int64_t width = last.value();
+  ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
+  return AddNewerStandardOp(ctx, "RMSNormalization", {x, ones},
+                            {Attribute::Int("axis", -1),
+                             Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
+}
+
+// x / Sqrt(ReduceMean(x^2) + eps) -> RMSNormalization(x, 1, axis=-1, epsilon=eps)
+// x * Reciprocal(Sqrt(ReduceMean(x^2) + eps)) -> the same (torch's rsqrt; 1 / Sqrt too)
+ClassId FuseRmsNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (n.op->op_type == "Div") return RmsNormOf(ctx, Child(g, n, 0), Child(g, n, 1));
+  ClassId result = kNoClass;
+  EitherOrder(g, n, [&](ClassId x, ClassId inverse) {
+    for (const ENode* recip : g.FindOps(inverse, "Reciprocal")) {
+      result = RmsNormOf(ctx, x, Child(g, *recip, 0));
+      if (result != kNoClass) return true;
+    }
+    // 1 / sqrt(...), as the TorchScript exporter writes rsqrt.
+    for (const ENode* div : g.FindOps(inverse, "Div")) {
+      if (!AllElementsEqual(g, Child(g, *div, 0), 1)) continue;
+      result = RmsNormOf(ctx, x, Child(g, *div, 1));
+      if (result != kNoClass) return true;
+    }
+    return false;
+  });
+  return result != kNoClass ? result : ctx.Decline("not x * Reciprocal(sqrt(mean(x^2) + eps))");
+}
+
+// RMSNormalization(x, s) * g -> RMSNormalization(x, s*g)   (g one number or one per normalized element)
+ClassId FoldScaleIntoRmsNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId folded = kNoClass;
+  bool matched = EitherOrder(g, n, [&](ClassId normed, ClassId operand) {
+    for (const ENode* rms : g.FindOps(normed, "RMSNormalization")) {
+      if (rms->num_outputs != 1 || rms->op->GetInt("axis", -1) != -1) continue;
+      const Tensor* k = g.value(operand);
+      const Tensor* s = g.value(Child(g, *rms, 1));
+      if (!k || !s || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
+      // Why: one number, or one per normalized element ([D] or [1, .., D]);
+      // anything else broadcasts the product to another shape.
+      bool scalar_k = k->num_elements() == 1;
+      if (!scalar_k && (k->rank() == 0 || k->num_elements() != s->num_elements() ||
+                        k->dim(k->rank() - 1) != s->num_elements())) {
+        continue;
+      }
+      const Shape* out = RankedShape(g, cls);
+      const Shape* lo = RankedShape(g, normed);
+      if (!out || !lo || !SameShape(*out, *lo)) continue;
+      std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s);
+      for (size_t i = 0; i < sv.size(); ++i) sv[i] *= kv[scalar_k ? 0 : i];
+      ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {s->num_elements()}));
+      folded = g.AddOpLike(*rms->op, {Child(g, *rms, 0), ns}, 1);
+      return true;
+    }
+    return false;
+  });
+  if (!matched) return ctx.Decline("no RMSNormalization with constant scale and operand");
+  return folded;
+}
+
 }  // namespace
 
 void AddLayerNormRules(std::vector<Rule>& rules) {
@@ -161,6 +246,12 @@ void AddLayerNormRules(std::vector<Rule>& rules) {
   rules.push_back({"fuse_layer_norm_by_reciprocal",
                    "(x - mean(x)) * Reciprocal(sqrt(mean((x - mean(x))^2) + eps)) -> LayerNormalization(x, 1, 0)",
                    "Mul", Exactness::kReassociating, 17, FuseLayerNormByReciprocal, "LayerNormalization"});
+  for (const char* root : {"Div", "Mul"}) {
+    rules.push_back({"fuse_rms_norm", "x / sqrt(mean(x^2) + eps) -> RMSNormalization(x, 1)", root,
+                     Exactness::kReassociating, 23, FuseRmsNorm, "RMSNormalization"});
+  }
+  rules.push_back({"fold_scale_into_rms_norm", "RMSNormalization(x, s) * g -> RMSNormalization(x, s*g)", "Mul",
+                   Exactness::kReassociating, 23, FoldScaleIntoRmsNorm, "RMSNormalization"});
   for (const char* root : {"Mul", "Add"}) {
     rules.push_back({"fold_affine_into_layer_norm",
                      "LayerNormalization(x, s, b) * g + c -> LayerNormalization(x, s*g, b*g + c)", root,

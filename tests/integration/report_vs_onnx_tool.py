@@ -63,8 +63,12 @@ def onnx_tool_profile(onnx, onnx_tool, np, path, shape, tmp):
 def ours_by_op(doc):
     macs, params = collections.Counter(), collections.Counter()
     conv_bias_outputs = 0
+    mac_ops = ("Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum")
     for n in doc["nodes"]:
-        op = n["onnx_nodes"][0]["op_type"]
+        # A group (an Attention's two MatMuls and its softmax) has the MACs of
+        # its MAC-carrying members: file it under that op.
+        ops = [m["op_type"] for m in n["onnx_nodes"]]
+        op = next((o for o in ops if o in mac_ops), ops[0])
         macs[op] += n["macs"] or 0
         params[op] += n["parameters"]
         layer = n["layer"]

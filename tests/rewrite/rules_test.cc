@@ -418,6 +418,35 @@ std::vector<RuleCase> Cases() {
                    {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Div", 0}}, layer_norm(false)});
   cases.push_back({"FuseLayerNormByReciprocal", "fuse_layer_norm_by_reciprocal", layer_norm(true, true),
                    {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, layer_norm(false, true)});
+  // RMSNorm as torch writes it: x * rsqrt(mean(x^2) + eps), or x / sqrt(...).
+  // Near miss: the mean of squares of another tensor than the numerator.
+  auto rms_norm = [](bool by_reciprocal, bool same_x) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 8});
+      Value* other = same_x ? x : b.Op("Relu", {x});
+      Value* sq = b.Op("Pow", {other, b.Constant("two", Tensor::Scalar<float>(2.f))});
+      Value* ms = b.Op("ReduceMean", {sq, b.Constant("axes", Ints({-1}))});
+      Value* den = b.Op("Sqrt", {b.Op("Add", {ms, b.Constant("eps", Tensor::Scalar<float>(1e-6f))})});
+      b.Output(by_reciprocal ? b.Op("Mul", {x, b.Op("Reciprocal", {den})}) : b.Op("Div", {x, den}));
+      return b.Build(23);
+    };
+  };
+  cases.push_back({"FuseRmsNorm", "fuse_rms_norm", rms_norm(false, true),
+                   {{"RMSNormalization", 1}, {"ReduceMean", 0}, {"Div", 0}}, rms_norm(false, false)});
+  cases.push_back({"FuseRmsNormByReciprocal", "fuse_rms_norm", rms_norm(true, true),
+                   {{"RMSNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, rms_norm(true, false)});
+  auto scaled_rms = [](std::vector<int64_t> g_dims) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 4});
+      Value* rms = b.Op("RMSNormalization", {x, b.Constant("s", Floats({1, 1, 1, 1}, {4}))});
+      b.Output(b.Op("Mul", {rms, b.Constant("g", Ramp(g_dims, 0.3f, 1.f))}));
+      return b.Build(23);
+    };
+  };
+  cases.push_back({"FoldScaleIntoRmsNorm", "fold_scale_into_rms_norm", scaled_rms({4}),
+                   {{"RMSNormalization", 1}, {"Mul", 0}}, scaled_rms({2, 1})});
   cases.push_back({"FoldAffineIntoLayerNorm", "fold_affine_into_layer_norm",
                    [] {
                      GraphBuilder b;

@@ -1,5 +1,6 @@
-// LayerNormalization over rows: y = (x - mean) / sqrt(var + eps) * scale (+ bias),
-// mean and variance over each row of `cols` contiguous elements.
+// Row normalizations: LayerNormalization y = (x - mean) / sqrt(var + eps) *
+// scale (+ bias), mean and variance over each row of `cols` contiguous
+// elements; RMSNormalization y = x / sqrt(mean(x²) + eps) * scale.
 #pragma once
 
 #include <cstdint>
@@ -10,5 +11,8 @@ namespace aic::cpu::kernels {
 // mean, inv_std: rows, or null when not wanted. Rows are spread over threads.
 void LayerNormF32(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
                   float epsilon, float* mean = nullptr, float* inv_std = nullptr);
+
+// x, y: rows x cols (y may equal x); scale: cols. Rows are spread over threads.
+void RmsNormF32(const float* x, const float* scale, float* y, int64_t rows, int64_t cols, float epsilon);
 
 }  // namespace aic::cpu::kernels

@@ -167,6 +167,10 @@ std::vector<Family> Families() {
        [](GraphBuilder& b, Value* x) {
          return b.Op("LayerNormalization", {x, Weight(b, "s", {96}, 12), Weight(b, "b", {96}, 13)});
        }},
+      {"RMSNormalization", {1, 32, 96}, 23,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("RMSNormalization", {x, Weight(b, "s", {96}, 12)}, {Attribute::Float("epsilon", 1e-6f)});
+       }},
       {"InstanceNormalization", {1, 16, 12, 12}, 13,
        [](GraphBuilder& b, Value* x) {
          return b.Op("InstanceNormalization", {x, Weight(b, "s", {16}, 12), Weight(b, "b", {16}, 13)});
