@@ -190,6 +190,52 @@ TEST(ExportsReport, MaskArithmeticIsOffTheRepresentationPath) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data<int64_t>()[i], 1);
 }
 
+// A GELU spelled out, as an exporter writes it below opset 20: the
+// rewriter's fuse_gelu names it, the report lists one GELU node for the
+// five ONNX nodes, with their costs.
+TEST(ExportsReport, DecomposedGeluIsOneNode) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 32});
+  Value* h = b.Op("MatMul", {x, b.Constant("w", Random({32, 32}, 7))});
+  Value* erf = b.Op("Erf", {b.Op("Div", {h, b.Constant("sqrt2", Tensor::Scalar<float>(1.4142135f))})});
+  Value* gelu = b.Op("Mul", {b.Op("Mul", {h, b.Op("Add", {erf, b.Constant("one", Tensor::Scalar<float>(1.f))})}),
+                             b.Constant("half", Tensor::Scalar<float>(0.5f))});
+  b.Output(gelu);
+  auto model = b.Build(17);
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ReportNode* g = Named(*r, "GELU");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->sources.size(), 5u);
+  EXPECT_EQ(r->nodes.size(), 2u);  // Linear, GELU
+  EXPECT_GT(g->flops, 0);
+}
+
+// Attention as torch's SDPA is exported: one node, its heads and sizes, the
+// softmax its collapse; the MACs of both products.
+TEST(ExportsReport, ScaledDotProductAttentionIsOneNode) {
+  GraphBuilder b;
+  Value* q = b.Input("q", DType::kFloat, {1, 2, 8, 16});
+  Value* k = b.Input("k", DType::kFloat, {1, 2, 8, 16});
+  Value* v = b.Input("v", DType::kFloat, {1, 2, 8, 16});
+  Value* mask = b.Input("mask", DType::kFloat, {1, 1, 1, 8});
+  Value* kt = b.Op("Transpose", {k}, {Attribute::Ints("perm", {0, 1, 3, 2})});
+  Value* scores = b.Op("Mul", {b.Op("MatMul", {q, kt}), b.Constant("scale", Tensor::Scalar<float>(0.25f))});
+  Value* probs = b.Op("Softmax", {b.Op("Add", {scores, mask})}, {Attribute::Int("axis", -1)});
+  Value* guarded = b.Op("Where", {b.Op("IsNaN", {probs}), b.Constant("zero", Tensor::Scalar<float>(0.f)), probs});
+  b.Output(b.Op("MatMul", {guarded, v}));
+  auto model = b.Build(17);
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->nodes.size(), 1u) << RenderText(*r);
+  const ReportNode& a = r->nodes[0];
+  EXPECT_EQ(a.name, "Attention");
+  EXPECT_EQ(a.sources.size(), 8u);
+  EXPECT_EQ(a.macs, 2 * (2 * 8 * 8 * 16));
+  EXPECT_EQ(a.traits.effect_detail, "2 heads, 8 queries over 8 keys, head size 16");
+  EXPECT_EQ(r->collapse_points, std::vector<int>{0});
+}
+
 TEST(ExportsReport, NamesLineNamesTheOnnxNodes) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {1, 8});
