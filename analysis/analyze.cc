@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -73,10 +74,24 @@ void AddSpectra(const LogicalGraph& lg, const AnalysisOptions& options, Report& 
       }
     }
   };
-  const size_t threads =
-      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  // As many threads as cores, fewer when the largest weights' double copies
+  // and Gram matrices would together pass kSpectraMemory.
+  constexpr int64_t kSpectraMemory = int64_t{2} << 30;
+  int64_t largest = 1;
+  for (const Job& job : jobs) {
+    int64_t k = std::min(job.spectrum.rows, job.spectrum.cols);
+    largest = std::max(largest, 8 * (job.weight->num_elements() + k * k));
+  }
+  size_t threads = std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::max<size_t>(1, std::min<size_t>(threads, static_cast<size_t>(kSpectraMemory / largest)));
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the ones there (and this one) take the rest
+    }
+  }
   work();
   for (std::thread& t : pool) t.join();
   for (const Job& job : jobs) {
@@ -297,7 +312,7 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
     AddHiddenReductions(lg, report);
   }
   BuildCandidates(report);
-  if (report.symbolic && options.symbolic_costs) {
+  if (report.symbolic) {
     if (options.progress) options.progress("costs as expressions in the symbolic dims");
     AddSymbolicCosts(model, order, idioms, symbols, as_loaded, lg, stats.failed_nodes, report);
   }

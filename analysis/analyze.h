@@ -34,9 +34,7 @@ struct AnalysisOptions {
   // the size given (the same symbol on other inputs too); the rest their
   // default (graph/realistic_size.h). The report says which.
   std::map<std::string, std::vector<int64_t>> input_shapes;
-  // Fit the costs as polynomials in the symbolic dims (re-analyses the
-  // graph's shapes and costs at a few other sizes; no spectra, no runs).
-  bool symbolic_costs = true;
+
   ProgressFn progress;  // null: silent
 };
 

@@ -20,6 +20,18 @@ std::vector<const Value*> ConstantValues::Origins(const Value* v) const {
   return it == origins_.end() ? std::vector<const Value*>{v} : it->second;
 }
 
+namespace {
+
+// Ops whose outputs are their inputs' elements, moved, repeated or converted.
+bool MovesElements(const Node& n) {
+  static const char* const kOps[] = {"Identity", "Transpose", "Reshape", "Flatten", "Squeeze",
+                                     "Unsqueeze", "Slice", "Gather", "Concat", "Split", "Expand",
+                                     "Tile", "Cast", "CastLike", "DequantizeLinear"};
+  return n.domain.empty() && std::find(std::begin(kOps), std::end(kOps), n.op_type) != std::end(kOps);
+}
+
+}  // namespace
+
 ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>& order,
                                     int64_t max_input_elements) {
   ConstantValues out;
@@ -38,10 +50,12 @@ ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>
     Evaluation ev = EvaluateNode(*node, model.OpsetFor(node->domain), types, values, limits);
     if (ev.nondeterministic || !ev.AllValuesKnown()) continue;
     // A node without inputs (Constant) is where its value is stored. A value
-    // stands for the stored tensors it is computed from only while it holds
-    // no more elements than they do (a weight transposed, cast, sliced or
-    // dequantized); one computed into more (a rotary table from its
-    // frequencies, a causal mask from one scalar) is a computed constant.
+    // stands for the stored tensors it comes from when the op only moves or
+    // converts elements (a weight transposed, cast or dequantized, a table
+    // sliced, a class token expanded over the batch) unless it broadcasts a
+    // single number (a mask's fill value); after arithmetic, only while it
+    // holds no more elements than they do: a rotary table computed from its
+    // frequencies, a causal mask from one scalar, are computed constants.
     std::vector<const Value*> origins;
     int64_t origin_elements = 0;
     for (const Value* v : node->inputs()) {
@@ -54,7 +68,8 @@ ConstantValues ConstantValues::Fold(const Model& model, const std::vector<Node*>
     for (size_t i = 0; i < node->num_outputs(); ++i) {
       const Value* y = node->output(i);
       if (y == nullptr) continue;
-      bool expanded = ev.values[i]->num_elements() > origin_elements;
+      bool expanded = ev.values[i]->num_elements() > origin_elements &&
+                      (!MovesElements(*node) || origin_elements <= 1);
       out.values_[y] = std::move(*ev.values[i]);
       if (!node->inputs().empty()) {
         out.origins_[y] = expanded ? std::vector<const Value*>{} : origins;

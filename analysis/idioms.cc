@@ -97,7 +97,9 @@ absl::flat_hash_map<const Node*, Idiom> FindIdioms(const Model& model,
     absl::flat_hash_set<const Value*> inputs;
     bool inputs_known = true;
     for (const Value* v : fused->inputs()) {
-      if (v == nullptr) continue;
+      // A constant of the copy (a scale the rule folded a gamma into) has no
+      // original; the walk below stops at the original's constants anyway.
+      if (v == nullptr || v->is_initializer()) continue;
       auto it = value_by_name.find(v->name());
       if (it == value_by_name.end()) {
         inputs_known = false;

@@ -64,6 +64,9 @@ std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
         }
       }
     }
+    DType d = input->dtype();
+    kind.samples = !kind.indexes_table && (d == DType::kInt8 || d == DType::kUint8 ||
+                                           d == DType::kInt16 || d == DType::kUint16);
     out[input->name()] = kind;
   }
   return out;
@@ -71,10 +74,19 @@ std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
 
 void FillIntegerInput(const IntegerInputKind& kind, uint64_t seed, Tensor& t) {
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> id(0, std::max<int64_t>(kind.rows, 1) - 1);
+  int64_t lo = 0, hi = std::max<int64_t>(kind.rows, 1) - 1;
+  if (kind.samples) {
+    switch (t.dtype()) {
+      case DType::kInt8: lo = -128, hi = 127; break;
+      case DType::kUint8: lo = 0, hi = 255; break;
+      case DType::kInt16: lo = -32768, hi = 32767; break;
+      default: lo = 0, hi = 65535; break;
+    }
+  }
+  std::uniform_int_distribution<int64_t> draw(lo, hi);
   const int64_t n = t.num_elements();
   for (int64_t i = 0; i < n; ++i) {
-    int64_t v = kind.indexes_table ? id(rng) : 1;
+    int64_t v = kind.indexes_table || kind.samples ? draw(rng) : 1;
     switch (t.dtype()) {
       case DType::kBool: case DType::kUint8: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
       case DType::kInt8: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(v); break;

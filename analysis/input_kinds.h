@@ -1,8 +1,9 @@
 // What an integer graph input holds, read off the graph, so that random
 // calibration data is data the model can take: token ids and positions index
 // an embedding table (uniform over its rows: an id past the table is an
-// error, not a sample), anything else integer or boolean (an attention mask,
-// a length) is all ones.
+// error, not a sample); 8- and 16-bit integers are samples themselves
+// (pixels, PCM audio: uniform over the type's range); any other integer or
+// boolean input (an attention mask, a length) is all ones.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ namespace aic::analysis {
 
 struct IntegerInputKind {
   bool indexes_table = false;
-  int64_t rows = 0;  // indexes_table: ids are in [0, rows)
+  int64_t rows = 0;       // indexes_table: ids are in [0, rows)
+  bool samples = false;   // 8/16-bit data: uniform over the type's range
 };
 
 // Integer and boolean graph inputs (initializer defaults excluded), by name.

@@ -6,6 +6,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/attention.h"
+#include "analysis/parameters.h"
+#include "analysis/partitions.h"
 #include "ops/registry.h"
 #include "ops/util/cost_util.h"
 
@@ -115,307 +118,22 @@ bool IsFeatureBias(const Node& add, const Traits& traits, const Value* from,
   return true;
 }
 
-// Whether a stored tensor behind a constant operand is a learned parameter.
-// Index and shape tensors (an embedding's position ids) are stored but not
-// learned. torch.onnx writes every parameter as an initializer and keeps
-// Constant nodes for values traced from Python (normalisation means, the
-// all-ones scale of its GroupNorm-as-InstanceNorm export): in its files a
-// Constant node's value is not a parameter. Other producers (paddle2onnx)
-// keep their weights in Constant nodes.
-bool IsLearnedOrigin(const Model& model, const Value* origin, const Tensor& t) {
-  DType d = t.dtype();
-  if (d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool) return false;
-  const Node* p = origin->producer();
-  return !(p != nullptr && p->op_type == "Constant" && model.producer_name == "pytorch");
+// Graph inputs that carry the model's data: floating-point tensors, and
+// 8- and 16-bit integers (pixels, PCM samples, quantized values). 32/64-bit
+// integers and booleans are ids, positions and masks: an id enters the data
+// through an Embedding; a mask's arithmetic stays off the path.
+bool IsDataInput(DType d) {
+  switch (d) {
+    case DType::kInt8: case DType::kUint8: case DType::kInt16: case DType::kUint16:
+      return true;
+    default:
+      return IsFloatingPoint(d);
+  }
 }
 
-// Exporters write a tied weight (GPT-2's token embedding, read again by the
-// language-model head) a second time, often as its transpose for a MatMul.
-// torch counts it once; so does the report, when the values are identical.
-struct TiedCopy {
-  const Value* original = nullptr;
-  const Value* copy = nullptr;
-  bool transposed = false;
-  int64_t elements = 0;
-};
-
-// `counted`: the parameters in the order the graph first reads them; the
-// first of two equal tensors is the original.
-std::vector<TiedCopy> TiedCopies(const std::vector<const Value*>& counted,
-                                 const ConstantValues& constants) {
-  constexpr int64_t kMinElements = 4096;  // small tensors equal by chance (zeros) are not ties
-  struct Entry {
-    const Value* v;
-    const Tensor* t;
-  };
-  std::vector<Entry> candidates;
-  for (const Value* v : counted) {
-    const Tensor* t = constants.Find(v);
-    if (t->rank() != 2 || t->num_elements() < kMinElements || t->dtype() != DType::kFloat) continue;
-    // An all-equal tensor (a zero init) equals every other one by chance.
-    const float* p = t->data<float>();
-    if (std::all_of(p, p + t->num_elements(), [&](float x) { return x == p[0]; })) continue;
-    candidates.push_back({v, t});
-  }
-  std::vector<TiedCopy> out;
-  std::vector<bool> is_copy(candidates.size(), false);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (is_copy[i]) continue;
-    const Tensor& a = *candidates[i].t;
-    const float* pa = a.data<float>();
-    for (size_t j = i + 1; j < candidates.size(); ++j) {
-      const Tensor& b = *candidates[j].t;
-      if (is_copy[j] || b.num_elements() != a.num_elements()) continue;
-      const float* pb = b.data<float>();
-      bool same = a.dims() == b.dims() && std::equal(pa, pa + a.num_elements(), pb);
-      bool transposed = false;
-      if (!same && a.dim(0) == b.dim(1) && a.dim(1) == b.dim(0)) {
-        const int64_t rows = a.dim(0), cols = a.dim(1);
-        transposed = true;
-        for (int64_t r = 0; transposed && r < rows; ++r) {
-          for (int64_t c = 0; c < cols; ++c) {
-            if (pa[r * cols + c] != pb[c * rows + r]) {
-              transposed = false;
-              break;
-            }
-          }
-        }
-      }
-      if (!same && !transposed) continue;
-      is_copy[j] = true;
-      out.push_back({candidates[i].v, candidates[j].v, transposed, b.num_elements()});
-    }
-  }
-  return out;
-}
-
-// One piece of a tensor cut along one axis: a Slice with step 1, or a
-// Gather of constant indices forming a contiguous range.
-struct Piece {
-  const Value* source = nullptr;
-  int64_t axis = 0;
-  int64_t begin = 0, end = 0, step = 1;  // begin, begin + step, ... < end along axis
-};
-
-std::optional<Piece> PieceOf(const Node& n, const ConstantValues& constants) {
-  const Value* x = n.input(0);
-  if (x == nullptr || !n.domain.empty() || constants.Find(x) != nullptr || !x->shape().has_rank()) {
-    return std::nullopt;
-  }
-  const Shape& shape = x->shape();
-  auto dim_of = [&](int64_t axis) -> std::optional<int64_t> {
-    if (axis < 0) axis += shape.rank();
-    if (axis < 0 || axis >= shape.rank() || !shape.dims()[axis].is_value()) return std::nullopt;
-    return shape.dims()[axis].value();
-  };
-  auto ints = [&](size_t i) -> std::optional<std::vector<int64_t>> {
-    const Tensor* t = constants.Find(n.input(i));
-    if (t == nullptr || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
-    std::vector<int64_t> v;  // exactly: ends are often INT64_MAX, which a double cannot hold
-    for (int64_t k = 0; k < t->num_elements(); ++k) {
-      v.push_back(t->dtype() == DType::kInt64 ? t->data<int64_t>()[k] : t->data<int32_t>()[k]);
-    }
-    return v;
-  };
-  Piece p;
-  p.source = x;
-  if (n.op_type == "Gather" && n.num_inputs() == 2) {
-    p.axis = n.GetInt("axis", 0);
-    auto dim = dim_of(p.axis);
-    auto idx = ints(1);
-    if (!dim || !idx || idx->empty()) return std::nullopt;
-    for (int64_t& i : *idx) i = i < 0 ? i + *dim : i;
-    for (size_t k = 1; k < idx->size(); ++k) {
-      if ((*idx)[k] != (*idx)[k - 1] + 1) return std::nullopt;
-    }
-    p.begin = idx->front();
-    p.end = idx->back() + 1;
-  } else if (n.op_type == "Slice" && n.num_inputs() >= 3) {
-    auto starts = ints(1), ends = ints(2);
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-    p.axis = 0;
-    if (n.has_input(3)) {
-      auto axes = ints(3);
-      if (!axes || axes->size() != 1) return std::nullopt;
-      p.axis = (*axes)[0];
-    }
-    if (n.has_input(4)) {
-      auto steps = ints(4);
-      if (!steps || steps->size() != 1 || (*steps)[0] < 1) return std::nullopt;
-      p.step = (*steps)[0];
-    }
-    auto dim = dim_of(p.axis);
-    if (!dim) return std::nullopt;
-    auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + *dim : v, int64_t{0}, *dim); };
-    p.begin = clamp((*starts)[0]);
-    p.end = clamp((*ends)[0]);
-  } else {
-    return std::nullopt;
-  }
-  if (p.axis < 0) p.axis += shape.rank();
-  return p;
-}
-
-// Slices (or constant-index Gathers) of one tensor along one axis that
-// together cover all of it: q, k and v cut from one projection, the two
-// halves of a rotary embedding's rotate_half, a shifted window's roll, the
-// even and odd rows of a patch merge. Each piece alone discards the rest;
-// together they discard nothing, so they are one logical Split, keyed by
-// the first piece in execution order.
-absl::flat_hash_map<const Node*, std::vector<const Node*>> Partitions(
-    const std::vector<Node*>& order, const ConstantValues& constants) {
-  std::map<std::pair<const Value*, int64_t>, std::vector<std::pair<const Node*, Piece>>> cuts;
-  for (const Node* n : order) {
-    if (constants.IsFolded(n)) continue;
-    if (auto p = PieceOf(*n, constants)) cuts[{p->source, p->axis}].push_back({n, *p});
-  }
-  absl::flat_hash_map<const Node*, std::vector<const Node*>> out;
-  for (auto& [key, pieces] : cuts) {
-    if (pieces.size() < 2) continue;
-    const Shape& shape = key.first->shape();
-    int64_t dim = shape.dims()[key.second].value();
-    if (dim > (int64_t{1} << 20)) continue;
-    std::vector<bool> covered(static_cast<size_t>(dim), false);
-    for (const auto& [n, p] : pieces) {
-      for (int64_t i = p.begin; i < p.end; i += p.step) covered[static_cast<size_t>(i)] = true;
-    }
-    if (std::find(covered.begin(), covered.end(), false) != covered.end()) continue;
-    std::vector<const Node*> members;
-    for (const auto& [n, p] : pieces) members.push_back(n);  // in execution order
-    out[members.front()] = std::move(members);
-  }
-  return out;
-}
-
-// What a partition is, as one op (the facts of ONNX's Split, which these
-// pieces compute together).
-Traits PartitionTraits(size_t pieces) {
-  Traits t;
-  t.semantic_name = "Split";
-  t.meaning = absl::StrCat("y₀ … y", pieces - 1, " = parts of x along one axis that cover all of it");
-  t.linearity = Linearity::kLinear;
-  t.invertibility = Invertibility::kInvertible;
-  t.collapse = CollapseKind::kNone;
-  t.effect = RepresentationEffect::kPreserves;
-  return t;
-}
-
-// Scaled dot-product attention as exporters write it:
-//   P = Softmax(MatMul(Q, Kᵀ) [· s | / s] [+ mask]);  [P = Where(IsNaN(P), 0, P)];  Y = MatMul(P, V)
-// (Kᵀ a Transpose of K, or K already transposed). One logical op: it mixes
-// each query's values by weights that sum to one, the softmax its collapse.
-// The rewriter has no fusion for it yet (ONNX's Attention is opset 23); when
-// it has, the report takes it from there as it takes the other idioms.
-struct AttentionMatch {
-  std::vector<const Node*> members;  // in execution order
-  Traits traits;
-};
-
-std::optional<AttentionMatch> MatchAttention(
-    const Node& softmax, const ConstantValues& constants,
-    const absl::flat_hash_map<const Value*, std::vector<const Node*>>& readers,
-    const absl::flat_hash_set<const Value*>& graph_outputs) {
-  auto only_reader = [&](const Value* v) -> const Node* {
-    if (v == nullptr || graph_outputs.contains(v)) return nullptr;
-    auto it = readers.find(v);
-    return it != readers.end() && it->second.size() == 1 ? it->second[0] : nullptr;
-  };
-  auto producer = [&](const Value* v) -> const Node* {
-    const Node* p = v != nullptr ? v->producer() : nullptr;
-    return p != nullptr && p->domain.empty() && !constants.IsFolded(p) ? p : nullptr;
-  };
-  auto constant_operand = [&](const Node& n, const Value* data) {
-    const Value* other = n.input(0) == data ? n.input(1) : n.input(0);
-    const Tensor* t = constants.Find(other);
-    return t != nullptr && t->num_elements() == 1;
-  };
-  if (softmax.op_type != "Softmax" || !softmax.domain.empty() || softmax.input(0) == nullptr ||
-      !softmax.input(0)->shape().has_rank()) {
-    return std::nullopt;
-  }
-  const int64_t rank = softmax.input(0)->shape().rank();
-  const int64_t axis = softmax.GetInt("axis", -1);
-  if (axis != -1 && axis != rank - 1) return std::nullopt;
-  // From the softmax back to the scores' MatMul: masks and biases added
-  // (a relative-position bias, a shifted window's mask between reshapes),
-  // a constant scale.
-  std::vector<const Node*> before;
-  const Node* cur = producer(softmax.input(0));
-  for (int step = 0; step < 8 && cur != nullptr && only_reader(cur->output(0)) != nullptr; ++step) {
-    if (cur->op_type == "Add") {
-      before.push_back(cur);
-      const Node* pa = producer(cur->input(0));
-      bool first_is_scores = pa != nullptr && (pa->op_type == "MatMul" || pa->op_type == "Mul" ||
-                                               pa->op_type == "Div" || pa->op_type == "Add" ||
-                                               pa->op_type == "Reshape");
-      cur = producer(first_is_scores ? cur->input(0) : cur->input(1));
-    } else if (cur->op_type == "Reshape") {
-      before.push_back(cur);
-      cur = producer(cur->input(0));
-    } else if ((cur->op_type == "Mul" || cur->op_type == "Div") && constant_operand(*cur, cur->input(0))) {
-      before.push_back(cur);
-      cur = producer(cur->input(0));
-    } else {
-      break;
-    }
-  }
-  if (cur == nullptr || cur->op_type != "MatMul" || only_reader(cur->output(0)) == nullptr) return std::nullopt;
-  const Node* scores = cur;
-  before.push_back(scores);
-  const Node* kt = producer(scores->input(1));
-  if (kt != nullptr && kt->op_type == "Transpose" && only_reader(kt->output(0)) == scores) before.push_back(kt);
-  // After: the NaN guard, then the product with V.
-  std::vector<const Node*> after;
-  const Value* probs = softmax.output(0);
-  auto it = readers.find(probs);
-  if (it == readers.end() || graph_outputs.contains(probs)) return std::nullopt;
-  const Node* isnan = nullptr;
-  const Node* where = nullptr;
-  for (const Node* r : it->second) {
-    if (r->op_type == "IsNaN") isnan = r;
-    if (r->op_type == "Where") where = r;
-  }
-  if (it->second.size() == 2 && isnan != nullptr && where != nullptr && where->input(0) == isnan->output(0) &&
-      where->input(2) == probs && only_reader(isnan->output(0)) == where) {
-    after = {isnan, where};
-    probs = where->output(0);
-  } else if (it->second.size() != 1) {
-    return std::nullopt;
-  }
-  const Node* mix = only_reader(probs);
-  if (mix == nullptr && !graph_outputs.contains(probs)) {
-    auto r = readers.find(probs);
-    if (r != readers.end() && r->second.size() == 1) mix = r->second[0];
-  }
-  if (mix == nullptr || mix->op_type != "MatMul" || mix->input(0) != probs) return std::nullopt;
-  after.push_back(mix);
-  AttentionMatch m;
-  m.members.assign(before.rbegin(), before.rend());
-  m.members.push_back(&softmax);
-  m.members.insert(m.members.end(), after.begin(), after.end());
-  // Heads and sizes from Q [.., H, S_q, D] and V [.., H, S_kv, D_v].
-  const Shape& q = scores->input(0)->shape();
-  const Shape& v = mix->input(1)->shape();
-  Traits& t = m.traits;
-  t.semantic_name = "Attention";
-  t.meaning = "y = softmax(Q·Kᵀ·scale + mask)·V";
-  t.linearity = Linearity::kNonlinear;
-  t.invertibility = Invertibility::kIrreversible;
-  t.collapse = CollapseKind::kReduces;
-  std::string sizes;
-  if (q.has_rank() && q.rank() >= 3 && v.has_rank() && v.rank() >= 2) {
-    const auto& qd = q.dims();
-    const auto& vd = v.dims();
-    sizes = absl::StrCat(q.rank() >= 4 ? absl::StrCat(qd[qd.size() - 3].ToString(), " heads, ") : "",
-                         qd[qd.size() - 2].ToString(), " queries over ", vd[vd.size() - 2].ToString(),
-                         " keys, head size ", qd.back().ToString());
-  }
-  t.effect = RepresentationEffect::kPreserves;
-  t.effect_detail = sizes;
-  t.collapse_how = absl::StrCat("each query's softmax over the keys: the output mixes the value rows by "
-                                "weights that sum to one", sizes.empty() ? "" : " (", sizes,
-                                sizes.empty() ? "" : ")");
-  return m;
+// Ops whose output depends on their input's shape only.
+bool ReadsOnlyShape(const Node& n) {
+  return n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size");
 }
 
 int64_t StaticBytes(const Value* v) {
@@ -452,12 +170,12 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
   std::vector<const Value*> counted_in_order;
   int64_t anonymous_params = 0;
   const absl::flat_hash_map<const Node*, std::vector<const Node*>> partitions =
-      Partitions(order, constants);
+      Partitions(model, order, constants);
   // Attention groups, keyed by their last node (the product with V).
   absl::flat_hash_map<const Node*, AttentionMatch> attention;
   for (const Node* n : order) {
     if (constants.IsFolded(n)) continue;
-    if (auto m = MatchAttention(*n, constants, readers, graph_outputs)) {
+    if (auto m = MatchAttention(model, *n, constants, readers, graph_outputs)) {
       for (const Node* member : m->members) {
         if (member != m->members.back()) absorbed.insert(member);
       }
@@ -616,6 +334,19 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
     lg.nodes.push_back(std::move(rn));
     lg.members.push_back(std::move(members));
     lg.data_inputs.push_back(std::move(data_inputs));
+    // The largest value passed inside the group when it is larger than the
+    // group's output (an attention's [H, S, S] scores): it is alive while the
+    // group runs, on top of what is alive around it. One no larger than the
+    // output (a Linear's product before its bias, a GELU's steps) fits where
+    // the output goes in any executor that computes in place.
+    int64_t largest_inside = 0, output_bytes = 0;
+    for (const Value* v : outputs) output_bytes += StaticBytes(v);
+    for (const Value* v : internal) {
+      if (std::find(outputs.begin(), outputs.end(), v) == outputs.end()) {
+        largest_inside = std::max(largest_inside, StaticBytes(v));
+      }
+    }
+    lg.largest_internal_bytes.push_back(largest_inside > output_bytes ? largest_inside : 0);
     lg.outputs.push_back(std::move(outputs));
     lg.weights.push_back(geo.ok ? geo.weight : nullptr);
   }
@@ -648,10 +379,13 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
       }
     }
   }
-  // The representation path, in execution order (see ReportNode::on_data_path).
+  // The representation path, in execution order (see ReportNode::on_data_path):
+  // values computed from the model's data, whatever their type (a QDQ
+  // model's uint8 activations, an ArgMax's indices), except through an op
+  // that reads only its input's shape.
   absl::flat_hash_set<const Value*> data;
   for (const Value* v : graph.inputs()) {
-    if (!v->is_initializer() && v->type().is_tensor() && IsFloatingPoint(v->dtype())) data.insert(v);
+    if (!v->is_initializer() && v->type().is_tensor() && IsDataInput(v->dtype())) data.insert(v);
   }
   for (size_t i = 0; i < n; ++i) {
     ReportNode& rn = lg.nodes[i];
@@ -660,11 +394,8 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
     for (const Node* m : lg.members[i]) {
       for (const Value* v : m->ImplicitInputs()) reads |= data.contains(v);
     }
-    bool floating_out = false;
-    for (const Value* v : lg.outputs[i]) {
-      floating_out |= v->type().is_tensor() && IsFloatingPoint(v->dtype());
-    }
-    rn.on_data_path = reads && floating_out;
+    bool shape_only = lg.members[i].size() == 1 && ReadsOnlyShape(*lg.members[i][0]);
+    rn.on_data_path = reads && !shape_only;
     if (!rn.on_data_path) continue;
     for (const Value* v : lg.outputs[i]) data.insert(v);
   }

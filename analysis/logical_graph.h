@@ -24,6 +24,7 @@ struct LogicalGraph {
   std::vector<std::vector<const Value*>> data_inputs;  // non-constant inputs
   std::vector<std::vector<const Value*>> outputs;      // values seen outside the node
   std::vector<const Tensor*> weights;                  // layers: the weight tensor
+  std::vector<int64_t> largest_internal_bytes;         // of a group's values not seen outside it
   // Data edges: for each node, the nodes its data inputs come from (no
   // duplicates), and the nodes that read its outputs.
   std::vector<std::vector<int>> producers;

@@ -1,7 +1,9 @@
 #include "analysis/polynomial.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 
@@ -34,12 +36,17 @@ bool Polynomial::IsConstant() const {
 
 namespace {
 
-std::string Coefficient(double c) {
+// `exact` turns false when the printed form rounds c.
+std::string Coefficient(double c, bool& exact) {
   double a = std::fabs(c);
-  if (a == std::round(a)) return Short(static_cast<int64_t>(c));
-  if (a >= 1e4) return Short(static_cast<int64_t>(std::llround(c)));
+  if (a == std::round(a) && a < 1e4) return std::to_string(static_cast<int64_t>(c));
+  if (a >= 1e4) {
+    exact = false;
+    return Short(static_cast<int64_t>(std::llround(c)));
+  }
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", c);
+  exact &= std::strtod(buf, nullptr) == c;
   return buf;
 }
 
@@ -56,7 +63,9 @@ const char* Power(int e) {
 
 }  // namespace
 
-std::string Polynomial::ToString() const {
+std::string Polynomial::ToString(bool* exact) const {
+  bool all_exact = true;
+  if (exact != nullptr) *exact = true;
   if (terms.empty()) return "0";
   std::string out;
   for (size_t t = 0; t < terms.size(); ++t) {
@@ -66,27 +75,30 @@ std::string Polynomial::ToString() const {
       if (m.exponents[i] > 0) factors.push_back(absl::StrCat(symbols[i], Power(m.exponents[i])));
     }
     double c = m.coefficient;
-    if (t > 0) out += c < 0 ? " − " : " + ";
-    if (t > 0) c = std::fabs(c);
-    std::string coef = Coefficient(c);
+    if (t > 0) {
+      out += c < 0 ? " − " : " + ";
+    } else if (c < 0) {
+      out += "−";
+    }
+    c = std::fabs(c);
+    std::string coef = Coefficient(c, all_exact);
     if (factors.empty()) {
       out += coef;
     } else if (coef == "1") {
       out += absl::StrJoin(factors, "·");
-    } else if (coef == "-1") {
-      out += "-" + absl::StrJoin(factors, "·");
     } else {
       absl::StrAppend(&out, coef, "·", absl::StrJoin(factors, "·"));
     }
   }
+  if (exact != nullptr) *exact = all_exact;
   return out;
 }
 
 namespace {
 
 // Solves the Vandermonde system V·c = f for the monomial coefficients of the
-// polynomial through (x[k], f[k]), in long double (x ≤ 32·6, degree ≤ 5:
-// well within its 64-bit mantissa).
+// polynomial through (x[k], f[k]), in long double (degree ≤ 3 on at most
+// 4 sizes per solve: well within its 64-bit mantissa at any size tried).
 std::vector<long double> SolveVandermonde(const std::vector<long double>& x,
                                           std::vector<long double> f) {
   const size_t n = x.size();
@@ -226,7 +238,16 @@ class Fitter {
       where.push_back(steps_[i] == 1 ? absl::StrCat(symbols_[i], " ≥ 2")
                                      : absl::StrCat(symbols_[i], " a multiple of ", steps_[i]));
     }
-    fit.domain_note = absl::StrJoin(where, ", ");
+    // The costs' formulas are polynomials on those lattices; a maximum over
+    // nodes (peak memory) may change form past the largest size measured.
+    std::vector<int64_t> largest(s, 0);
+    for (const auto& [point, value] : cache_) {
+      if (!value.ok()) continue;
+      for (size_t i = 0; i < s; ++i) largest[i] = std::max(largest[i], point[i]);
+    }
+    std::vector<std::string> upto;
+    for (size_t i = 0; i < s; ++i) upto.push_back(absl::StrCat(symbols_[i], "=", largest[i]));
+    fit.domain_note = absl::StrCat(absl::StrJoin(where, ", "), "; measured up to ", absl::StrJoin(upto, ", "));
     fit.evaluations = static_cast<int>(cache_.size());
     return fit;
   }
@@ -250,7 +271,14 @@ class Fitter {
   const absl::StatusOr<std::vector<double>>& Measure(const std::vector<int64_t>& point) {
     auto it = cache_.find(point);
     if (it == cache_.end()) {
-      absl::StatusOr<std::vector<double>> v = measure_(point);
+      // A bound on the work (each size re-analyses the whole graph): many
+      // symbols or a slow model give up with a reason, not a hang.
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      absl::StatusOr<std::vector<double>> v =
+          cache_.size() >= kMaxEvaluations || seconds > kMaxSeconds
+              ? absl::ResourceExhaustedError(absl::StrCat("gave up after ", cache_.size(), " sizes (",
+                                                          static_cast<int>(seconds), " s)"))
+              : measure_(point);
       if (v.ok() && quantities_ >= 0 && static_cast<int64_t>(v->size()) != quantities_) {
         v = absl::InternalError("a different set of quantities at this size");
       }
@@ -382,9 +410,12 @@ class Fitter {
     return fit;
   }
 
+  static constexpr size_t kMaxEvaluations = 400;
+  static constexpr double kMaxSeconds = 30;
   const std::vector<std::string>& symbols_;
   const MeasureFn& measure_;
   const int max_degree_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::vector<int64_t> steps_;
   std::vector<int> degrees_;
   int64_t quantities_ = -1;

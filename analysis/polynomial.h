@@ -29,8 +29,10 @@ struct Polynomial {
   double Evaluate(const std::vector<int64_t>& values) const;
   bool IsConstant() const;
   // "1.57 M·batch·sequence + 768·batch·sequence²"; "0" when empty. Coefficients
-  // of 10^4 and more in Short()'s k/M/G form, integers as integers.
-  std::string ToString() const;
+  // of 10^4 and more in Short()'s k/M/G form (3 significant digits), smaller
+  // integers as integers; `exact` (if given) says whether no coefficient was
+  // rounded in print.
+  std::string ToString(bool* exact = nullptr) const;
 };
 
 // Sizes tried for one symbol: step·(2, 3, 4, ...). Step 1 first; a symbol

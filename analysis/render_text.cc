@@ -71,7 +71,9 @@ std::string WithExpression(const Report& r, int64_t value,
       !r.symbolic->Holds(expression, value)) {
     return std::to_string(value);
   }
-  return absl::StrCat(value, " = ", expression->ToString());
+  bool exact = true;
+  std::string text = expression->ToString(&exact);
+  return absl::StrCat(value, exact ? " = " : " ≈ ", text);
 }
 
 std::string OffPathSummary(const Report& r) {
@@ -107,8 +109,8 @@ std::string SymbolicSummary(const SymbolicCosts& s) {
            "sets them)";
   }
   if (!s.fitted) return absl::StrCat(out, "; costs not given in the symbols: ", s.why_not);
-  absl::StrAppend(&out, "; the costs given in the symbols are exact for ", s.domain,
-                  " (fitted from the costs measured at ", s.evaluations, " sizes)");
+  absl::StrAppend(&out, "; the costs given in the symbols hold for ", s.domain, " (", s.evaluations,
+                  " sizes)");
   std::vector<std::string> missing;
   if (!s.params) missing.push_back("parameters");
   if (!s.macs) missing.push_back("MACs");
@@ -206,7 +208,9 @@ std::string RenderText(const Report& r, NodeNames node_names) {
     if (r.peak_at_node >= 0) absl::StrAppend(&out, " (at Node ", r.peak_at_node, ")");
     if (sc && sc->Holds(sc->peak_activation_bytes, *r.peak_activation_bytes) &&
         !sc->peak_activation_bytes->IsConstant()) {
-      absl::StrAppend(&out, " = ", sc->peak_activation_bytes->ToString(), " bytes");
+      bool exact = true;
+      std::string text = sc->peak_activation_bytes->ToString(&exact);
+      absl::StrAppend(&out, exact ? " = " : " ≈ ", text, " bytes");
     }
     out += "\n";
   } else {

@@ -6,6 +6,7 @@
 // (Constant nodes, weight transposes) are folded away and not listed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -89,10 +90,11 @@ struct ReportNode {
   std::optional<Polynomial> flops_expression;
   std::optional<Polynomial> bytes_expression;  // read + written
   bool floating = false;  // has a floating-point data input (collapse points need one)
-  // On the representation path: a floating-point result computed from the
-  // model's data (a floating graph input, or a learned table an Embedding
-  // reads). Shape, index and mask arithmetic (Shape, Range, NonZero, Cast of
-  // an integer mask...) is off it: listed apart, never a collapse point.
+  // On the representation path: computed from the model's data (a
+  // floating-point or 8/16-bit graph input, or a learned table an Embedding
+  // reads), not only from its shape. Shape, index and mask arithmetic
+  // (Shape and what is computed from it, Cast of an integer attention
+  // mask...) is off it: listed apart, never a collapse point.
   bool on_data_path = true;
 
   // Linear / Conv layers with a constant weight.
@@ -171,7 +173,9 @@ struct SymbolicCosts {
   // nodes as sizes grow). An expression may also not hold at the sizes
   // analysed (outside its domain): Holds() says.
   std::optional<Polynomial> params, macs, flops, bytes_read, bytes_written, peak_activation_bytes;
-  bool Holds(const std::optional<Polynomial>& p, int64_t value) const;
+  bool Holds(const std::optional<Polynomial>& p, int64_t value) const {
+    return p.has_value() && static_cast<int64_t>(std::llround(p->Evaluate(values))) == value;
+  }
 };
 
 struct Report {

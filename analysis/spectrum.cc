@@ -94,6 +94,10 @@ absl::Status GramEigenvalues(const Tensor& weight, int64_t rows, int64_t cols,
   } else {
     for (int64_t i = 0; i < n_el; ++i) a[i] = weight.ElementAsDouble(i);
   }
+  // Before the Gram: a NaN there would come out of the clamp below as σ = 0.
+  for (double v : a) {
+    if (!std::isfinite(v)) return absl::InvalidArgumentError("weight has non-finite values");
+  }
   const int64_t k = std::min(rows, cols);
   std::vector<double> gram(static_cast<size_t>(k * k));
   // Row-major A [rows, cols]: A·Aᵀ when rows is the short side, else Aᵀ·A.

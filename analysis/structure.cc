@@ -160,9 +160,11 @@ bool IsSideStatistic(const LogicalGraph& lg, int c, absl::flat_hash_set<int>* si
       if (it != lg.index_of.end()) back.push_back({it->second, depth + 1});
     }
   }
+  // A reduction's statistic must meet a value its input is made of; a
+  // zero-scale's other term may be one step past it (x·cos beside rotate(x)·sin).
   auto joins_a_source = [&](const Value* v) {
     if (sources.contains(v)) return true;
-    if (v->producer() == nullptr) return false;
+    if (reduction || v->producer() == nullptr) return false;
     auto it = lg.index_of.find(v->producer());
     if (it == lg.index_of.end()) return false;
     for (const Value* u : lg.data_inputs[it->second]) {
@@ -262,8 +264,8 @@ std::optional<int64_t> PeakActivationBytes(const Model& model, const LogicalGrap
       live += *b;
       alive.push_back({v, *b});
     }
-    if (live > peak) {
-      peak = live;
+    if (live + lg.largest_internal_bytes[i] > peak) {
+      peak = live + lg.largest_internal_bytes[i];
       if (at_node != nullptr) *at_node = i;
     }
     // Values whose last reader was this node (or that nobody reads) die now.

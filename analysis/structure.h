@@ -21,7 +21,8 @@ int64_t UnitAxis(const LogicalGraph& lg, int i, int64_t rank);
 void FindStructure(const LogicalGraph& lg, Report& report);
 
 // Peak bytes of activations alive at once when the logical nodes run in
-// order (graph inputs included, weights not); nullopt when a shape is not
+// order (graph inputs included, weights not; a group's largest inner value
+// counts while it runs); nullopt when a shape is not
 // static. `at_node` receives the node at which the peak is first reached.
 std::optional<int64_t> PeakActivationBytes(const Model& model, const LogicalGraph& lg,
                                            int* at_node);

@@ -1,18 +1,12 @@
 #include "analysis/symbolic_cost.h"
 
-#include "analysis/report.h"
-
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "graph/realistic_size.h"
 
 namespace aic::analysis {
 
-bool SymbolicCosts::Holds(const std::optional<Polynomial>& p, int64_t value) const {
-  return p.has_value() && std::llround(p->Evaluate(values)) == value;
-}
 
 absl::StatusOr<InputSymbols> BindInputSymbols(
     const Model& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
@@ -22,9 +16,16 @@ absl::StatusOr<InputSymbols> BindInputSymbols(
     if (!found) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a graph input"));
   }
   InputSymbols out;
+  // A symbol on several inputs takes the smallest of their defaults: the
+  // sequence of a float mask [batch, sequence] is the token sequence's 16,
+  // not a waveform's 16000.
   auto symbol_index = [&](const std::string& name, int64_t default_size) {
     auto it = std::find(out.names.begin(), out.names.end(), name);
-    if (it != out.names.end()) return static_cast<int>(it - out.names.begin());
+    if (it != out.names.end()) {
+      size_t s = static_cast<size_t>(it - out.names.begin());
+      if (!out.given[s]) out.values[s] = std::min(out.values[s], default_size);
+      return static_cast<int>(s);
+    }
     out.names.push_back(name);
     out.values.push_back(default_size);
     out.given.push_back(false);

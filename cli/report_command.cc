@@ -57,8 +57,8 @@ calibration data, the activation ratio and dead units of collapse-producing ops.
                     other integer and boolean inputs (masks) ones
   --shape NAME=D,D  sizes to analyse a graph input with symbolic dims at (each
                     symbol takes its size on every input); the rest take a
-                    default: a leading dim 1, an image's sides 224, other
-                    dims 16. Totals and per-node costs are also given as
+                    default: a leading dim 1, an image's sides 224, a
+                    waveform's samples 16000, other dims 16. Totals and per-node costs are also given as
                     expressions in the symbols; repeatable
   --energy E        spectral energy a low-rank candidate keeps (default 0.99)
   --rare F          a unit active on at most this share of positions is

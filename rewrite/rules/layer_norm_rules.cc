@@ -5,6 +5,7 @@
 // then a following `* gamma` and `+ beta` folded into its scale and bias.
 // RMSNormalization (opset >= 23) likewise: x / Sqrt(ReduceMean(x^2) + eps),
 // or x * Reciprocal(...) as torch writes rsqrt, then `* gamma`.
+#include "ops/math/reduce_axes.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -15,9 +16,10 @@ namespace {
 // Whether n is ReduceMean over the last axis only, with keepdims.
 bool IsLastAxisMean(const EGraph& g, const ENode& n, int64_t rank) {
   if (n.op->GetInt("keepdims", 1) != 1) return false;
-  // Why: from opset 18 the axes are an input; an `axes` attribute there is
-  // not ReduceMean-18's (which reduces every axis without the input).
-  std::vector<int64_t> axes = g.opset() < 18 ? n.op->GetInts("axes") : std::vector<int64_t>{};
+  // Why: where the axes are an input (ReduceMean-18), an `axes` attribute
+  // is not the op's (which reduces every axis without the input).
+  std::vector<int64_t> axes =
+      ReduceAxesIsInput("ReduceMean", g.opset()) ? std::vector<int64_t>{} : n.op->GetInts("axes");
   if (n.children.size() > 1 && n.children[1] != kNoClass) {
     auto v = IntValues(g, Child(g, n, 1));
     if (!v) return false;
@@ -61,13 +63,19 @@ bool IsMeanOfSquares(const EGraph& g, ClassId c, ClassId d, int64_t rank) {
 
 // LayerNormalization(x, 1, 0, axis=-1, epsilon=eps) when d is x - mean(x) and
 // class `root` is Sqrt(ReduceMean(d^2) + eps); kNoClass (with a reason) otherwise.
-ClassId LayerNormOf(RuleContext& ctx, ClassId d, ClassId root) {
+ClassId LayerNormOf(RuleContext& ctx, ClassId cls, ClassId d, ClassId root) {
   EGraph& g = ctx.g;
   ClassId x;
   if (!IsCentered(g, d, x)) return ctx.Decline("numerator is not x - mean(x)");
   const Shape* xs = RankedShape(g, x);
   DType dt = g.type(x).dtype;
   if (!IsFloat(dt) || dt != DType::kFloat) return ctx.Decline("not float32");
+  // Why: an eps or a 1 of higher rank broadcasts the result past x's shape,
+  // which a LayerNormalization of x does not have.
+  const Shape* out = RankedShape(g, cls);
+  if (out == nullptr || !SameShape(*out, *xs) || g.type(cls).dtype != dt) {
+    return ctx.Decline("the result is not x's shape");
+  }
   const Dim& last = (*xs)[xs->rank() - 1];
   if (!last.is_value()) return ctx.Decline("normalized dim not known");
   const Tensor* eps = nullptr;
@@ -91,7 +99,7 @@ ClassId LayerNormOf(RuleContext& ctx, ClassId d, ClassId root) {
 
 // d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
 ClassId FuseLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
-  return LayerNormOf(ctx, Child(ctx.g, n, 0), Child(ctx.g, n, 1));
+  return LayerNormOf(ctx, cls, Child(ctx.g, n, 0), Child(ctx.g, n, 1));
 }
 
 // d * Reciprocal(Sqrt(ReduceMean(d^2) + eps)) -> LayerNormalization(x, 1, 0, ...)   (tf2onnx's spelling)
@@ -100,7 +108,7 @@ ClassId FuseLayerNormByReciprocal(RuleContext& ctx, ClassId cls, const ENode& n)
   ClassId result = kNoClass;
   EitherOrder(g, n, [&](ClassId d, ClassId inverse) {
     for (const ENode* recip : g.FindOps(inverse, "Reciprocal")) {
-      result = LayerNormOf(ctx, d, Child(g, *recip, 0));
+      result = LayerNormOf(ctx, cls, d, Child(g, *recip, 0));
       if (result != kNoClass) return true;
     }
     return false;
@@ -158,11 +166,17 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
 
 // RMSNormalization(x, 1, axis=-1, epsilon=eps) when class `root` is
 // Sqrt(ReduceMean(x^2) + eps) over the last axis; kNoClass (with a reason) otherwise.
-ClassId RmsNormOf(RuleContext& ctx, ClassId x, ClassId root) {
+ClassId RmsNormOf(RuleContext& ctx, ClassId cls, ClassId x, ClassId root) {
   EGraph& g = ctx.g;
   const Shape* xs = RankedShape(g, x);
   if (xs == nullptr || xs->rank() < 1) return ctx.Decline("rank of x not known");
   if (g.type(x).dtype != DType::kFloat) return ctx.Decline("not float32");
+  // Why: an eps, a 1 or an exponent of higher rank broadcasts the result
+  // (or the mean's axis) past x's shape.
+  const Shape* out = RankedShape(g, cls);
+  if (out == nullptr || !SameShape(*out, *xs) || g.type(cls).dtype != DType::kFloat) {
+    return ctx.Decline("the result is not x's shape");
+  }
   const Dim& last = (*xs)[xs->rank() - 1];
   if (!last.is_value()) return ctx.Decline("normalized dim not known");
   const Tensor* eps = nullptr;
@@ -187,17 +201,17 @@ ClassId RmsNormOf(RuleContext& ctx, ClassId x, ClassId root) {
 // x * Reciprocal(Sqrt(ReduceMean(x^2) + eps)) -> the same (torch's rsqrt; 1 / Sqrt too)
 ClassId FuseRmsNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
-  if (n.op->op_type == "Div") return RmsNormOf(ctx, Child(g, n, 0), Child(g, n, 1));
+  if (n.op->op_type == "Div") return RmsNormOf(ctx, cls, Child(g, n, 0), Child(g, n, 1));
   ClassId result = kNoClass;
   EitherOrder(g, n, [&](ClassId x, ClassId inverse) {
     for (const ENode* recip : g.FindOps(inverse, "Reciprocal")) {
-      result = RmsNormOf(ctx, x, Child(g, *recip, 0));
+      result = RmsNormOf(ctx, cls, x, Child(g, *recip, 0));
       if (result != kNoClass) return true;
     }
     // 1 / sqrt(...), as the TorchScript exporter writes rsqrt.
     for (const ENode* div : g.FindOps(inverse, "Div")) {
       if (!AllElementsEqual(g, Child(g, *div, 0), 1)) continue;
-      result = RmsNormOf(ctx, x, Child(g, *div, 1));
+      result = RmsNormOf(ctx, cls, x, Child(g, *div, 1));
       if (result != kNoClass) return true;
     }
     return false;

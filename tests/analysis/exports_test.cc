@@ -236,6 +236,60 @@ TEST(ExportsReport, ScaledDotProductAttentionIsOneNode) {
   EXPECT_EQ(r->collapse_points, std::vector<int>{0});
 }
 
+// LayerNorm and RMSNorm spelled out with their learned scale (and shift):
+// one node each, the gamma folded into the fused op's scale by the rule,
+// the parameters those of the original nodes.
+TEST(ExportsReport, SpelledOutNormsWithTheirScaleAreOneNodeEach) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 4, 16});
+  Value* axes = Ints(b, "axes", {-1});
+  Value* ms = b.Op("ReduceMean", {b.Op("Pow", {x, b.Constant("two", Tensor::Scalar<float>(2.f))}), axes});
+  Value* rms = b.Op("Mul", {x, b.Op("Reciprocal", {b.Op("Sqrt", {b.Op("Add", {ms, b.Constant("eps", Tensor::Scalar<float>(1e-6f))})})})});
+  Value* h = b.Op("Mul", {rms, b.Constant("gamma", Random({16}, 8))});
+  Value* d = b.Op("Sub", {h, b.Op("ReduceMean", {h, axes})});
+  Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.Constant("two2", Tensor::Scalar<float>(2.f))}), axes});
+  Value* ln = b.Op("Div", {d, b.Op("Sqrt", {b.Op("Add", {var, b.Constant("eps2", Tensor::Scalar<float>(1e-5f))})})});
+  b.Output(b.Op("Add", {b.Op("Mul", {ln, b.Constant("g2", Random({16}, 9))}), b.Constant("b2", Random({16}, 10))}));
+  auto model = b.Build(18);
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->nodes.size(), 2u) << RenderText(*r);
+  EXPECT_EQ(r->nodes[0].name, "RMSNorm");
+  EXPECT_EQ(r->nodes[1].name, "LayerNorm");
+  EXPECT_EQ(r->total_params, 16 + 32);
+  EXPECT_TRUE(r->collapse_points.empty());
+}
+
+// A quantized model's activations are uint8: still the representation, so
+// its nodes are listed; a uint8 image input is data and random calibration
+// draws pixels, not ones.
+TEST(ExportsReport, QuantizedValuesAndPixelInputsAreData) {
+  GraphBuilder b;
+  Value* img = b.Input("image", DType::kUint8, {1, 3, 8, 8});
+  Value* x = b.Op("Cast", {img}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+  Value* q = b.Op("QuantizeLinear", {x, b.Constant("s", Tensor::Scalar<float>(0.05f)),
+                                     b.Constant("z", Tensor::FromVector<uint8_t>({128}, {}))});
+  Value* dq = b.Op("DequantizeLinear", {q, b.Constant("s2", Tensor::Scalar<float>(0.05f)),
+                                        b.Constant("z2", Tensor::FromVector<uint8_t>({128}, {}))});
+  b.Output(b.Op("Relu", {b.Op("Conv", {dq, b.Constant("w", Random({4, 3, 3, 3}, 11))})}));
+  auto model = b.Build(13);
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const ReportNode& n : r->nodes) EXPECT_TRUE(n.on_data_path) << n.name;
+  auto kinds = IntegerInputKinds(*model);
+  ASSERT_TRUE(kinds["image"].samples);
+  Tensor t(DType::kUint8, {1, 3, 8, 8});
+  FillIntegerInput(kinds["image"], 3, t);
+  int distinct_values = 0;
+  std::vector<bool> seen(256, false);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    uint8_t v = t.data<uint8_t>()[i];
+    distinct_values += seen[v] ? 0 : 1;
+    seen[v] = true;
+  }
+  EXPECT_GT(distinct_values, 50);
+}
+
 TEST(ExportsReport, NamesLineNamesTheOnnxNodes) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {1, 8});

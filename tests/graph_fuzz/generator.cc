@@ -107,6 +107,7 @@ class Generator {
   bool GeluPattern();
   bool GeluTanhPattern();
   bool LayerNormPattern();
+  bool RmsNormPattern();
   bool HardSwishPattern();
   bool SwishPattern();
   bool ConvBnPattern();
@@ -1355,6 +1356,32 @@ bool Generator::LayerNormPattern() {
   return true;
 }
 
+// x * rsqrt(mean(x^2) + eps) [* g], as torch writes RMSNorm (rsqrt as
+// Reciprocal(Sqrt) or 1 / Sqrt, or x / Sqrt); sometimes over another axis
+// (a near miss the rule must decline).
+bool Generator::RmsNormPattern() {
+  Entry* e = Pick(F(1, 4));
+  if (e == nullptr) return false;
+  std::vector<int64_t> d = *Dims(e->v);
+  int64_t r = static_cast<int64_t>(d.size());
+  if (IsSymbolic(e->v, static_cast<size_t>(r - 1))) return false;
+  std::vector<int64_t> axes = {Chance(0.85) ? -1 : (r >= 2 ? -2 : -1)};
+  std::vector<Value*> ins = {Chance(0.5) ? Op("Pow", {e->v, Scalar(2)}) : Op("Mul", {e->v, e->v})};
+  std::vector<Attribute> attrs;
+  AxesOperand(ins, attrs, axes, 18);
+  Value* denom = Op("Sqrt", {Op("Add", {Op("ReduceMean", ins, std::move(attrs)), Scalar(Chance(0.5) ? 1e-5f : 1e-6f)})});
+  double form = Real(0, 1);
+  Value* out = form < 0.4   ? Op("Div", {e->v, denom})
+               : form < 0.8 ? Op("Mul", {e->v, Op("Reciprocal", {denom})})
+                            : Op("Mul", {e->v, Op("Div", {Scalar(1), denom})});
+  if (Chance(0.7)) {
+    std::vector<int64_t> gd = Chance(0.85) ? std::vector<int64_t>{d.back()} : std::vector<int64_t>{};
+    out = Op("Mul", {out, ConstF(gd, 0.5, 1.5)});
+  }
+  Add(out, false, e->loose);
+  return true;
+}
+
 // x * clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x), with near misses.
 bool Generator::HardSwishPattern() {
   Entry* e = Pick(F());
@@ -1668,6 +1695,7 @@ const std::vector<Recipe>& Recipes() {
       {"gelu_pattern", 1, &Generator::GeluPattern},
       {"gelu_tanh_pattern", 0.5, &Generator::GeluTanhPattern},
       {"layer_norm_pattern", 1, &Generator::LayerNormPattern},
+      {"rms_norm_pattern", 0.7, &Generator::RmsNormPattern},
       {"hard_swish_pattern", 0.7, &Generator::HardSwishPattern},
       {"swish_pattern", 0.6, &Generator::SwishPattern},
       {"conv_bn_pattern", 1, &Generator::ConvBnPattern},

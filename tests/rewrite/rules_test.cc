@@ -420,20 +420,24 @@ std::vector<RuleCase> Cases() {
                    {{"LayerNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, layer_norm(false, true)});
   // RMSNorm as torch writes it: x * rsqrt(mean(x^2) + eps), or x / sqrt(...).
   // Near miss: the mean of squares of another tensor than the numerator.
-  auto rms_norm = [](bool by_reciprocal, bool same_x) -> ModelFn {
+  auto rms_norm = [](bool by_reciprocal, bool same_x, bool eps_broadcasts = false) -> ModelFn {
     return [=] {
       GraphBuilder b;
       Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 8});
       Value* other = same_x ? x : b.Op("Relu", {x});
       Value* sq = b.Op("Pow", {other, b.Constant("two", Tensor::Scalar<float>(2.f))});
       Value* ms = b.Op("ReduceMean", {sq, b.Constant("axes", Ints({-1}))});
-      Value* den = b.Op("Sqrt", {b.Op("Add", {ms, b.Constant("eps", Tensor::Scalar<float>(1e-6f))})});
+      // One eps element, but of rank 3: the result is [1, n, 8], not x's shape.
+      Tensor eps = eps_broadcasts ? Floats({1e-6f}, {1, 1, 1}) : Tensor::Scalar<float>(1e-6f);
+      Value* den = b.Op("Sqrt", {b.Op("Add", {ms, b.Constant("eps", eps)})});
       b.Output(by_reciprocal ? b.Op("Mul", {x, b.Op("Reciprocal", {den})}) : b.Op("Div", {x, den}));
       return b.Build(23);
     };
   };
   cases.push_back({"FuseRmsNorm", "fuse_rms_norm", rms_norm(false, true),
                    {{"RMSNormalization", 1}, {"ReduceMean", 0}, {"Div", 0}}, rms_norm(false, false)});
+  cases.push_back({"FuseRmsNormEpsBroadcasting", "fuse_rms_norm", rms_norm(false, true),
+                   {{"RMSNormalization", 1}}, rms_norm(false, true, true)});
   cases.push_back({"FuseRmsNormByReciprocal", "fuse_rms_norm", rms_norm(true, true),
                    {{"RMSNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, rms_norm(true, false)});
   auto scaled_rms = [](std::vector<int64_t> g_dims) -> ModelFn {
