@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "graph/clone.h"
-#include "ops/registry.h"
+#include "analysis/node_facts.h"
 #include "rewrite/optimize.h"
 
 namespace aic::analysis {
@@ -33,25 +33,6 @@ bool IsIdiomOp(const std::string& op_type) {
   static const std::set<std::string> ops = {"Gelu", "LayerNormalization", "HardSwish", "HardSigmoid",
                                             "Swish", "RMSNormalization"};
   return ops.count(op_type) > 0;
-}
-
-Traits TraitsOf(const Model& model, const Node& node) {
-  int64_t opset = model.OpsetFor(node.domain);
-  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);
-  std::vector<TypeInfo> types;
-  std::vector<const Tensor*> consts;
-  for (const Value* v : node.inputs()) {
-    types.push_back(v ? v->type() : TypeInfo());
-    consts.push_back(v ? v->initializer() : nullptr);
-  }
-  OpContext ctx(node, opset, std::move(types), consts, nullptr);
-  for (size_t i = 0; i < node.num_outputs(); ++i) {
-    if (node.output(i) != nullptr) ctx.set_output_type(i, node.output(i)->type());
-  }
-  Traits t;
-  if (def != nullptr && def->traits) t = def->traits(ctx);
-  if (t.semantic_name.empty()) t.semantic_name = node.op_type;
-  return t;
 }
 
 }  // namespace
@@ -146,7 +127,8 @@ absl::flat_hash_map<const Node*, Idiom> FindIdioms(const Model& model,
     std::sort(members.begin(), members.end(),
               [&](const Node* a, const Node* b) { return position[a] < position[b]; });
     for (const Node* m : members) taken.insert(m);
-    out[root] = Idiom{fused->op_type, TraitsOf(*copy, *fused), std::move(members)};
+    Traits traits = FactsOf(*copy, *fused, [](const Value* v) { return v->initializer(); }).traits;
+    out[root] = Idiom{fused->op_type, std::move(traits), std::move(members)};
   }
   return out;
 }

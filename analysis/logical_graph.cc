@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/attention.h"
+#include "analysis/node_facts.h"
 #include "analysis/parameters.h"
 #include "analysis/partitions.h"
 #include "ops/registry.h"
@@ -16,32 +17,7 @@ namespace aic::analysis {
 
 namespace {
 
-struct Facts {
-  Traits traits;
-  Cost cost;
-};
-
-// Asks the node's OpDef for its traits and cost; an op without an OpDef (or
-// without those hooks) gets the neutral defaults: its op type as name, bytes only.
-Facts NodeFacts(const Model& model, const Node& node, const ConstantValues& constants) {
-  int64_t opset = model.OpsetFor(node.domain);
-  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);
-  std::vector<TypeInfo> types;
-  std::vector<const Tensor*> consts;
-  for (const Value* v : node.inputs()) {
-    types.push_back(v ? v->type() : TypeInfo());
-    consts.push_back(constants.Find(v));
-  }
-  OpContext ctx(node, opset, std::move(types), consts, nullptr);
-  for (size_t i = 0; i < node.num_outputs(); ++i) {
-    if (node.output(i) != nullptr) ctx.set_output_type(i, node.output(i)->type());
-  }
-  Facts f;
-  if (def != nullptr && def->traits) f.traits = def->traits(ctx);
-  if (f.traits.semantic_name.empty()) f.traits.semantic_name = node.op_type;
-  f.cost = def != nullptr && def->cost ? def->cost(ctx) : BytesOnlyCost(ctx);
-  return f;
-}
+using Facts = NodeFacts;  // analysis/node_facts.h
 
 // Where a layer's weight is and what matrix it is: Linear (Gemm/MatMul with a
 // constant 2-D weight) maps K -> N; Conv maps Cin -> Cout with the weight seen
@@ -160,7 +136,9 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
   absl::flat_hash_map<const Node*, Facts> facts;
   auto facts_of = [&](const Node* n) -> const Facts& {
     auto it = facts.find(n);
-    if (it == facts.end()) it = facts.emplace(n, NodeFacts(model, *n, constants)).first;
+    if (it == facts.end()) {
+      it = facts.emplace(n, FactsOf(model, *n, [&](const Value* v) { return constants.Find(v); })).first;
+    }
     return it->second;
   };
 

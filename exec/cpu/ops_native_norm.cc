@@ -2,6 +2,7 @@
 // and RMSNormalization (rows, exec/cpu/kernels/layer_norm.h) and InstanceNormalization /
 // GroupNormalization (channel groups, kernels/group_norm.h). Each returns
 // false (nothing emitted) to let the reference kernel run instead.
+#include <optional>
 #include <vector>
 
 #include "exec/cpu/kernels/group_norm.h"
@@ -30,28 +31,48 @@ int PerChannelSlot(Lowerer& L, const Value* p, int64_t channels, int64_t groups)
   return L.ConstSlot(L.plan().constants.back(), PlainMd({channels}));
 }
 
+// A row normalization's view of x: rows before `axis`, cols from it on, and
+// whether a parameter is exactly the normalized dims (leading 1s allowed).
+struct RowView {
+  int64_t rows = 1, cols = 1;
+  std::vector<int64_t> normalized;
+};
+
+std::optional<RowView> RowsOf(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return std::nullopt;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  auto rank = static_cast<int64_t>(dims.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return std::nullopt;
+  RowView v;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? v.rows : v.cols) *= dims[i];
+  if (v.rows * v.cols == 0) return std::nullopt;
+  v.normalized.assign(dims.begin() + axis, dims.end());
+  return v;
+}
+
+bool FitsNormalizedDims(Lowerer& L, const Value* p, const RowView& v) {
+  if (!L.IsF32(p) || !NativeReady(L, p)) return false;
+  std::vector<int64_t> d = L.V(p).dims;
+  while (d.size() > v.normalized.size() && d.front() == 1) d.erase(d.begin());
+  return d == v.normalized;
+}
+
 }  // namespace
 
 bool LowerLayerNorm(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  if (n.num_inputs() < 2 || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  if (n.num_inputs() < 2) return false;
+  std::optional<RowView> view = RowsOf(L, n);
+  if (!view) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
-  auto rank = static_cast<int64_t>(dims.size());
-  int64_t axis = n.GetInt("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
-  int64_t rows = 1, cols = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
-  if (rows * cols == 0) return false;
-  // Scale and bias: exactly the normalized dims (leading 1s allowed).
-  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
-  auto fits = [&](const Value* p) {
-    if (!L.IsF32(p) || !NativeReady(L, p)) return false;
-    std::vector<int64_t> d = L.V(p).dims;
-    while (d.size() > norm.size() && d.front() == 1) d.erase(d.begin());
-    return d == norm;
-  };
+  const int64_t rows = view->rows, cols = view->cols;
+  const int64_t axis = static_cast<int64_t>(dims.size() - view->normalized.size());
+  auto fits = [&](const Value* p) { return FitsNormalizedDims(L, p, *view); };
   const Value* scale = n.input(1);
   const Value* bias = n.num_inputs() > 2 ? n.input(2) : nullptr;
   if (!fits(scale) || (bias != nullptr && !fits(bias))) return false;
@@ -88,22 +109,10 @@ bool LowerRmsNorm(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* scale = n.input(1);
   const Value* out = n.output(0);
-  if (n.num_inputs() != 2 || n.num_outputs() != 1 || !L.IsF32(x) || !L.IsF32(out) ||
-      !L.IsF32(scale) || !NativeReady(L, x) || !NativeReady(L, scale)) {
-    return false;
-  }
-  const std::vector<int64_t>& dims = L.V(x).dims;
-  auto rank = static_cast<int64_t>(dims.size());
-  int64_t axis = n.GetInt("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank || L.V(out).dims != dims) return false;
-  int64_t rows = 1, cols = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= dims[i];
-  if (rows * cols == 0) return false;
-  std::vector<int64_t> norm(dims.begin() + axis, dims.end());
-  std::vector<int64_t> sd = L.V(scale).dims;
-  while (sd.size() > norm.size() && sd.front() == 1) sd.erase(sd.begin());
-  if (sd != norm) return false;
+  if (n.num_inputs() != 2 || n.num_outputs() != 1) return false;
+  std::optional<RowView> view = RowsOf(L, n);
+  if (!view || !FitsNormalizedDims(L, scale, *view)) return false;
+  const int64_t rows = view->rows, cols = view->cols;
   float eps = n.GetFloat("epsilon", 1e-5f);
   int out_slot = NativeOutSlot(L, out);
   if (out_slot < 0) return false;

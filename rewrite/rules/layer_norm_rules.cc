@@ -61,6 +61,27 @@ bool IsMeanOfSquares(const EGraph& g, ClassId c, ClassId d, int64_t rank) {
   return false;
 }
 
+// The eps when class `root` is Sqrt(ReduceMean(v^2) + eps) over v's last
+// axis, eps one number; nullptr otherwise. The denominator both norms share.
+const Tensor* RootMeanSquareEps(const EGraph& g, ClassId root, ClassId v, int64_t rank) {
+  const Tensor* eps = nullptr;
+  auto mean_square_plus_eps = [&](ClassId ms, ClassId e) {
+    eps = g.value(e);
+    return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, ms, v, rank);
+  };
+  for (const ENode* sqrt : g.FindOps(root, "Sqrt")) {
+    if (HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", mean_square_plus_eps)) return eps;
+  }
+  return nullptr;
+}
+
+// Why: an eps, a 1 or an exponent of higher rank broadcasts the result (or
+// the mean's axis) past x's shape, which a normalization of x does not have.
+bool KeepsShapeOf(const EGraph& g, ClassId cls, const Shape& xs) {
+  const Shape* out = RankedShape(g, cls);
+  return out != nullptr && SameShape(*out, xs) && g.type(cls).dtype == DType::kFloat;
+}
+
 // LayerNormalization(x, 1, 0, axis=-1, epsilon=eps) when d is x - mean(x) and
 // class `root` is Sqrt(ReduceMean(d^2) + eps); kNoClass (with a reason) otherwise.
 ClassId LayerNormOf(RuleContext& ctx, ClassId cls, ClassId d, ClassId root) {
@@ -70,25 +91,11 @@ ClassId LayerNormOf(RuleContext& ctx, ClassId cls, ClassId d, ClassId root) {
   const Shape* xs = RankedShape(g, x);
   DType dt = g.type(x).dtype;
   if (!IsFloat(dt) || dt != DType::kFloat) return ctx.Decline("not float32");
-  // Why: an eps or a 1 of higher rank broadcasts the result past x's shape,
-  // which a LayerNormalization of x does not have.
-  const Shape* out = RankedShape(g, cls);
-  if (out == nullptr || !SameShape(*out, *xs) || g.type(cls).dtype != dt) {
-    return ctx.Decline("the result is not x's shape");
-  }
+  if (!KeepsShapeOf(g, cls, *xs)) return ctx.Decline("the result is not x's shape");
   const Dim& last = (*xs)[xs->rank() - 1];
   if (!last.is_value()) return ctx.Decline("normalized dim not known");
-  const Tensor* eps = nullptr;
-  auto variance_plus_eps = [&](ClassId var, ClassId e) {
-    eps = g.value(e);
-    return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, var, d, xs->rank());
-  };
-  bool matched = false;
-  for (const ENode* sqrt : g.FindOps(root, "Sqrt")) {
-    matched = HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", variance_plus_eps);
-    if (matched) break;
-  }
-  if (!matched) return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
+  const Tensor* eps = RootMeanSquareEps(g, root, d, xs->rank());
+  if (eps == nullptr) return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
   int64_t width = last.value();
   ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
   ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
@@ -171,25 +178,11 @@ ClassId RmsNormOf(RuleContext& ctx, ClassId cls, ClassId x, ClassId root) {
   const Shape* xs = RankedShape(g, x);
   if (xs == nullptr || xs->rank() < 1) return ctx.Decline("rank of x not known");
   if (g.type(x).dtype != DType::kFloat) return ctx.Decline("not float32");
-  // Why: an eps, a 1 or an exponent of higher rank broadcasts the result
-  // (or the mean's axis) past x's shape.
-  const Shape* out = RankedShape(g, cls);
-  if (out == nullptr || !SameShape(*out, *xs) || g.type(cls).dtype != DType::kFloat) {
-    return ctx.Decline("the result is not x's shape");
-  }
+  if (!KeepsShapeOf(g, cls, *xs)) return ctx.Decline("the result is not x's shape");
   const Dim& last = (*xs)[xs->rank() - 1];
   if (!last.is_value()) return ctx.Decline("normalized dim not known");
-  const Tensor* eps = nullptr;
-  auto mean_square_plus_eps = [&](ClassId ms, ClassId e) {
-    eps = g.value(e);
-    return eps != nullptr && eps->num_elements() == 1 && IsMeanOfSquares(g, ms, x, xs->rank());
-  };
-  bool matched = false;
-  for (const ENode* sqrt : g.FindOps(root, "Sqrt")) {
-    matched = HasOpEitherOrder(g, Child(g, *sqrt, 0), "Add", mean_square_plus_eps);
-    if (matched) break;
-  }
-  if (!matched) return ctx.Decline("denominator is not sqrt(mean(x^2) + eps)");
+  const Tensor* eps = RootMeanSquareEps(g, root, x, xs->rank());
+  if (eps == nullptr) return ctx.Decline("denominator is not sqrt(mean(x^2) + eps)");
   int64_t width = last.value();
   ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
   return AddNewerStandardOp(ctx, "RMSNormalization", {x, ones},
