@@ -169,6 +169,26 @@ void UseSymbolicShapes(const LogicalGraph& lg, const absl::flat_hash_map<const V
 // per logical node of `main` MACs, FLOPs and bytes. A node of the main
 // analysis that is not a node with a known cost at this size is marked in
 // `unstable` (it gets no expression).
+// The counted nodes' costs summed, and how many nodes were not counted.
+struct CostTotals {
+  int64_t macs = 0, flops = 0, bytes_read = 0, bytes_written = 0, uncounted = 0;
+};
+
+CostTotals SumCosts(const std::vector<ReportNode>& nodes) {
+  CostTotals t;
+  for (const ReportNode& n : nodes) {
+    if (!n.cost_known) {
+      ++t.uncounted;
+      continue;
+    }
+    t.macs += n.macs;
+    t.flops += n.flops;
+    t.bytes_read += n.bytes_read;
+    t.bytes_written += n.bytes_written;
+  }
+  return t;
+}
+
 absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node*>& order,
                                             const absl::flat_hash_map<const Node*, Idiom>& idioms,
                                             const LogicalGraph& main, bool with_peak,
@@ -180,15 +200,10 @@ absl::StatusOr<std::vector<double>> CostsAt(Model& model, const std::vector<Node
   if (stats.failed_nodes > main_failed_nodes) return stats.first_error;
   ConstantValues constants = ConstantValues::Fold(model, order);
   AIC_ASSIGN_OR_RETURN(LogicalGraph lg, BuildLogicalGraph(model, constants, order, &idioms));
-  std::vector<double> q(5, 0.0);
-  q[0] = static_cast<double>(lg.total_params);
-  for (const ReportNode& n : lg.nodes) {
-    if (!n.cost_known) continue;
-    q[1] += static_cast<double>(n.macs);
-    q[2] += static_cast<double>(n.flops);
-    q[3] += static_cast<double>(n.bytes_read);
-    q[4] += static_cast<double>(n.bytes_written);
-  }
+  const CostTotals t = SumCosts(lg.nodes);
+  std::vector<double> q = {static_cast<double>(lg.total_params), static_cast<double>(t.macs),
+                           static_cast<double>(t.flops), static_cast<double>(t.bytes_read),
+                           static_cast<double>(t.bytes_written)};
   if (with_peak) {
     std::optional<int64_t> peak = PeakActivationBytes(model, lg, nullptr);
     if (!peak) return absl::FailedPreconditionError("peak memory unknown");
@@ -295,14 +310,12 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   report.nodes = lg.nodes;
   report.total_params = lg.total_params;
   report.notes.insert(report.notes.end(), lg.notes.begin(), lg.notes.end());
-  for (const ReportNode& n : report.nodes) {
-    if (!n.cost_known) {
-      ++report.uncounted_nodes;
-      continue;
-    }
-    report.total_macs += n.macs;
-    report.total_flops += n.flops;
-  }
+  const CostTotals totals = SumCosts(report.nodes);
+  report.total_macs = totals.macs;
+  report.total_flops = totals.flops;
+  report.total_bytes_read = totals.bytes_read;
+  report.total_bytes_written = totals.bytes_written;
+  report.uncounted_nodes = totals.uncounted;
   report.peak_activation_bytes = PeakActivationBytes(model, lg, &report.peak_at_node);
   FindStructure(lg, report);
   if (options.spectra) AddSpectra(lg, options, report);

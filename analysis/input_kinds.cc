@@ -10,16 +10,7 @@ namespace aic::analysis {
 
 namespace {
 
-bool IsIntegerOrBool(DType d) {
-  switch (d) {
-    case DType::kBool: case DType::kInt8: case DType::kUint8: case DType::kInt16:
-    case DType::kUint16: case DType::kInt32: case DType::kUint32: case DType::kInt64:
-    case DType::kUint64:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsIntegerOrBool(DType d) { return IsInteger(d) || d == DType::kBool; }
 
 // Ops that pass an index tensor on with its values unchanged.
 bool KeepsValues(const Node& n) {
@@ -30,6 +21,10 @@ bool KeepsValues(const Node& n) {
 }
 
 }  // namespace
+
+bool HoldsSamples(DType d) {
+  return d == DType::kInt8 || d == DType::kUint8 || d == DType::kInt16 || d == DType::kUint16;
+}
 
 std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
   const Graph& g = *model.graph;
@@ -65,8 +60,7 @@ std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
       }
     }
     DType d = input->dtype();
-    kind.samples = !kind.indexes_table && (d == DType::kInt8 || d == DType::kUint8 ||
-                                           d == DType::kInt16 || d == DType::kUint16);
+    kind.samples = !kind.indexes_table && HoldsSamples(d);
     out[input->name()] = kind;
   }
   return out;

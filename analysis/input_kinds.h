@@ -21,6 +21,10 @@ struct IntegerInputKind {
   bool samples = false;   // 8/16-bit data: uniform over the type's range
 };
 
+// 8- and 16-bit integers: pixels, PCM samples, quantized values, data the
+// model computes on (not ids, positions or masks).
+bool HoldsSamples(DType d);
+
 // Integer and boolean graph inputs (initializer defaults excluded), by name.
 // An input indexes a table when, through Cast/Reshape/Squeeze/Unsqueeze/
 // Flatten/Identity/Expand, it is the indices of a Gather of a constant

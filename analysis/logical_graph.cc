@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/attention.h"
+#include "analysis/input_kinds.h"
 #include "analysis/node_facts.h"
 #include "analysis/parameters.h"
 #include "analysis/partitions.h"
@@ -98,14 +99,7 @@ bool IsFeatureBias(const Node& add, const Traits& traits, const Value* from,
 // 8- and 16-bit integers (pixels, PCM samples, quantized values). 32/64-bit
 // integers and booleans are ids, positions and masks: an id enters the data
 // through an Embedding; a mask's arithmetic stays off the path.
-bool IsDataInput(DType d) {
-  switch (d) {
-    case DType::kInt8: case DType::kUint8: case DType::kInt16: case DType::kUint16:
-      return true;
-    default:
-      return IsFloatingPoint(d);
-  }
-}
+bool IsDataInput(DType d) { return IsFloatingPoint(d) || HoldsSamples(d); }
 
 // Ops whose output depends on their input's shape only.
 bool ReadsOnlyShape(const Node& n) {
@@ -147,48 +141,49 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
   absl::flat_hash_set<const Value*> counted_params;
   std::vector<const Value*> counted_in_order;
   int64_t anonymous_params = 0;
-  const absl::flat_hash_map<const Node*, std::vector<const Node*>> partitions =
-      Partitions(model, order, constants);
-  // Attention groups, keyed by their last node (the product with V).
-  absl::flat_hash_map<const Node*, AttentionMatch> attention;
+  // Several ONNX nodes seen as one op: an idiom the rewriter names (keyed by
+  // its root), an attention (keyed by its product with V), a partition
+  // (keyed by its first piece). The key is where the group is listed; its
+  // other members are skipped where they occur. A group sharing a node with
+  // one found before it is dropped.
+  struct Group {
+    std::vector<const Node*> members;  // in execution order, folded ones left out
+    Traits traits;
+  };
+  absl::flat_hash_map<const Node*, Group> groups;
+  auto add_group = [&](const Node* key, const std::vector<const Node*>& members, Traits traits) {
+    Group g;
+    for (const Node* m : members) {
+      if (absorbed.contains(m) || groups.contains(m)) return;
+      if (!constants.IsFolded(m)) g.members.push_back(m);
+    }
+    for (const Node* m : g.members) {
+      if (m != key) absorbed.insert(m);
+    }
+    g.traits = std::move(traits);
+    groups.emplace(key, std::move(g));
+  };
+  if (idioms != nullptr) {
+    for (const auto& [root, idiom] : *idioms) add_group(root, idiom.members, idiom.traits);
+  }
   for (const Node* n : order) {
     if (constants.IsFolded(n)) continue;
     if (auto m = MatchAttention(model, *n, constants, readers, graph_outputs)) {
-      for (const Node* member : m->members) {
-        if (member != m->members.back()) absorbed.insert(member);
-      }
-      attention[m->members.back()] = *std::move(m);
+      add_group(m->members.back(), m->members, m->traits);
     }
   }
-  // An idiom's nodes are taken at its root (the last of them to run).
-  if (idioms != nullptr) {
-    for (const auto& [root, idiom] : *idioms) {
-      for (const Node* m : idiom.members) {
-        if (m != root) absorbed.insert(m);
-      }
-    }
+  for (const auto& [first, pieces] : Partitions(model, order, constants)) {
+    add_group(first, pieces, PartitionTraits(pieces.size()));
   }
   for (const Node* node : order) {
     if (constants.IsFolded(node) || absorbed.contains(node)) continue;
     Facts f = facts_of(node);  // a copy: facts_of() may rehash the map
     Geometry geo = LayerGeometry(*node, f.traits, constants);
     std::vector<const Node*> members = {node};
-    auto idiom = idioms != nullptr ? idioms->find(node) : decltype(idioms->end()){};
-    if (idioms != nullptr && idiom != idioms->end()) {
-      members.clear();
-      for (const Node* m : idiom->second.members) {
-        if (!constants.IsFolded(m)) members.push_back(m);
-      }
-      f.traits = idiom->second.traits;
+    if (auto group = groups.find(node); group != groups.end()) {
+      members = group->second.members;
+      f.traits = group->second.traits;
       geo = Geometry{};
-    } else if (auto att = attention.find(node); att != attention.end()) {
-      members = att->second.members;
-      f.traits = att->second.traits;
-      geo = Geometry{};
-    } else if (auto part = partitions.find(node); part != partitions.end()) {
-      members = part->second;
-      for (const Node* m : members) absorbed.insert(m);
-      f.traits = PartitionTraits(members.size());
     }
     // MatMul + per-feature bias Add, the way PyTorch exports nn.Linear: one Linear.
     if (geo.ok && geo.kind == "Linear" && node->op_type == "MatMul") {

@@ -170,9 +170,7 @@ class Fitter {
                                       last_error_.empty() ? "" : ": ", last_error_));
       }
     }
-    // Per symbol, the step that fits more quantities (step 1 on a tie), and
-    // each quantity's degree in it.
-    std::vector<std::vector<int>> degree(s);
+    // Per symbol, the step that fits more quantities (step 1 on a tie).
     for (size_t i = 0; i < s; ++i) {
       std::vector<std::pair<int64_t, std::vector<int>>> tries;
       for (int64_t step : kSteps) {
@@ -189,10 +187,10 @@ class Fitter {
         return Fitted(a.second) < Fitted(b.second);
       });
       steps_[i] = best->first;
-      degree[i] = best->second;
     }
-    // The degrees were probed with the other symbols at their base: with a
-    // symbol's step changed after, probe the earlier ones again.
+    // Each quantity's degree per symbol, probed once every step is chosen
+    // (an earlier symbol's probes saw the later ones on their first step).
+    std::vector<std::vector<int>> degree(s);
     for (size_t i = 0; i < s; ++i) degree[i] = ProbeDegrees(i);
     fit.valid.assign(static_cast<size_t>(std::max<int64_t>(quantities_, 0)), true);
     degrees_.assign(s, 0);

@@ -30,8 +30,14 @@ std::string CalibrationSummary(const Calibration& cal);
 // expression, it is a constant, or it does not give `value` at the sizes
 // analysed (outside the sizes where it is exact).
 std::string WithExpression(const Report& r, int64_t value, const std::optional<Polynomial>& expression);
-// "6 nodes (Cast ×2, Shape, Range...) at Nodes 5, 6, ..." for the nodes off
-// the representation path; "" when there are none.
+// " = 1536·batch·sequence" (" ≈ " when a coefficient is rounded in print),
+// or "" on the same conditions: what WithExpression appends to the value.
+std::string ExpressionSuffix(const Report& r, int64_t value, const std::optional<Polynomial>& expression);
+// A graph total with its expression: `member` one of SymbolicCosts' totals.
+std::string TotalWithExpression(const Report& r, int64_t value,
+                                const std::optional<Polynomial> SymbolicCosts::*member);
+// "Shape, index and mask computations (off the representation path): 6
+// nodes (Cast ×2, Shape, Range...) at Nodes 5, 6, ..."; "" when there are none.
 std::string OffPathSummary(const Report& r);
 // The sizes analysed and where the expressions hold, for the notes.
 std::string SymbolicSummary(const SymbolicCosts& s);

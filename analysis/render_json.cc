@@ -204,17 +204,11 @@ void SummaryJson(Json& j, const Report& r) {
     j.Key("why_not"); sc.why_not.empty() ? j.Null() : j.String(sc.why_not);
     j.Key("exact_for"); sc.fitted ? j.String(sc.domain) : j.Null();
     j.Key("sizes_measured"); j.Int(sc.evaluations);
-    int64_t read = 0, written = 0;
-    for (const ReportNode& n : r.nodes) {
-      if (!n.cost_known) continue;
-      read += n.bytes_read;
-      written += n.bytes_written;
-    }
     PolynomialJson(j, "parameters", sc.params, r, r.total_params);
     PolynomialJson(j, "macs", sc.macs, r, r.total_macs);
     PolynomialJson(j, "flops", sc.flops, r, r.total_flops);
-    PolynomialJson(j, "bytes_read", sc.bytes_read, r, read);
-    PolynomialJson(j, "bytes_written", sc.bytes_written, r, written);
+    PolynomialJson(j, "bytes_read", sc.bytes_read, r, r.total_bytes_read);
+    PolynomialJson(j, "bytes_written", sc.bytes_written, r, r.total_bytes_written);
     PolynomialJson(j, "peak_activation_bytes", sc.peak_activation_bytes, r,
                    r.peak_activation_bytes.value_or(-1));
   });

@@ -42,10 +42,7 @@ std::string RenderMarkdown(const Report& r) {
   for (const ReportNode& n : r.nodes) {
     if (!n.on_data_path) continue;  // summarised below
     absl::StrAppend(&out, "| ", n.index, " | ", Cell(n.name), " | ", Cell(OnnxNames(n)), " | ",
-                    Cell(ShapeList(n.symbolic_input_shapes.empty() ? n.input_shapes : n.symbolic_input_shapes)),
-                    " | ",
-                    Cell(ShapeList(n.symbolic_output_shapes.empty() ? n.output_shapes : n.symbolic_output_shapes)),
-                    " | ",
+                    Cell(ShapeList(n.ShownInputShapes())), " | ", Cell(ShapeList(n.ShownOutputShapes())), " | ",
                     n.params, " | ", n.cost_known ? Cell(WithExpression(r, n.macs, n.macs_expression)) : "?",
                     " | ", n.cost_known ? Cell(WithExpression(r, n.flops, n.flops_expression)) : "?", " | ",
                     Cell(absl::StrJoin(n.properties, ", ")), " |\n");
@@ -85,23 +82,18 @@ std::string RenderMarkdown(const Report& r) {
     }
   }
   out += "\n## Summary\n\n";
-  const SymbolicCosts* sc = r.symbolic && r.symbolic->fitted ? &*r.symbolic : nullptr;
-  auto total = [&](int64_t v, const std::optional<Polynomial> SymbolicCosts::*member) {
-    return WithExpression(r, v, sc ? sc->*member : std::nullopt);
-  };
-  absl::StrAppend(&out, "- Total parameters: ", total(r.total_params, &SymbolicCosts::params), "\n");
-  absl::StrAppend(&out, "- Total MACs: ", total(r.total_macs, &SymbolicCosts::macs),
-                  "\n- Total FLOPs: ", total(r.total_flops, &SymbolicCosts::flops), "\n");
+  absl::StrAppend(&out, "- Total parameters: ",
+                  TotalWithExpression(r, r.total_params, &SymbolicCosts::params), "\n");
+  absl::StrAppend(&out, "- Total MACs: ", TotalWithExpression(r, r.total_macs, &SymbolicCosts::macs),
+                  "\n- Total FLOPs: ", TotalWithExpression(r, r.total_flops, &SymbolicCosts::flops),
+                  "\n");
   if (r.uncounted_nodes > 0) {
     absl::StrAppend(&out, "- Nodes with non-static shapes (not counted): ", r.uncounted_nodes,
                     "\n");
   }
   absl::StrAppend(&out, "- Peak activation memory: ",
                   r.peak_activation_bytes ? Bytes(*r.peak_activation_bytes) : "unknown", "\n");
-  if (std::string off = OffPathSummary(r); !off.empty()) {
-    absl::StrAppend(&out, "- Shape, index and mask computations (off the representation path): ",
-                    Cell(off), "\n");
-  }
+  if (std::string off = OffPathSummary(r); !off.empty()) absl::StrAppend(&out, "- ", Cell(off), "\n");
   for (int c : r.collapse_points) {
     absl::StrAppend(&out, "- Potential collapse point: ", r.nodes[c].name, " (Node ", c, ")\n");
   }

@@ -65,15 +65,25 @@ std::string CalibrationSummary(const Calibration& cal) {
   return s;
 }
 
-std::string WithExpression(const Report& r, int64_t value,
-                           const std::optional<Polynomial>& expression) {
+std::string ExpressionSuffix(const Report& r, int64_t value,
+                             const std::optional<Polynomial>& expression) {
   if (!r.symbolic || !expression || expression->IsConstant() ||
       !r.symbolic->Holds(expression, value)) {
-    return std::to_string(value);
+    return "";
   }
   bool exact = true;
   std::string text = expression->ToString(&exact);
-  return absl::StrCat(value, exact ? " = " : " ≈ ", text);
+  return absl::StrCat(exact ? " = " : " ≈ ", text);
+}
+
+std::string WithExpression(const Report& r, int64_t value,
+                           const std::optional<Polynomial>& expression) {
+  return absl::StrCat(value, ExpressionSuffix(r, value, expression));
+}
+
+std::string TotalWithExpression(const Report& r, int64_t value,
+                                const std::optional<Polynomial> SymbolicCosts::*member) {
+  return WithExpression(r, value, r.symbolic ? (*r.symbolic).*member : std::nullopt);
 }
 
 std::string OffPathSummary(const Report& r) {
@@ -90,7 +100,8 @@ std::string OffPathSummary(const Report& r) {
   std::sort(by_count.begin(), by_count.end());
   std::vector<std::string> parts;
   for (const auto& [c, op] : by_count) parts.push_back(-c > 1 ? absl::StrCat(op, " ×", -c) : op);
-  return absl::StrCat(nodes.size(), nodes.size() == 1 ? " node (" : " nodes (",
+  return absl::StrCat("Shape, index and mask computations (off the representation path): ",
+                      nodes.size(), nodes.size() == 1 ? " node (" : " nodes (",
                       absl::StrJoin(parts, ", "), ") at Node", nodes.size() == 1 ? " " : "s ",
                       absl::StrJoin(nodes, ", "));
 }
@@ -143,8 +154,8 @@ std::string OnnxNamesLine(const ReportNode& n) {
 void NodeBlock(const Report& r, const ReportNode& n, bool names, std::string& out) {
   absl::StrAppend(&out, "Node ", n.index, ": ", n.name, "\n");
   if (names && !n.sources.empty()) absl::StrAppend(&out, "ONNX: ", OnnxNamesLine(n), "\n");
-  const auto& ins = n.symbolic_input_shapes.empty() ? n.input_shapes : n.symbolic_input_shapes;
-  const auto& outs = n.symbolic_output_shapes.empty() ? n.output_shapes : n.symbolic_output_shapes;
+  const std::vector<Shape>& ins = n.ShownInputShapes();
+  const std::vector<Shape>& outs = n.ShownOutputShapes();
   if (ins.empty()) {
     absl::StrAppend(&out, "Input shape: none\n");
   } else {
@@ -192,34 +203,27 @@ std::string RenderText(const Report& r, NodeNames node_names) {
     NodeBlock(r, n, names, out);
     out += "\n";
   }
-  const SymbolicCosts* sc = r.symbolic && r.symbolic->fitted ? &*r.symbolic : nullptr;
-  auto total = [&](int64_t v, const std::optional<Polynomial> SymbolicCosts::*member) {
-    return WithExpression(r, v, sc ? sc->*member : std::nullopt);
-  };
-  absl::StrAppend(&out, "Total parameters: ", total(r.total_params, &SymbolicCosts::params), "\n");
+  absl::StrAppend(&out, "Total parameters: ",
+                  TotalWithExpression(r, r.total_params, &SymbolicCosts::params), "\n");
   std::string partial =
       r.uncounted_nodes > 0
           ? absl::StrCat(" (", r.uncounted_nodes, " nodes with non-static shapes not counted)")
           : "";
-  absl::StrAppend(&out, "Total MACs: ", total(r.total_macs, &SymbolicCosts::macs), partial, "\n");
-  absl::StrAppend(&out, "Total FLOPs: ", total(r.total_flops, &SymbolicCosts::flops), partial, "\n");
+  absl::StrAppend(&out, "Total MACs: ", TotalWithExpression(r, r.total_macs, &SymbolicCosts::macs),
+                  partial, "\n");
+  absl::StrAppend(&out, "Total FLOPs: ", TotalWithExpression(r, r.total_flops, &SymbolicCosts::flops),
+                  partial, "\n");
   if (r.peak_activation_bytes) {
     absl::StrAppend(&out, "Peak activation memory: ", Bytes(*r.peak_activation_bytes));
     if (r.peak_at_node >= 0) absl::StrAppend(&out, " (at Node ", r.peak_at_node, ")");
-    if (sc && sc->Holds(sc->peak_activation_bytes, *r.peak_activation_bytes) &&
-        !sc->peak_activation_bytes->IsConstant()) {
-      bool exact = true;
-      std::string text = sc->peak_activation_bytes->ToString(&exact);
-      absl::StrAppend(&out, exact ? " = " : " ≈ ", text, " bytes");
-    }
+    std::string peak = ExpressionSuffix(
+        r, *r.peak_activation_bytes, r.symbolic ? r.symbolic->peak_activation_bytes : std::nullopt);
+    if (!peak.empty()) absl::StrAppend(&out, peak, " bytes");
     out += "\n";
   } else {
     absl::StrAppend(&out, "Peak activation memory: unknown (input shapes not static)\n");
   }
-  if (std::string off = OffPathSummary(r); !off.empty()) {
-    absl::StrAppend(&out, "Shape, index and mask computations (off the representation path): ",
-                    off, "\n");
-  }
+  if (std::string off = OffPathSummary(r); !off.empty()) absl::StrAppend(&out, off, "\n");
   for (int c : r.collapse_points) {
     const ReportNode& n = r.nodes[c];
     absl::StrAppend(&out, "Potential collapse point: ", n.name, "\n");

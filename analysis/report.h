@@ -76,6 +76,12 @@ struct ReportNode {
   // Markdown print these; JSON carries both.
   std::vector<Shape> symbolic_input_shapes;
   std::vector<Shape> symbolic_output_shapes;
+  const std::vector<Shape>& ShownInputShapes() const {
+    return symbolic_input_shapes.empty() ? input_shapes : symbolic_input_shapes;
+  }
+  const std::vector<Shape>& ShownOutputShapes() const {
+    return symbolic_output_shapes.empty() ? output_shapes : symbolic_output_shapes;
+  }
   std::vector<std::string> properties;  // Traits::PropertyWords()
   Traits traits;
   bool cost_known = false;
@@ -189,6 +195,8 @@ struct Report {
   int64_t total_params = 0;
   int64_t total_macs = 0;
   int64_t total_flops = 0;
+  int64_t total_bytes_read = 0;     // of the counted nodes
+  int64_t total_bytes_written = 0;
   int64_t uncounted_nodes = 0;  // nodes whose MACs/FLOPs are unknown (shapes not static)
   std::optional<int64_t> peak_activation_bytes;  // unknown when shapes are symbolic
   int peak_at_node = -1;

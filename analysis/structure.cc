@@ -130,6 +130,15 @@ int64_t UnitAxis(const LogicalGraph& lg, int i, int64_t rank) {
   return rank >= 4 ? 1 : rank - 1;  // NCHW images, else features last
 }
 
+namespace {
+
+// The logical node computing `v`, or -1 (a graph input, a constant).
+int ProducerOf(const LogicalGraph& lg, const Value* v) {
+  if (v->producer() == nullptr) return -1;
+  auto it = lg.index_of.find(v->producer());
+  return it == lg.index_of.end() ? -1 : it->second;
+}
+
 // Whether collapse-producing node `c` computes a statistic of its own input
 // that only rescales, re-centres or completes that input: every path from
 // it ends, within a few nodes, in a join with a value its input came from.
@@ -155,19 +164,17 @@ bool IsSideStatistic(const LogicalGraph& lg, int c, absl::flat_hash_set<int>* si
     auto [i, depth] = back[k];
     for (const Value* v : lg.data_inputs[i]) {
       sources.insert(v);
-      if (depth + 1 >= kBack || v->producer() == nullptr) continue;
-      auto it = lg.index_of.find(v->producer());
-      if (it != lg.index_of.end()) back.push_back({it->second, depth + 1});
+      int p = ProducerOf(lg, v);
+      if (depth + 1 < kBack && p >= 0) back.push_back({p, depth + 1});
     }
   }
   // A reduction's statistic must meet a value its input is made of; a
   // zero-scale's other term may be one step past it (x·cos beside rotate(x)·sin).
   auto joins_a_source = [&](const Value* v) {
     if (sources.contains(v)) return true;
-    if (reduction || v->producer() == nullptr) return false;
-    auto it = lg.index_of.find(v->producer());
-    if (it == lg.index_of.end()) return false;
-    for (const Value* u : lg.data_inputs[it->second]) {
+    int p = ProducerOf(lg, v);
+    if (reduction || p < 0) return false;
+    for (const Value* u : lg.data_inputs[p]) {
       if (sources.contains(u)) return true;
     }
     return false;
@@ -178,11 +185,7 @@ bool IsSideStatistic(const LogicalGraph& lg, int c, absl::flat_hash_set<int>* si
   constexpr int kWindow = 32;
   const int n = static_cast<int>(lg.nodes.size());
   absl::flat_hash_set<int> branch = {c};
-  auto in_branch = [&](const Value* v) {
-    if (v->producer() == nullptr) return false;
-    auto it = lg.index_of.find(v->producer());
-    return it != lg.index_of.end() && branch.contains(it->second);
-  };
+  auto in_branch = [&](const Value* v) { return branch.contains(ProducerOf(lg, v)); };
   size_t open_ends = lg.consumers[c].size();
   for (int b = c + 1; b < n && b <= c + kWindow && open_ends > 0; ++b) {
     bool reads = false;
@@ -213,6 +216,8 @@ bool IsSideStatistic(const LogicalGraph& lg, int c, absl::flat_hash_set<int>* si
   side->insert(branch.begin(), branch.end());
   return true;
 }
+
+}  // namespace
 
 void FindStructure(const LogicalGraph& lg, Report& report) {
   absl::flat_hash_set<int> side;

@@ -123,6 +123,22 @@ ClassId FuseLayerNormByReciprocal(RuleContext& ctx, ClassId cls, const ENode& n)
   return result != kNoClass ? result : ctx.Decline("not d * Reciprocal(sqrt(mean(d^2) + eps))");
 }
 
+// Whether constant k, applied to a norm's output `normed` giving class
+// `cls`, folds into its per-element scale s. Why: k must be one number (any
+// rank, a scalar included) or one per normalized element ([D] or [1, .., D]);
+// anything else broadcasts the result to another shape. A rank-0 k has no
+// last dim to compare.
+bool FoldsIntoScale(const EGraph& g, ClassId cls, ClassId normed, const Tensor& k, const Tensor& s) {
+  bool scalar_k = k.num_elements() == 1;
+  if (!scalar_k && (k.rank() == 0 || k.num_elements() != s.num_elements() ||
+                    k.dim(k.rank() - 1) != s.num_elements())) {
+    return false;
+  }
+  const Shape* out = RankedShape(g, cls);
+  const Shape* lo = RankedShape(g, normed);
+  return out != nullptr && lo != nullptr && SameShape(*out, *lo);
+}
+
 // LayerNormalization(x, s, b) * g -> LayerNormalization(x, s*g, b*g)   (g of the normalized width)
 // LayerNormalization(x, s, b) + c -> LayerNormalization(x, s, b+c)
 ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
@@ -136,19 +152,10 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       const Tensor* s = g.value(Child(g, *ln, 1));
       const Tensor* b = ln->children.size() > 2 && ln->children[2] != kNoClass ? g.value(Child(g, *ln, 2)) : nullptr;
       if (!k || !s || !b || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
-      // Why: k must be one number (any rank, a scalar included) or one per
-      // normalized element ([D] or [1, .., D]); anything else broadcasts
-      // differently. A rank-0 k has no last dim to compare.
-      bool scalar_k = k->num_elements() == 1;
-      if (!scalar_k && (k->rank() == 0 || k->num_elements() != s->num_elements() ||
-                        k->dim(k->rank() - 1) != s->num_elements())) {
-        continue;
-      }
+      if (!FoldsIntoScale(g, cls, normed, *k, *s)) continue;
       // Why: scale and bias must be one value each per normalized element to be updated in place.
       if (b->num_elements() != s->num_elements()) continue;
-      const Shape* out = RankedShape(g, cls);
-      const Shape* lo = RankedShape(g, normed);
-      if (!out || !lo || !SameShape(*out, *lo)) continue;
+      bool scalar_k = k->num_elements() == 1;
       std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
       for (size_t i = 0; i < sv.size(); ++i) {
         double ki = kv[scalar_k ? 0 : i];
@@ -222,16 +229,8 @@ ClassId FoldScaleIntoRmsNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       const Tensor* k = g.value(operand);
       const Tensor* s = g.value(Child(g, *rms, 1));
       if (!k || !s || k->dtype() != DType::kFloat || s->dtype() != DType::kFloat) continue;
-      // Why: one number, or one per normalized element ([D] or [1, .., D]);
-      // anything else broadcasts the product to another shape.
+      if (!FoldsIntoScale(g, cls, normed, *k, *s)) continue;
       bool scalar_k = k->num_elements() == 1;
-      if (!scalar_k && (k->rank() == 0 || k->num_elements() != s->num_elements() ||
-                        k->dim(k->rank() - 1) != s->num_elements())) {
-        continue;
-      }
-      const Shape* out = RankedShape(g, cls);
-      const Shape* lo = RankedShape(g, normed);
-      if (!out || !lo || !SameShape(*out, *lo)) continue;
       std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s);
       for (size_t i = 0; i < sv.size(); ++i) sv[i] *= kv[scalar_k ? 0 : i];
       ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {s->num_elements()}));
