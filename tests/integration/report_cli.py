@@ -139,6 +139,17 @@ def main():
         check(p.returncode == 2, "missing --calib DIR is a usage error")
         p = run(binary, gemm, "--format", "xml", ok=False)
         check(p.returncode == 2, "bad --format is a usage error")
+        # --shape against a fixed dim: one line naming the file and the input,
+        # exit 2, and -o not written.
+        never = os.path.join(tmp, "never.txt")
+        p = run(binary, gemm, "--shape", "input=1,11", "-o", never, ok=False)
+        check(p.returncode == 2, "--shape contradicting a fixed dim is a usage error")
+        check(p.stderr.strip().count("\n") == 0 and "seed_mlp.onnx" in p.stderr
+              and "input 'input' dim 1 is 10, the shape given has 11" in p.stderr,
+              f"--shape error is one line naming file and input: {p.stderr!r}")
+        check(not os.path.exists(never), "--shape error writes no report")
+        p = run(binary, gemm, "--names", "--no-names", ok=False)
+        check(p.returncode == 2, "--names with --no-names is a usage error")
 
     rec = os.path.join(models, "ppocr_rec.onnx")
     if os.path.exists(rec):
