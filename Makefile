@@ -33,8 +33,10 @@ $(VENV)/.installed: requirements.txt
 	$(VENV)/bin/pip install -q -r requirements.txt
 	touch $@
 
-build: deps
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The venv's interpreter has pybind11 (requirements.txt): build/python/aic_onnx
+# is the Python package the tests import.
+build: deps venv
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python >/dev/null
 	cmake --build build -j $(JOBS)
 
 build-asan: deps

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "graph/model.h"
 #include "graph/runtime_value.h"
+#include "session/test_inputs.h"
 
 namespace aic::cli {
 
@@ -25,24 +26,10 @@ struct InputOptions {
 absl::StatusOr<std::map<std::string, RuntimeValue>> BuildFeeds(const Model& model,
                                                                const InputOptions& options);
 
-// A random tensor for a graph input of the given type (normal floats, small
-// non-negative integers, random bools); symbolic dims come from `fixed` or 1.
-absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<int64_t>* fixed,
-                                       uint64_t seed);
-
-// Feeds from a folder: <name>.npy (names as SanitizeFileName writes them) or
-// input_<i>.pb in graph input order (the ONNX test-data layout). An input
-// with an initializer default may be left out; any other missing one is
-// NotFound naming the folder and the input.
-absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir);
-
-// Test shapes for verification, "NAME=D,D,.." for every graph input with a
-// symbolic dim that `given` does not cover: a realistic size for each such
-// dim rather than 1 (graph/realistic_size.h's RealisticDimSize). What it picks is
-// printed with the result.
-std::vector<std::string> RealisticShapes(const Model& model, const std::vector<std::string>& given);
-
-// Output names as file names: characters other than A-Za-z0-9._- become '_'.
-std::string SanitizeFileName(const std::string& name);
+// RandomTensorFor, RandomFeeds, FeedsFromDir, RealisticShapes and
+// SanitizeFileName: session/test_inputs.h.
+using session::FeedsFromDir;
+using session::RandomTensorFor;
+using session::SanitizeFileName;
 
 }  // namespace aic::cli

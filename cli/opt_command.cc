@@ -16,28 +16,18 @@
 #include "cli/inputs.h"
 #include "cli/model_loading.h"
 #include "cli/output_file.h"
+#include "cli/progress_line.h"
 #include "cli/version.h"
 #include "exec/cpu/plan.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
 #include "rewrite/rules/rule.h"
-#include "session/compare.h"
+#include "session/optimize_and_verify.h"
 #include "support/json.h"
-
-// OpenBLAS (linked for the analyzer's SVDs) starts its worker threads when
-// the library loads, and they spin in sched_yield for about 0.1 s: on a
-// two-core machine that halves the CPU left to the optimizer, which never
-// calls BLAS. Weak, so a BLAS without this entry point just keeps its threads;
-// a later BLAS call would start them again.
-extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 namespace aic::cli {
 
 namespace {
-
-void StopIdleBlasThreads() {
-  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
-}
 
 constexpr char kHelp[] = R"(usage: aic-onnx opt IN.onnx OUT.onnx [-O0..-O3] [--target onnx|aic]
                     [--fix-shape NAME=D,D,..]... [--fix-dim NAME=D]... [--fold-limit BYTES]
@@ -72,25 +62,6 @@ device, or a symlink (its target is written; the link stays).
 Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 )";
 
-
-// Lists every node output's inferred type as value_info (what onnxsim and
-// onnxslim write, and what viewers and downstream compilers read), bodies
-// included; graph outputs carry theirs already.
-void RecordInferredShapes(Graph& g) {
-  for (const auto& n : g.nodes()) {
-    for (Value* v : n->outputs()) {
-      if (v == nullptr || std::count(g.outputs().begin(), g.outputs().end(), v)) continue;
-      if (v->type().known()) v->in_value_info = true;
-    }
-    for (Graph* body : n->Subgraphs()) RecordInferredShapes(*body);
-  }
-}
-
-std::map<std::string, int64_t> OpTypeCounts(const Graph& g) {
-  std::map<std::string, int64_t> counts;
-  for (const auto& n : g.nodes()) ++counts[n->domain.empty() ? n->op_type : n->domain + "." + n->op_type];
-  return counts;
-}
 
 // The per-op-type table onnxslim prints: every op type of the main graph,
 // its count before and after, most frequent first.
@@ -235,63 +206,55 @@ int OptCommand(const std::vector<std::string>& argv_in) {
 
   // Before any work: it may re-execute the process (exec/cpu/threading.cc).
   if (verify && verify_runs > 0) cpu::ConfigureOpenMpWait();
-  auto model = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});  // Optimize infers itself
+  absl::StatusOr<std::unique_ptr<Model>> model;
+  {
+    ProgressLine progress("opt");
+    progress.Set("loading " + in);
+    model = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});  // Optimize infers itself
+  }
   if (!model.ok()) return UsageError(std::string(model.status().message()));
-  absl::StatusOr<std::map<std::string, TypeInfo>> fixed = rewrite::FixedShapes(**model, options);
-  if (!fixed.ok()) return UsageError(in + ": " + std::string(fixed.status().message()));
-  // Verification feeds: --shape, else the fixed inputs at their new shapes,
-  // else a realistic size for every symbolic dim.
-  std::vector<std::string> verify_shapes = args->GetAll("--shape");
-  for (const std::string& spec : verify_shapes) {
-    if (!ParseShapeSpec(spec).ok()) return UsageError("--shape: expected NAME=D,D,.., got '" + spec + "'");
+  session::OptimizeJob job;
+  job.optimize = options;
+  job.write_shapes = !args->Has("--no-shapes");
+  job.verify_runs = verify ? static_cast<int>(verify_runs) : 0;
+  job.rtol = rtol;
+  job.atol = atol;
+  for (const std::string& spec : args->GetAll("--shape")) {
+    auto parsed = ParseShapeSpec(spec);
+    if (!parsed.ok()) return UsageError("--shape: expected NAME=D,D,.., got '" + spec + "'");
+    job.verify_shapes[parsed->first] = parsed->second;
   }
-  std::set<std::string> shaped;
-  for (const std::string& spec : verify_shapes) shaped.insert(spec.substr(0, spec.rfind('=')));
-  for (const auto& [name, type] : *fixed) {
-    if (!type.shape.IsStatic() || shaped.count(name)) continue;
-    std::string spec = name + "=";
-    for (int64_t d : type.shape.Values()) absl::StrAppend(&spec, spec.back() == '=' ? "" : ",", d);
-    verify_shapes.push_back(spec);
-  }
-  for (const std::string& spec : RealisticShapes(**model, verify_shapes)) verify_shapes.push_back(spec);
-  // The original is only read again when the optimized model is verified
-  // against it: parsing a large model twice is a good part of a fast run.
-  absl::StatusOr<std::unique_ptr<Model>> original = std::unique_ptr<Model>();
-  if (verify && verify_runs > 0) {
-    original = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});
-    if (!original.ok()) return UsageError(std::string(original.status().message()));
-  }
-
   // --inputs is read before any work: a bad folder fails at once.
   const std::string inputs_dir = args->GetOr("--inputs", "");
-  std::optional<std::map<std::string, RuntimeValue>> dir_feeds;
-  if (!inputs_dir.empty() && verify && verify_runs > 0) {
-    auto f = FeedsFromDir(**original, inputs_dir);
+  if (!inputs_dir.empty() && job.verify_runs > 0) {
+    auto f = FeedsFromDir(**model, inputs_dir);
     if (!f.ok()) return UsageError(std::string(f.status().message()));
-    dir_feeds = std::move(*f);
+    job.verify_feeds.push_back(*std::move(f));
+    job.verify_feeds_source = inputs_dir;
     verify_asked = true;  // inputs given are a verification asked for
   }
-  StopIdleBlasThreads();
-  std::map<std::string, int64_t> ops_before = OpTypeCounts(*(*model)->graph);
-  auto stats = rewrite::Optimize(**model, options);
-  std::string unchanged_reason;
-  if (!stats.ok()) {
-    // The model stays as it was; say why.
-    unchanged_reason = std::string(stats.status().message());
-    auto reloaded = LoadVerifiedModel(in, LoadOptions{.infer_shapes = false});
-    if (!reloaded.ok()) return UsageError(std::string(reloaded.status().message()));
-    *model = std::move(*reloaded);
+  auto reload = [&in]() { return LoadVerifiedModel(in, LoadOptions{.infer_shapes = false}); };
+  absl::StatusOr<session::OptimizeOutcome> outcome;
+  {
+    ProgressLine progress("opt");
+    job.progress = [&progress](const std::string& m) { progress.Set(m); };
+    outcome = session::OptimizeAndVerify(*model, reload, job);
   }
-  if (unchanged_reason.empty() && !args->Has("--no-shapes")) RecordInferredShapes(*(*model)->graph);
+  if (!outcome.ok()) {
+    // Shapes to fix that contradict the model come without the file's name.
+    std::string message(outcome.status().message());
+    return UsageError(message.rfind(in, 0) == 0 ? message : in + ": " + message);
+  }
   SaveOptions save_options;
   if (args->Has("--external-data")) save_options.external_data = SaveOptions::ExternalData::kAlways;
   if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {
     return UsageError(std::string(s.message()));
   }
-  if (!unchanged_reason.empty()) {
-    std::fprintf(info, "%s: left unchanged: %s\n", in.c_str(), unchanged_reason.c_str());
+  if (!outcome->unchanged_reason.empty()) {
+    std::fprintf(info, "%s: left unchanged: %s\n", in.c_str(), outcome->unchanged_reason.c_str());
     return 0;
   }
+  const rewrite::OptimizeStats* stats = &outcome->stats;
   std::fprintf(info, "%s -> %s\n", in.c_str(), out.c_str());
   std::fprintf(info, "nodes: %lld -> %lld\n", static_cast<long long>(stats->nodes_before),
               static_cast<long long>(stats->nodes_after));
@@ -304,8 +267,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   for (const auto& [name, count] : stats->rule_counts) {
     std::fprintf(info, "  %-28s %lld\n", name.c_str(), static_cast<long long>(count));
   }
-  std::map<std::string, int64_t> ops_after = OpTypeCounts(*(*model)->graph);
-  PrintOpTable(info, ops_before, ops_after);
+  PrintOpTable(info, outcome->ops_before, outcome->ops_after);
   std::string phases;
   for (const char* p : {"infer", "import", "rewrite", "extract"}) {
     auto it = stats->phase_seconds.find(p);
@@ -327,114 +289,32 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
 
   int exit_code = 0;
-  // --stats: the same facts for scripts, in one JSON object.
-  JsonWriter stats_json;
-  stats_json.BeginObject();
-  stats_json.Field("version", VersionString());
-  stats_json.Field("input", in);
-  stats_json.Field("output", out);
-  stats_json.Field("nodes_before", stats->nodes_before);
-  stats_json.Field("nodes_after", stats->nodes_after);
-  stats_json.Field("initializer_bytes_before", stats->initializer_bytes_before);
-  stats_json.Field("initializer_bytes_after", stats->initializer_bytes_after);
-  stats_json.Field("iterations", stats->iterations);
-  stats_json.Field("stop_reason", stats->stop_reason);
-  stats_json.Field("enodes", stats->enodes);
-  stats_json.Field("eclasses", stats->eclasses);
-  stats_json.Field("seconds", stats->seconds);
-  stats_json.Key("rules");
-  stats_json.BeginObject();
-  for (const auto& [name, count] : stats->rule_counts) stats_json.Field(name, count);
-  stats_json.EndObject();
-  stats_json.Key("phase_seconds");
-  stats_json.BeginObject();
-  for (const auto& [phase, sec] : stats->phase_seconds) stats_json.Field(phase, sec);
-  stats_json.EndObject();
-  stats_json.Key("rule_seconds");
-  stats_json.BeginObject();
-  for (const auto& [rule, sec] : stats->rule_seconds) stats_json.Field(rule, sec);
-  stats_json.EndObject();
-  stats_json.Key("op_types");  // op type -> [before, after]
-  stats_json.BeginObject();
-  std::set<std::string> all_ops;
-  for (const auto& [op, n] : ops_before) all_ops.insert(op);
-  for (const auto& [op, n] : ops_after) all_ops.insert(op);
-  for (const std::string& op : all_ops) {
-    stats_json.Key(op);
-    stats_json.InlineInts({ops_before.count(op) ? ops_before.at(op) : 0, ops_after.count(op) ? ops_after.at(op) : 0});
-  }
-  stats_json.EndObject();
-  stats_json.Key("verify");
-  if (verify && verify_runs > 0) {
-    std::vector<std::map<std::string, RuntimeValue>> feeds;
-    std::string feed_error;
-    if (dir_feeds.has_value()) feeds.push_back(std::move(*dir_feeds));
-    for (int64_t k = 0; inputs_dir.empty() && k < verify_runs; ++k) {
-      InputOptions io;
-      io.random = true;
-      io.seed = static_cast<uint64_t>(1000 + k * 7919);
-      io.shapes = verify_shapes;
-      auto f = BuildFeeds(**original, io);
-      if (!f.ok()) {
-        feed_error = std::string(f.status().message());
-        break;
-      }
-      feeds.push_back(std::move(*f));
-    }
-    session::CompareOptions compare;
-    compare.rtol = rtol;
-    compare.atol = atol;
-    absl::StatusOr<session::CompareReport> report =
-        feed_error.empty() ? session::CompareModels(**original, **model, feeds, compare)
-                           : absl::StatusOr<session::CompareReport>(absl::FailedPreconditionError(feed_error));
-    stats_json.BeginObject();
-    std::string shapes_text;
-    if (inputs_dir.empty()) {
-      for (const std::string& spec : verify_shapes) absl::StrAppend(&shapes_text, shapes_text.empty() ? "" : " ", spec);
-    } else {
-      shapes_text = inputs_dir;
-    }
-    stats_json.Field("shapes", shapes_text);
-    if (!report.ok()) {
+  if (outcome->verify_asked) {
+    const std::string& shapes_text = outcome->verify_inputs;
+    if (!outcome->verify_skipped.empty()) {
       // Said on stderr, where a pipeline's log keeps it; an explicit --verify that
       // could not run is a failed check, not a pass.
-      std::fprintf(stderr, "warning: verify: skipped (%s)\n", std::string(report.status().message()).c_str());
-      stats_json.Field("skipped", std::string(report.status().message()));
+      std::fprintf(stderr, "warning: verify: skipped (%s)\n", outcome->verify_skipped.c_str());
       if (verify_asked) exit_code = 1;
     } else {
-      if (!report->fallback.empty()) {
-        std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report->fallback.c_str());
+      const session::CompareReport& report = outcome->verify;
+      if (!report.fallback.empty()) {
+        std::fprintf(stderr, "warning: verify runs on the reference interpreter (%s)\n", report.fallback.c_str());
       }
-      std::fprintf(info, "verify: %d %sinput set(s)%s%s, rtol %g atol %g, on %s: %s\n", report->runs,
+      std::fprintf(info, "verify: %d %sinput set(s)%s%s, rtol %g atol %g, on %s: %s\n", report.runs,
                    inputs_dir.empty() ? "random " : "",
                    shapes_text.empty() ? "" : inputs_dir.empty() ? " at " : " from ", shapes_text.c_str(), rtol,
-                   atol, report->device.c_str(), report->ok() ? "ok" : "MISMATCH");
-      stats_json.Field("ok", report->ok());
-      stats_json.Field("runs", report->runs);
-      stats_json.Field("device", report->device);
-      stats_json.Key("outputs");
-      stats_json.BeginArray();
-      for (const auto& o : report->outputs) {
+                   atol, report.device.c_str(), report.ok() ? "ok" : "MISMATCH");
+      for (const auto& o : report.outputs) {
         std::fprintf(info, "  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
                     o.ok ? "" : "  MISMATCH ", o.problem.c_str());
-        stats_json.BeginObject();
-        stats_json.Field("name", o.name);
-        stats_json.Field("max_abs", o.max_abs);
-        stats_json.Field("max_rel", o.max_rel);
-        stats_json.Field("ok", o.ok);
-        stats_json.EndObject();
       }
-      stats_json.EndArray();
-      if (!report->ok()) exit_code = 1;
+      if (!report.ok()) exit_code = 1;
     }
-    stats_json.EndObject();
-  } else {
-    stats_json.Null();
   }
-  stats_json.EndObject();
   if (auto stats_file = args->Get("--stats")) {
     std::ofstream f(*stats_file);
-    f << stats_json.str() << "\n";
+    f << session::OptimizeOutcomeJson(*outcome, VersionString(), in, out) << "\n";
     if (!f) return UsageError(*stats_file + ": cannot write");
   }
   return exit_code;

@@ -4,29 +4,20 @@
 // weight spectra and low-rank candidates, and (with --calib) activation
 // ratios and dead units from calibration runs. This file only parses flags,
 // loads calibration data and writes the rendered report; analysis/ does the work.
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
-#include "analysis/input_kinds.h"
+#include "analysis/calibration_sources.h"
 #include "analysis/render.h"
 #include "analysis/spectrum.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/inputs.h"
+#include "cli/progress_line.h"
 #include "cli/model_loading.h"
-#include "onnx_io/load.h"
-#include "onnx_io/npy.h"
 
 namespace aic::cli {
 
@@ -72,155 +63,6 @@ calibration data, the activation ratio and dead units of collapse-producing ops.
 A model the reference executor cannot run is still analysed statically; the
 report says why calibration did not run.
 )";
-
-// One status line on a terminal: the current step and the seconds it has
-// taken, refreshed every second so that a long SVD visibly makes progress.
-class ProgressLine {
- public:
-  ProgressLine() : enabled_(isatty(STDERR_FILENO) != 0) {
-    if (enabled_) ticker_ = std::thread([this] { Tick(); });
-  }
-  ~ProgressLine() {
-    if (!enabled_) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    ticker_.join();
-    std::fputs("\r\033[K", stderr);
-  }
-  void Set(const std::string& message) {
-    if (!enabled_) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    message_ = message;
-    since_ = std::chrono::steady_clock::now();
-    Draw();
-  }
-
- private:
-  void Tick() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!done_) {
-      cv_.wait_for(lock, std::chrono::seconds(1));
-      if (!done_) Draw();
-    }
-  }
-  void Draw() {  // mu_ held
-    auto secs =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since_)
-            .count();
-    std::fprintf(stderr, "\r\033[K[aic-onnx report] %s%s", message_.c_str(),
-                 secs >= 1 ? absl::StrCat(" ... ", secs, " s").c_str() : "");
-    std::fflush(stderr);
-  }
-  bool enabled_;
-  std::thread ticker_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string message_;
-  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
-};
-
-bool HasSuffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The file holding graph input k (named `name`) in sample directory `dir`.
-std::optional<std::string> FindInputFile(const std::filesystem::path& dir, const std::string& name,
-                                         size_t k) {
-  for (const std::string& base : {name, SanitizeFileName(name), absl::StrCat("input_", k)}) {
-    for (const char* ext : {".npy", ".pb"}) {
-      std::filesystem::path p = dir / (base + ext);
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(p, ec)) return p.string();
-    }
-  }
-  return std::nullopt;
-}
-
-absl::StatusOr<analysis::CalibrationData> CalibrationFromDir(const Model& model,
-                                                             const std::string& dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat("--calib ", dir, ": not a directory"));
-  }
-  std::vector<const Value*> inputs;
-  for (const Value* v : model.graph->inputs()) {
-    if (!v->is_initializer()) inputs.push_back(v);
-  }
-  // One sample in DIR itself, or one per subdirectory.
-  std::vector<std::filesystem::path> samples;
-  bool flat = !inputs.empty() && FindInputFile(dir, inputs[0]->name(), 0).has_value();
-  if (flat) {
-    samples.push_back(dir);
-  } else {
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (entry.is_directory()) samples.push_back(entry.path());
-    }
-    std::sort(samples.begin(), samples.end());
-  }
-  if (samples.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--calib ", dir, ": no sample found (expected ",
-                     inputs.empty() ? "input" : inputs[0]->name(),
-                     ".npy/.pb or input_0.pb, in DIR or in its subdirectories)"));
-  }
-  analysis::CalibrationData data;
-  data.source = dir;
-  data.samples = static_cast<int64_t>(samples.size());
-  data.feed = [inputs, samples](int64_t i) -> absl::StatusOr<analysis::Feeds> {
-    analysis::Feeds feeds;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      auto file = FindInputFile(samples[static_cast<size_t>(i)], inputs[k]->name(), k);
-      if (!file) {
-        return absl::InvalidArgumentError(absl::StrCat(samples[static_cast<size_t>(i)].string(),
-                                                       ": no file for input '", inputs[k]->name(),
-                                                       "'"));
-      }
-      if (HasSuffix(*file, ".npy")) {
-        AIC_ASSIGN_OR_RETURN(Tensor t, ReadNpy(*file));
-        feeds[inputs[k]->name()] = RuntimeValue(std::move(t));
-      } else {
-        AIC_ASSIGN_OR_RETURN(RuntimeValue v, LoadValueProtoFile(*file, inputs[k]->type()));
-        feeds[inputs[k]->name()] = std::move(v);
-      }
-    }
-    return feeds;
-  };
-  return data;
-}
-
-analysis::CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed) {
-  analysis::CalibrationData data;
-  data.random = true;
-  data.source = absl::StrCat("random:", n);
-  data.samples = n;
-  // Floats are normal; integers what the graph does with them (ids within
-  // their embedding table, masks of ones).
-  std::map<std::string, analysis::IntegerInputKind> kinds = analysis::IntegerInputKinds(model);
-  data.feed = [&model, seed, kinds](int64_t i) -> absl::StatusOr<analysis::Feeds> {
-    analysis::Feeds feeds;
-    uint64_t s = seed + static_cast<uint64_t>(i) * 7919;
-    for (const Value* v : model.graph->inputs()) {
-      if (v->is_initializer()) continue;
-      uint64_t input_seed = s++;
-      auto t = RandomTensorFor(v->type(), nullptr, input_seed);
-      if (!t.ok()) {
-        return absl::Status(t.status().code(),
-                            absl::StrCat("input '", v->name(), "': ", t.status().message()));
-      }
-      if (auto kind = kinds.find(v->name()); kind != kinds.end()) {
-        analysis::FillIntegerInput(kind->second, input_seed, *t);
-      }
-      feeds[v->name()] = RuntimeValue(*std::move(t));
-    }
-    return feeds;
-  };
-  return data;
-}
 
 // Writes atomically: a reader never sees half a report.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -303,9 +145,9 @@ int ReportCommand(const std::vector<std::string>& argv) {
       if (!absl::SimpleAtoi(calib->substr(7), &n) || n < 1) {
         return UsageError("--calib random:N expects a positive N, got '" + *calib + "'");
       }
-      options.calibration = RandomCalibration(model, n, static_cast<uint64_t>(*seed));
+      options.calibration = analysis::RandomCalibration(model, n, static_cast<uint64_t>(*seed));
     } else {
-      auto data = CalibrationFromDir(model, *calib);
+      auto data = analysis::CalibrationFromDir(model, *calib);
       if (!data.ok()) return UsageError(std::string(data.status().message()));
       options.calibration = *std::move(data);
     }
@@ -313,7 +155,7 @@ int ReportCommand(const std::vector<std::string>& argv) {
 
   absl::StatusOr<analysis::Report> report;
   {
-    ProgressLine progress;
+    ProgressLine progress("report");
     options.progress = [&progress](const std::string& m) { progress.Set(m); };
     report = analysis::Analyze(model, options);
   }

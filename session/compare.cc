@@ -1,7 +1,9 @@
 // Model comparison through two sessions on one backend; see compare.h.
 #include "session/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
@@ -48,13 +50,12 @@ void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputD
   }
 }
 
-// Both models' sessions on `device`, at -O0, compiled for the first feeds.
+// Both models' sessions on `device`, at -O0.
 struct SessionPair {
   std::unique_ptr<Session> a, b;
 };
 
-absl::StatusOr<SessionPair> OpenPair(const Model& a, const Model& b, const std::string& device, int threads,
-                                     const Feeds& first) {
+absl::StatusOr<SessionPair> OpenPair(const Model& a, const Model& b, const std::string& device, int threads) {
   SessionOptions so;
   so.device = device;
   so.threads = threads;
@@ -62,8 +63,25 @@ absl::StatusOr<SessionPair> OpenPair(const Model& a, const Model& b, const std::
   SessionPair p;
   AIC_ASSIGN_OR_RETURN(p.a, Session::Create(a, so));
   AIC_ASSIGN_OR_RETURN(p.b, Session::Create(b, so));
-  AIC_RETURN_IF_ERROR(p.a->Prepare(first).status());
   return p;
+}
+
+// One model's side of a comparison: compiled for the first feeds, then run
+// on each until one fails.
+struct Side {
+  absl::Status prepare;
+  std::vector<absl::StatusOr<std::vector<RuntimeValue>>> runs;
+};
+
+Side RunAll(Session& s, const std::vector<Feeds>& feeds) {
+  Side side;
+  side.prepare = s.Prepare(feeds[0]).status();
+  if (!side.prepare.ok()) return side;
+  for (const Feeds& f : feeds) {
+    side.runs.push_back(s.Run(f));
+    if (!side.runs.back().ok()) break;
+  }
+  return side;
 }
 
 // Every tensor value one run of `m` computes (main graph), by name.
@@ -140,39 +158,62 @@ absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
   }
   if (feeds.empty()) return report;
   report.device = options.device;
-  absl::StatusOr<SessionPair> pair = OpenPair(a, b, options.device, options.threads, feeds[0]);
-  if (!pair.ok() && options.device != "reference") {
-    report.fallback = absl::StrCat(options.device, ": ", pair.status().message());
-    report.device = "reference";
-    pair = OpenPair(a, b, "reference", options.threads, feeds[0]);
+  // With the threads left to us, the two models compile and run side by side,
+  // each on half the cores: compiling (oneDNN's JIT, weight packing) is most
+  // of a verification and runs on one core.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool side_by_side = options.device != "reference" && options.threads == 0 && cores >= 2;
+  absl::StatusOr<SessionPair> pair = OpenPair(a, b, options.device, side_by_side ? cores / 2 : options.threads);
+  Side sa, sb;
+  if (pair.ok()) {
+    if (side_by_side) {
+      std::thread other([&] { sb = RunAll(*pair->b, feeds); });
+      sa = RunAll(*pair->a, feeds);
+      other.join();
+    } else {
+      sa = RunAll(*pair->a, feeds);
+      if (sa.prepare.ok()) sb = RunAll(*pair->b, feeds);
+    }
   }
-  if (!pair.ok()) return absl::FailedPreconditionError(std::string(pair.status().message()));
-  if (auto s = pair->b->Prepare(feeds[0]); !s.ok()) {
+  absl::Status a_status = pair.ok() ? sa.prepare : pair.status();
+  if (!a_status.ok()) {
+    // The original cannot run here: the reference interpreter runs both.
+    if (options.device == "reference") return absl::FailedPreconditionError(std::string(a_status.message()));
+    CompareOptions on_reference = options;
+    on_reference.device = "reference";
+    AIC_ASSIGN_OR_RETURN(CompareReport r, CompareModels(a, b, feeds, on_reference));
+    r.fallback = absl::StrCat(options.device, ": ", a_status.message());
+    return r;
+  }
+  if (!sb.prepare.ok()) {
     // An op with no kernel anywhere cannot be checked; any other failure of
     // the model under test to compile is a mismatch, never a silent skip.
-    if (absl::IsUnimplemented(s.status())) return absl::FailedPreconditionError(std::string(s.status().message()));
+    if (absl::IsUnimplemented(sb.prepare)) return absl::FailedPreconditionError(std::string(sb.prepare.message()));
     for (auto& o : report.outputs) {
       o.ok = false;
-      o.problem = std::string(s.status().message());
+      o.problem = std::string(sb.prepare.message());
     }
     return report;
   }
-  for (const auto& feed : feeds) {
-    auto ra = pair->a->Run(feed);
-    if (!ra.ok()) return absl::FailedPreconditionError(std::string(ra.status().message()));
-    auto rb = pair->b->Run(feed);
-    if (!rb.ok()) {
+  for (size_t k = 0; k < feeds.size(); ++k) {
+    if (k >= sa.runs.size() || !sa.runs[k].ok()) {
+      return absl::FailedPreconditionError(
+          k < sa.runs.size() ? std::string(sa.runs[k].status().message()) : "the original stopped");
+    }
+    if (k >= sb.runs.size() || !sb.runs[k].ok()) {
       for (auto& o : report.outputs) {
         o.ok = false;
-        o.problem = std::string(rb.status().message());
+        o.problem = k < sb.runs.size() ? std::string(sb.runs[k].status().message()) : "the candidate stopped";
       }
       ++report.runs;
       return report;
     }
-    if (rb->size() != ra->size()) return absl::InternalError("output counts differ");
-    for (size_t i = 0; i < ra->size(); ++i) {
-      const RuntimeValue& x = (*ra)[i];
-      const RuntimeValue& y = (*rb)[i];
+    const std::vector<RuntimeValue>& ra = *sa.runs[k];
+    const std::vector<RuntimeValue>& rb = *sb.runs[k];
+    if (rb.size() != ra.size()) return absl::InternalError("output counts differ");
+    for (size_t i = 0; i < ra.size(); ++i) {
+      const RuntimeValue& x = ra[i];
+      const RuntimeValue& y = rb[i];
       OutputDiff& d = report.outputs[i];
       if (x.kind != y.kind) {
         d.ok = false;
@@ -184,7 +225,7 @@ absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
           d.ok = false;
           d.problem = "sequence lengths differ";
         } else {
-          for (size_t k = 0; k < x.sequence.size(); ++k) Compare(x.sequence[k], y.sequence[k], rtol, atol, d);
+          for (size_t j = 0; j < x.sequence.size(); ++j) Compare(x.sequence[j], y.sequence[j], rtol, atol, d);
         }
       }
     }

@@ -1,0 +1,26 @@
+// Where calibration samples come from, for `report --calib` and the Python
+// API: a folder of tensors (one sample in it, or one per subfolder) or random
+// data that follows what the graph does with each input (analysis/input_kinds.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "analysis/calibration.h"
+#include "graph/model.h"
+
+namespace aic::analysis {
+
+// The folder's samples: files named after the graph inputs (NAME.npy / NAME.pb,
+// or input_K.pb / input_K.npy for the K-th input), in DIR itself (one sample)
+// or in each subdirectory of DIR (one per subdirectory, in name order).
+// InvalidArgument naming the folder when there is none.
+absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model, const std::string& dir);
+
+// N random samples: floats normal, token ids uniform over their embedding
+// table, other integer and boolean inputs (masks) ones. `model` must outlive
+// the data.
+CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed);
+
+}  // namespace aic::analysis

@@ -1,0 +1,211 @@
+#include "session/optimize_and_verify.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "support/json.h"
+#include "support/status.h"
+
+// OpenBLAS (linked for the analyzer's SVDs) starts its worker threads when
+// the library loads, and they spin in sched_yield for about 0.1 s: on a
+// two-core machine that halves the CPU left to the optimizer, which never
+// calls BLAS. Weak, so a BLAS without this entry point just keeps its threads;
+// a later BLAS call would start them again.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
+namespace aic::session {
+
+namespace {
+
+void StopIdleBlasThreads() {
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+}
+
+// Lists every node output's inferred type as value_info (what onnxsim and
+// onnxslim write, and what viewers and downstream compilers read), bodies
+// included; graph outputs carry theirs already.
+void RecordInferredShapes(Graph& g) {
+  for (const auto& n : g.nodes()) {
+    for (Value* v : n->outputs()) {
+      if (v == nullptr || std::count(g.outputs().begin(), g.outputs().end(), v)) continue;
+      if (v->type().known()) v->in_value_info = true;
+    }
+    for (Graph* body : n->Subgraphs()) RecordInferredShapes(*body);
+  }
+}
+
+// The test shapes in graph input order, as printed with the result.
+std::string ShapesInInputOrder(const Model& model, const InputShapes& shapes) {
+  std::vector<std::string> parts;
+  std::set<std::string> seen;
+  for (const Value* v : model.graph->inputs()) {
+    auto it = shapes.find(v->name());
+    if (it == shapes.end()) continue;
+    parts.push_back(absl::StrCat(v->name(), "=", absl::StrJoin(it->second, ",")));
+    seen.insert(v->name());
+  }
+  for (const auto& [name, dims] : shapes) {
+    if (!seen.count(name)) parts.push_back(absl::StrCat(name, "=", absl::StrJoin(dims, ",")));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> OpTypeCounts(const Graph& g) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& n : g.nodes()) ++counts[n->domain.empty() ? n->op_type : n->domain + "." + n->op_type];
+  return counts;
+}
+
+absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model, const ModelLoader& reload,
+                                                  const OptimizeJob& job) {
+  OptimizeOutcome outcome;
+  AIC_ASSIGN_OR_RETURN(auto fixed, rewrite::FixedShapes(*model, job.optimize));
+  outcome.verify_asked = job.verify_runs > 0 || !job.verify_feeds.empty();
+  // Test shapes: those asked for, else the fixed inputs at their new shapes,
+  // else a realistic size for every symbolic dim.
+  InputShapes shapes = job.verify_shapes;
+  for (const auto& [name, type] : fixed) {
+    if (type.shape.IsStatic() && !shapes.count(name)) shapes[name] = type.shape.Values();
+  }
+  std::set<std::string> covered;
+  for (const auto& [name, dims] : shapes) covered.insert(name);
+  for (auto& [name, dims] : RealisticShapes(*model, covered)) shapes[name] = std::move(dims);
+  // The original is only read again when the optimized model is verified
+  // against it: parsing a large model twice is a good part of a fast run.
+  std::unique_ptr<Model> original;
+  if (outcome.verify_asked) {
+    AIC_ASSIGN_OR_RETURN(original, reload());
+  }
+
+  auto step = [&job](const std::string& what) {
+    if (job.progress) job.progress(what);
+  };
+  StopIdleBlasThreads();
+  step("optimizing");
+  outcome.ops_before = OpTypeCounts(*model->graph);
+  absl::StatusOr<rewrite::OptimizeStats> stats = rewrite::Optimize(*model, job.optimize);
+  if (!stats.ok()) {
+    // The model stays as it was; the caller says why.
+    outcome.unchanged_reason = std::string(stats.status().message());
+    AIC_ASSIGN_OR_RETURN(model, reload());
+    outcome.ops_after = outcome.ops_before;
+    return outcome;
+  }
+  outcome.stats = *std::move(stats);
+  if (job.write_shapes) RecordInferredShapes(*model->graph);
+  outcome.ops_after = OpTypeCounts(*model->graph);
+  if (!outcome.verify_asked) return outcome;
+
+  std::vector<std::map<std::string, RuntimeValue>> feeds = job.verify_feeds;
+  std::string feed_error;
+  if (feeds.empty()) {
+    outcome.verify_inputs = ShapesInInputOrder(*original, shapes);
+    for (int k = 0; k < job.verify_runs; ++k) {
+      auto f = RandomFeeds(*original, shapes, static_cast<uint64_t>(1000 + k * 7919));
+      if (!f.ok()) {
+        feed_error = std::string(f.status().message());
+        break;
+      }
+      feeds.push_back(*std::move(f));
+    }
+  } else {
+    outcome.verify_inputs = job.verify_feeds_source;
+  }
+  if (!feed_error.empty()) {
+    outcome.verify_skipped = feed_error;
+    return outcome;
+  }
+  step(absl::StrCat("verifying on ", feeds.size(), " input set(s)",
+                    outcome.verify_inputs.empty() ? "" : " at ", outcome.verify_inputs));
+  CompareOptions compare;
+  compare.rtol = job.rtol;
+  compare.atol = job.atol;
+  absl::StatusOr<CompareReport> report = CompareModels(*original, *model, feeds, compare);
+  if (!report.ok()) {
+    outcome.verify_skipped = std::string(report.status().message());
+  } else {
+    outcome.verify = *std::move(report);
+  }
+  return outcome;
+}
+
+std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::string& version,
+                                const std::string& input, const std::string& output) {
+  const rewrite::OptimizeStats& stats = outcome.stats;
+  JsonWriter json;
+  json.BeginObject();
+  json.Field("version", version);
+  json.Field("input", input);
+  json.Field("output", output);
+  if (!outcome.unchanged_reason.empty()) json.Field("unchanged", outcome.unchanged_reason);
+  json.Field("nodes_before", stats.nodes_before);
+  json.Field("nodes_after", stats.nodes_after);
+  json.Field("initializer_bytes_before", stats.initializer_bytes_before);
+  json.Field("initializer_bytes_after", stats.initializer_bytes_after);
+  json.Field("iterations", stats.iterations);
+  json.Field("stop_reason", stats.stop_reason);
+  json.Field("enodes", stats.enodes);
+  json.Field("eclasses", stats.eclasses);
+  json.Field("seconds", stats.seconds);
+  json.Key("rules");
+  json.BeginObject();
+  for (const auto& [name, count] : stats.rule_counts) json.Field(name, count);
+  json.EndObject();
+  json.Key("phase_seconds");
+  json.BeginObject();
+  for (const auto& [phase, sec] : stats.phase_seconds) json.Field(phase, sec);
+  json.EndObject();
+  json.Key("rule_seconds");
+  json.BeginObject();
+  for (const auto& [rule, sec] : stats.rule_seconds) json.Field(rule, sec);
+  json.EndObject();
+  json.Key("op_types");  // op type -> [before, after]
+  json.BeginObject();
+  std::set<std::string> all_ops;
+  for (const auto& [op, n] : outcome.ops_before) all_ops.insert(op);
+  for (const auto& [op, n] : outcome.ops_after) all_ops.insert(op);
+  auto count = [](const std::map<std::string, int64_t>& m, const std::string& op) -> int64_t {
+    auto it = m.find(op);
+    return it == m.end() ? 0 : it->second;
+  };
+  for (const std::string& op : all_ops) {
+    json.Key(op);
+    json.InlineInts({count(outcome.ops_before, op), count(outcome.ops_after, op)});
+  }
+  json.EndObject();
+  json.Key("verify");
+  if (!outcome.verify_asked) {
+    json.Null();
+  } else {
+    json.BeginObject();
+    json.Field("shapes", outcome.verify_inputs);
+    if (!outcome.verify_skipped.empty()) {
+      json.Field("skipped", outcome.verify_skipped);
+    } else {
+      const CompareReport& report = outcome.verify;
+      json.Field("ok", report.ok());
+      json.Field("runs", report.runs);
+      json.Field("device", report.device);
+      json.Key("outputs");
+      json.BeginArray();
+      for (const auto& o : report.outputs) {
+        json.BeginObject();
+        json.Field("name", o.name);
+        json.Field("max_abs", o.max_abs);
+        json.Field("max_rel", o.max_rel);
+        json.Field("ok", o.ok);
+        json.EndObject();
+      }
+      json.EndArray();
+    }
+    json.EndObject();
+  }
+  json.EndObject();
+  return json.str();
+}
+
+}  // namespace aic::session

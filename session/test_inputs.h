@@ -1,0 +1,48 @@
+// Inputs to test a model on, for opt's verification, `verify`, `run --random`,
+// report's random calibration and the Python API: random tensors at given or
+// realistic shapes, or the tensors of a folder (the ONNX test-data layout or
+// one .npy per input). One place, so every caller feeds a model alike.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/model.h"
+#include "graph/runtime_value.h"
+
+namespace aic::session {
+
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// A random tensor for a graph input of the given type (normal floats, small
+// non-negative integers, random bools); symbolic dims come from `fixed` or 1.
+absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<int64_t>* fixed,
+                                       uint64_t seed);
+
+// One random value per graph input that is not an initializer default, at
+// `shapes` where given (input k draws from seed + k). Errors name the input.
+absl::StatusOr<std::map<std::string, RuntimeValue>> RandomFeeds(const Model& model, const InputShapes& shapes,
+                                                                uint64_t seed);
+
+// Feeds from a folder: <name>.npy (names as SanitizeFileName writes them) or
+// input_<i>.pb in graph input order (the ONNX test-data layout). An input
+// with an initializer default may be left out; any other missing one is
+// NotFound naming the folder and the input.
+absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir);
+
+// Test shapes for every graph input with a symbolic dim that `covered` does
+// not name: the fixed dims as they are and a realistic size for each symbolic
+// one rather than 1 (graph/realistic_size.h's RealisticDimSize).
+InputShapes RealisticShapes(const Model& model, const std::set<std::string>& covered);
+
+// "x=1,3,224,224 mask=1,16": shapes as the CLI takes and prints them.
+std::string ShapesText(const InputShapes& shapes);
+
+// Output names as file names: characters other than A-Za-z0-9._- become '_'.
+std::string SanitizeFileName(const std::string& name);
+
+}  // namespace aic::session
