@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev googletest libgtest-dev \
   libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev liblapacke-dev libopenblas-dev \
-  libonnx-testdata python3-onnx python3-numpy python3-venv
+  libonnx-testdata python3-onnx python3-numpy python3-venv python3-dev
 VENV := .venv
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 2000000
@@ -91,6 +91,7 @@ bench: setup build
 	$(BENCH_VENV)/bin/pip install -q -r bench/requirements.txt
 	$(VENV)/bin/python bench/run_bench.py --aic build/aic-onnx
 	$(BENCH_VENV)/bin/python bench/compare_optimizers.py --aic build/aic-onnx
+	PYTHONPATH=$(CURDIR)/build/python $(BENCH_VENV)/bin/python bench/python_api.py
 
 # bench/OPS.md: every one-op model of bench/ops/op_models.py against ONNX Runtime
 # (about 12 minutes; QUICK=1 for a 3-minute pass that is not committed).

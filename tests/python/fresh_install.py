@@ -46,8 +46,9 @@ def check_installed(python, root, env, work):
     out = run([python, "-c", "import aic_onnx, sys; print(aic_onnx.__version__, aic_onnx.__file__)"],
               cwd=outside, env=env)
     where = out.split()[1]
-    if str(root) in where:
-        raise SystemExit(f"imported the source tree's package, not the installed one: {where}")
+    venv = python.parent.parent
+    if not pathlib.Path(where).resolve().is_relative_to(venv.resolve()):
+        raise SystemExit(f"imported {where}, not the package installed in {venv}")
     print("  import:", out.strip())
     command = python.parent / "aic-onnx"
     version = run([command, "--version"], env=env).strip()
