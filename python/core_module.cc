@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,7 +81,10 @@ T Take(absl::StatusOr<T> v) {
 // external data, if any, lives in).
 struct ModelSource {
   std::optional<std::string> path;
-  std::string bytes;
+  // Serialized bytes, read in place: `owner` (a Python bytes object, never
+  // changed) keeps them alive, also while the GIL is released.
+  py::object owner;
+  std::string_view bytes;
   std::string name;      // for messages
   std::string base_dir;  // external data of bytes
 
@@ -95,7 +99,11 @@ ModelSource SourceOf(const py::object& model, const std::string& name, const std
   ModelSource source;
   source.base_dir = base_dir;
   if (py::isinstance<py::bytes>(model)) {
-    source.bytes = model.cast<std::string>();
+    source.owner = model;
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    if (PyBytes_AsStringAndSize(model.ptr(), &data, &size) != 0) throw py::error_already_set();
+    source.bytes = std::string_view(data, static_cast<size_t>(size));
     source.name = name.empty() ? "<model bytes>" : name;
   } else if (py::isinstance<py::str>(model)) {
     source.path = model.cast<std::string>();
