@@ -50,20 +50,13 @@ void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputD
   }
 }
 
-// Both models' sessions on `device`, at -O0.
-struct SessionPair {
-  std::unique_ptr<Session> a, b;
-};
-
-absl::StatusOr<SessionPair> OpenPair(const Model& a, const Model& b, const std::string& device, int threads) {
+// A model's session on `device`, at -O0 (the graph exactly as given).
+absl::StatusOr<std::unique_ptr<Session>> OpenAsGiven(const Model& m, const std::string& device, int threads) {
   SessionOptions so;
   so.device = device;
   so.threads = threads;
   so.opt_level = 0;
-  SessionPair p;
-  AIC_ASSIGN_OR_RETURN(p.a, Session::Create(a, so));
-  AIC_ASSIGN_OR_RETURN(p.b, Session::Create(b, so));
-  return p;
+  return Session::Create(m, so);
 }
 
 // One model's side of a comparison: compiled for the first feeds, then run
@@ -73,8 +66,14 @@ struct Side {
   std::vector<absl::StatusOr<std::vector<RuntimeValue>>> runs;
 };
 
-Side RunAll(Session& s, const std::vector<Feeds>& feeds) {
+Side RunAll(const Model& m, const std::string& device, int threads, const std::vector<Feeds>& feeds) {
   Side side;
+  absl::StatusOr<std::unique_ptr<Session>> opened = OpenAsGiven(m, device, threads);
+  if (!opened.ok()) {
+    side.prepare = opened.status();
+    return side;
+  }
+  Session& s = **opened;
   side.prepare = s.Prepare(feeds[0]).status();
   if (!side.prepare.ok()) return side;
   for (const Feeds& f : feeds) {
@@ -146,43 +145,57 @@ absl::StatusOr<BisectReport> BisectModels(const Model& a, const Model& b, const 
   return report;
 }
 
-absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
-                                            const std::vector<std::map<std::string, RuntimeValue>>& feeds,
-                                            const CompareOptions& options) {
-  double rtol = options.rtol, atol = options.atol;
+
+struct Comparison::Original {
+  Side side;
+  std::thread running;
+};
+
+Comparison::Comparison(const Model& a, std::vector<Feeds> feeds, const CompareOptions& options)
+    : a_(a), feeds_(std::move(feeds)), options_(options), original_(std::make_unique<Original>()) {
+  if (feeds_.empty()) return;
+  // With the threads left to us, the two models compile and run side by
+  // side, each on half the cores: compiling (oneDNN's JIT, weight packing)
+  // is most of a verification and runs on one core. The original starts at
+  // once, so that it also runs while its candidate is still being made.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  side_by_side_ = options_.device != "reference" && options_.threads == 0 && cores >= 2;
+  threads_ = side_by_side_ ? cores / 2 : options_.threads;
+  if (side_by_side_) {
+    original_->running = std::thread([this] { original_->side = RunAll(a_, options_.device, threads_, feeds_); });
+  }
+}
+
+Comparison::~Comparison() {
+  if (original_->running.joinable()) original_->running.join();
+}
+
+absl::StatusOr<CompareReport> Comparison::Against(const Model& b) {
+  double rtol = options_.rtol, atol = options_.atol;
   CompareReport report;
-  for (const Value* v : a.graph->outputs()) {
+  for (const Value* v : a_.graph->outputs()) {
     OutputDiff d;
     d.name = v->name();
     report.outputs.push_back(d);
   }
-  if (feeds.empty()) return report;
-  report.device = options.device;
-  // With the threads left to us, the two models compile and run side by side,
-  // each on half the cores: compiling (oneDNN's JIT, weight packing) is most
-  // of a verification and runs on one core.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const bool side_by_side = options.device != "reference" && options.threads == 0 && cores >= 2;
-  absl::StatusOr<SessionPair> pair = OpenPair(a, b, options.device, side_by_side ? cores / 2 : options.threads);
-  Side sa, sb;
-  if (pair.ok()) {
-    if (side_by_side) {
-      std::thread other([&] { sb = RunAll(*pair->b, feeds); });
-      sa = RunAll(*pair->a, feeds);
-      other.join();
-    } else {
-      sa = RunAll(*pair->a, feeds);
-      if (sa.prepare.ok()) sb = RunAll(*pair->b, feeds);
-    }
+  if (feeds_.empty()) return report;
+  report.device = options_.device;
+  Side& sa = original_->side;
+  Side sb;
+  if (side_by_side_) {
+    sb = RunAll(b, options_.device, threads_, feeds_);
+    original_->running.join();
+  } else {
+    sa = RunAll(a_, options_.device, threads_, feeds_);
+    if (sa.prepare.ok()) sb = RunAll(b, options_.device, threads_, feeds_);
   }
-  absl::Status a_status = pair.ok() ? sa.prepare : pair.status();
-  if (!a_status.ok()) {
+  if (!sa.prepare.ok()) {
     // The original cannot run here: the reference interpreter runs both.
-    if (options.device == "reference") return absl::FailedPreconditionError(std::string(a_status.message()));
-    CompareOptions on_reference = options;
+    if (options_.device == "reference") return absl::FailedPreconditionError(std::string(sa.prepare.message()));
+    CompareOptions on_reference = options_;
     on_reference.device = "reference";
-    AIC_ASSIGN_OR_RETURN(CompareReport r, CompareModels(a, b, feeds, on_reference));
-    r.fallback = absl::StrCat(options.device, ": ", a_status.message());
+    AIC_ASSIGN_OR_RETURN(CompareReport r, CompareModels(a_, b, feeds_, on_reference));
+    r.fallback = absl::StrCat(options_.device, ": ", sa.prepare.message());
     return r;
   }
   if (!sb.prepare.ok()) {
@@ -195,7 +208,7 @@ absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
     }
     return report;
   }
-  for (size_t k = 0; k < feeds.size(); ++k) {
+  for (size_t k = 0; k < feeds_.size(); ++k) {
     if (k >= sa.runs.size() || !sa.runs[k].ok()) {
       return absl::FailedPreconditionError(
           k < sa.runs.size() ? std::string(sa.runs[k].status().message()) : "the original stopped");
@@ -232,6 +245,12 @@ absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
     ++report.runs;
   }
   return report;
+}
+
+absl::StatusOr<CompareReport> CompareModels(const Model& a, const Model& b,
+                                            const std::vector<std::map<std::string, RuntimeValue>>& feeds,
+                                            const CompareOptions& options) {
+  return Comparison(a, feeds, options).Against(b);
 }
 
 }  // namespace aic::session

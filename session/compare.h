@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,31 @@ struct BisectReport {
 
 absl::StatusOr<BisectReport> BisectModels(const Model& a, const Model& b, const std::map<std::string, RuntimeValue>& feeds,
                                           const CompareOptions& options);
+
+// A comparison whose original is known before its candidate: `a` starts
+// compiling and running on the feeds when the comparison is made (in the
+// background on the CPU backend, when the thread count is left to it), so
+// that it runs while the candidate is still being optimized; Against(b) runs
+// `b` and compares. `a` must outlive the comparison; Against once.
+class Comparison {
+ public:
+  Comparison(const Model& a, std::vector<std::map<std::string, RuntimeValue>> feeds, const CompareOptions& options);
+  ~Comparison();
+  Comparison(const Comparison&) = delete;
+  Comparison& operator=(const Comparison&) = delete;
+
+  // As CompareModels(a, b, feeds, options).
+  absl::StatusOr<CompareReport> Against(const Model& b);
+
+ private:
+  struct Original;  // a's side and the thread computing it
+  const Model& a_;
+  const std::vector<std::map<std::string, RuntimeValue>> feeds_;
+  const CompareOptions options_;
+  bool side_by_side_ = false;
+  int threads_ = 0;
+  std::unique_ptr<Original> original_;
+};
 
 // FailedPrecondition when `a` cannot run (no kernel, error on these feeds)
 // on any backend: the caller reports verification as skipped. Errors from

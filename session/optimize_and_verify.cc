@@ -84,12 +84,40 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   auto step = [&job](const std::string& what) {
     if (job.progress) job.progress(what);
   };
+  // The test inputs are made, and the original starts running on them, before
+  // the rewriter: on two cores the original's side of the verification runs
+  // while the model is optimized (session/compare.h).
+  std::vector<std::map<std::string, RuntimeValue>> feeds = job.verify_feeds;
+  std::unique_ptr<Comparison> comparison;
+  if (outcome.verify_asked) {
+    if (feeds.empty()) {
+      outcome.verify_inputs = ShapesInInputOrder(*original, shapes);
+      for (int k = 0; k < job.verify_runs; ++k) {
+        auto f = RandomFeeds(*original, shapes, static_cast<uint64_t>(1000 + k * 7919));
+        if (!f.ok()) {
+          outcome.verify_skipped = std::string(f.status().message());
+          break;
+        }
+        feeds.push_back(*std::move(f));
+      }
+    } else {
+      outcome.verify_inputs = job.verify_feeds_source;
+    }
+    if (outcome.verify_skipped.empty()) {
+      CompareOptions compare;
+      compare.rtol = job.rtol;
+      compare.atol = job.atol;
+      comparison = std::make_unique<Comparison>(*original, feeds, compare);
+    }
+  }
+
   StopIdleBlasThreads();
   step("optimizing");
   outcome.ops_before = OpTypeCounts(*model->graph);
   absl::StatusOr<rewrite::OptimizeStats> stats = rewrite::Optimize(*model, job.optimize);
   if (!stats.ok()) {
     // The model stays as it was; the caller says why.
+    comparison.reset();  // before the original it reads goes
     outcome.unchanged_reason = std::string(stats.status().message());
     AIC_ASSIGN_OR_RETURN(model, reload());
     outcome.ops_after = outcome.ops_before;
@@ -98,33 +126,11 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   outcome.stats = *std::move(stats);
   if (job.write_shapes) RecordInferredShapes(*model->graph);
   outcome.ops_after = OpTypeCounts(*model->graph);
-  if (!outcome.verify_asked) return outcome;
+  if (comparison == nullptr) return outcome;
 
-  std::vector<std::map<std::string, RuntimeValue>> feeds = job.verify_feeds;
-  std::string feed_error;
-  if (feeds.empty()) {
-    outcome.verify_inputs = ShapesInInputOrder(*original, shapes);
-    for (int k = 0; k < job.verify_runs; ++k) {
-      auto f = RandomFeeds(*original, shapes, static_cast<uint64_t>(1000 + k * 7919));
-      if (!f.ok()) {
-        feed_error = std::string(f.status().message());
-        break;
-      }
-      feeds.push_back(*std::move(f));
-    }
-  } else {
-    outcome.verify_inputs = job.verify_feeds_source;
-  }
-  if (!feed_error.empty()) {
-    outcome.verify_skipped = feed_error;
-    return outcome;
-  }
   step(absl::StrCat("verifying on ", feeds.size(), " input set(s)",
                     outcome.verify_inputs.empty() ? "" : " at ", outcome.verify_inputs));
-  CompareOptions compare;
-  compare.rtol = job.rtol;
-  compare.atol = job.atol;
-  absl::StatusOr<CompareReport> report = CompareModels(*original, *model, feeds, compare);
+  absl::StatusOr<CompareReport> report = comparison->Against(*model);
   if (!report.ok()) {
     outcome.verify_skipped = std::string(report.status().message());
   } else {
