@@ -36,7 +36,7 @@ $(VENV)/.installed: requirements.txt
 # The venv's interpreter has pybind11 (requirements.txt): build/python/aic_onnx
 # is the Python package the tests import.
 build: deps venv
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python >/dev/null
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python -DAIC_PYTHON_REQUIRED=ON >/dev/null
 	cmake --build build -j $(JOBS)
 
 build-asan: deps
