@@ -207,12 +207,12 @@ def report(model: ModelLike, *, calib: Union[None, int, str, Sequence[Mapping[st
     spectra: compute the weights' singular values (the slow part on large models).
     """
     src, name, bdir = _source(model, base_dir)
+    if isinstance(calib, _os.PathLike):
+        calib = _os.fspath(calib)
     if calib is not None and isinstance(calib, Mapping):
         calib = [calib]
     if calib is not None and not isinstance(calib, (int, str)):
         calib = list(calib)
-    if isinstance(calib, _os.PathLike):
-        calib = _os.fspath(calib)
     text = _core.report(src, name, bdir, _shapes(shapes, "shapes"), calib, float(energy), bool(spectra), int(seed),
                         float(rare), int(max_svd_dim), str(format))
     return _json.loads(text) if format == "json" else text

@@ -312,6 +312,16 @@ def test_report_calibration_from_arrays_and_shapes(testdata):
     assert r4["summary"]["symbolic"]["dims"][0] == {"name": "batch", "analysed_at": 4, "given": True}
 
 
+def test_report_calibration_from_a_folder(tmp_path, testdata):
+    x = np.random.default_rng(10).standard_normal((1, 10)).astype(np.float32)
+    for k in range(3):
+        (tmp_path / f"s{k}").mkdir()
+        np.save(tmp_path / f"s{k}" / "input.npy", x + k)
+    r = aic_onnx.report(str(testdata / "seed_mlp.onnx"), calib=tmp_path)  # a PathLike folder
+    assert r["summary"]["calibration"]["ran"] and r["summary"]["calibration"]["samples"] == 3
+    assert r["summary"]["calibration"]["random"] is False
+
+
 def test_report_bad_inputs(testdata):
     with pytest.raises(ValueError, match="energy"):
         aic_onnx.report(str(testdata / "seed_mlp.onnx"), energy=2)
