@@ -26,7 +26,7 @@ struct InputOptions {
 absl::StatusOr<std::map<std::string, RuntimeValue>> BuildFeeds(const Model& model,
                                                                const InputOptions& options);
 
-// RandomTensorFor, RandomFeeds, FeedsFromDir, RealisticShapes and
+// RandomTensorFor, RandomFeeds, RandomFeedSets, FeedsFromDir, TestShapes and
 // SanitizeFileName: session/test_inputs.h.
 using session::FeedsFromDir;
 using session::RandomTensorFor;

@@ -289,7 +289,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
 
   int exit_code = 0;
-  if (outcome->verify_asked) {
+  if (outcome->verify_wanted) {
     const std::string& shapes_text = outcome->verify_inputs;
     if (!outcome->verify_skipped.empty()) {
       // Said on stderr, where a pipeline's log keeps it; an explicit --verify that

@@ -1,6 +1,7 @@
 // `aic-onnx verify A.onnx B.onnx`: runs both models, each exactly as given
 // (-O0), on one backend with the same inputs and reports the largest absolute
 // and relative error per output (exit 1 on a mismatch).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -105,15 +106,15 @@ int VerifyCommand(const std::vector<std::string>& argv) {
     } catch (...) {
       return UsageError("--inputs random:N needs a number");
     }
-    for (int64_t k = 0; k < n; ++k) {
-      InputOptions io;
-      io.random = true;
-      io.seed = static_cast<uint64_t>(1000 + k * 7919);
-      io.shapes = args->GetAll("--shape");
-      auto f = BuildFeeds(*models[0], io);
-      if (!f.ok()) return UsageError(args->positional()[0] + ": " + std::string(f.status().message()));
-      feeds.push_back(std::move(*f));
+    session::InputShapes shapes;
+    for (const std::string& spec : args->GetAll("--shape")) {
+      auto parsed = ParseShapeSpec(spec);
+      if (!parsed.ok()) return UsageError(args->positional()[0] + ": " + std::string(parsed.status().message()));
+      shapes[parsed->first] = parsed->second;
     }
+    auto sets = session::RandomFeedSets(*models[0], shapes, static_cast<int>(std::max<int64_t>(n, 0)));
+    if (!sets.ok()) return UsageError(args->positional()[0] + ": " + std::string(sets.status().message()));
+    feeds = *std::move(sets);
   } else {
     auto f = FeedsFromDir(*models[0], inputs);
     if (!f.ok()) return UsageError(std::string(f.status().message()));

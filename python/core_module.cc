@@ -9,15 +9,11 @@
 // FailedPrecondition, OutOfRange, ResourceExhausted) is a ValueError, any other
 // a RuntimeError, each with the CLI's one-line message. The GIL is released
 // while loading, optimizing, analysing and running.
-#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <complex>
 #include <cstring>
-#include <set>
-#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -114,62 +110,43 @@ ModelSource SourceOf(const py::object& model, const std::string& name, const std
   return source;
 }
 
-// numpy <-> DType. bfloat16, float8 and 4-bit types have no numpy dtype.
+// numpy <-> DType, one table for both directions (numpy's kind character and
+// item size). bfloat16, float8 and 4-bit types have no numpy dtype.
+struct NumpyKind {
+  DType dtype;
+  char kind;
+  int size;
+};
+constexpr NumpyKind kNumpyKinds[] = {
+    {DType::kFloat, 'f', 4},   {DType::kDouble, 'f', 8},     {DType::kFloat16, 'f', 2},
+    {DType::kInt8, 'i', 1},    {DType::kInt16, 'i', 2},      {DType::kInt32, 'i', 4},
+    {DType::kInt64, 'i', 8},   {DType::kUint8, 'u', 1},      {DType::kUint16, 'u', 2},
+    {DType::kUint32, 'u', 4},  {DType::kUint64, 'u', 8},     {DType::kBool, 'b', 1},
+    {DType::kComplex64, 'c', 8}, {DType::kComplex128, 'c', 16},
+};
+
 std::optional<DType> DTypeOfArray(const py::array& a) {
   const char kind = a.dtype().kind();
+  if (kind == 'U' || kind == 'S' || kind == 'O') return DType::kString;
   const auto size = a.dtype().itemsize();
-  switch (kind) {
-    case 'f':
-      if (size == 4) return DType::kFloat;
-      if (size == 8) return DType::kDouble;
-      if (size == 2) return DType::kFloat16;
-      break;
-    case 'i':
-      if (size == 1) return DType::kInt8;
-      if (size == 2) return DType::kInt16;
-      if (size == 4) return DType::kInt32;
-      if (size == 8) return DType::kInt64;
-      break;
-    case 'u':
-      if (size == 1) return DType::kUint8;
-      if (size == 2) return DType::kUint16;
-      if (size == 4) return DType::kUint32;
-      if (size == 8) return DType::kUint64;
-      break;
-    case 'b':
-      return DType::kBool;
-    case 'c':
-      if (size == 8) return DType::kComplex64;
-      if (size == 16) return DType::kComplex128;
-      break;
-    case 'U':
-    case 'S':
-    case 'O':
-      return DType::kString;
-    default:
-      break;
+  for (const NumpyKind& k : kNumpyKinds) {
+    if (k.kind == kind && k.size == size) return k.dtype;
   }
   return std::nullopt;
 }
 
+// The numpy dtype of each table entry, made once (a dtype from its name costs
+// more than a small model's run); kept for the life of the process.
 std::optional<py::dtype> NumpyDType(DType t) {
-  switch (t) {
-    case DType::kFloat: return py::dtype::of<float>();
-    case DType::kDouble: return py::dtype::of<double>();
-    case DType::kFloat16: return py::dtype("float16");
-    case DType::kInt8: return py::dtype::of<int8_t>();
-    case DType::kInt16: return py::dtype::of<int16_t>();
-    case DType::kInt32: return py::dtype::of<int32_t>();
-    case DType::kInt64: return py::dtype::of<int64_t>();
-    case DType::kUint8: return py::dtype::of<uint8_t>();
-    case DType::kUint16: return py::dtype::of<uint16_t>();
-    case DType::kUint32: return py::dtype::of<uint32_t>();
-    case DType::kUint64: return py::dtype::of<uint64_t>();
-    case DType::kBool: return py::dtype::of<bool>();
-    case DType::kComplex64: return py::dtype::of<std::complex<float>>();
-    case DType::kComplex128: return py::dtype::of<std::complex<double>>();
-    default: return std::nullopt;
+  static const auto* made = [] {
+    auto* m = new std::vector<std::pair<DType, py::dtype>>();
+    for (const NumpyKind& k : kNumpyKinds) m->emplace_back(k.dtype, py::dtype(absl::StrCat(std::string(1, k.kind), k.size)));
+    return m;
+  }();
+  for (const auto& [dtype, numpy] : *made) {
+    if (dtype == t) return numpy;
   }
+  return std::nullopt;
 }
 
 // A numpy array as a tensor. A C-contiguous, aligned array is borrowed, not
@@ -555,30 +532,26 @@ py::dict Verify(const py::object& a, const py::object& b, const std::string& nam
   {
     py::gil_scoped_release release;
     [&] {
-      auto ma = sa.Load(true);
+      // As loaded: the sessions comparing them infer shapes themselves.
+      auto ma = sa.Load(/*infer_shapes=*/false);
       if (!ma.ok()) {
         status = ma.status();
         return;
       }
-      auto mb = sb.Load(true);
+      auto mb = sb.Load(/*infer_shapes=*/false);
       if (!mb.ok()) {
         status = mb.status();
         return;
       }
       if (feeds.empty()) {
-        std::set<std::string> covered;
-        for (const auto& [n, d] : given) covered.insert(n);
-        session::InputShapes all = given;
-        for (auto& [n, d] : session::RealisticShapes(**ma, covered)) all[n] = std::move(d);
-        shapes_text = session::ShapesText(all);
-        for (int k = 0; k < runs; ++k) {
-          auto f = session::RandomFeeds(**ma, all, static_cast<uint64_t>(seed) + static_cast<uint64_t>(k) * 7919);
-          if (!f.ok()) {
-            status = absl::Status(f.status().code(), absl::StrCat(sa.name, ": ", f.status().message()));
-            return;
-          }
-          feeds.push_back(*std::move(f));
+        session::InputShapes all = session::TestShapes(**ma, given);
+        shapes_text = session::ShapesText(**ma, all);
+        auto sets = session::RandomFeedSets(**ma, all, runs, static_cast<uint64_t>(seed));
+        if (!sets.ok()) {
+          status = absl::Status(sets.status().code(), absl::StrCat(sa.name, ": ", sets.status().message()));
+          return;
         }
+        feeds = *std::move(sets);
       }
       session::CompareOptions compare;
       compare.rtol = rtol;

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "support/json.h"
 #include "support/status.h"
 
@@ -36,22 +35,6 @@ void RecordInferredShapes(Graph& g) {
   }
 }
 
-// The test shapes in graph input order, as printed with the result.
-std::string ShapesInInputOrder(const Model& model, const InputShapes& shapes) {
-  std::vector<std::string> parts;
-  std::set<std::string> seen;
-  for (const Value* v : model.graph->inputs()) {
-    auto it = shapes.find(v->name());
-    if (it == shapes.end()) continue;
-    parts.push_back(absl::StrCat(v->name(), "=", absl::StrJoin(it->second, ",")));
-    seen.insert(v->name());
-  }
-  for (const auto& [name, dims] : shapes) {
-    if (!seen.count(name)) parts.push_back(absl::StrCat(name, "=", absl::StrJoin(dims, ",")));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 }  // namespace
 
 std::map<std::string, int64_t> OpTypeCounts(const Graph& g) {
@@ -64,50 +47,42 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
                                                   const OptimizeJob& job) {
   OptimizeOutcome outcome;
   AIC_ASSIGN_OR_RETURN(auto fixed, rewrite::FixedShapes(*model, job.optimize));
-  outcome.verify_asked = job.verify_runs > 0 || !job.verify_feeds.empty();
-  // Test shapes: those asked for, else the fixed inputs at their new shapes,
-  // else a realistic size for every symbolic dim.
-  InputShapes shapes = job.verify_shapes;
-  for (const auto& [name, type] : fixed) {
-    if (type.shape.IsStatic() && !shapes.count(name)) shapes[name] = type.shape.Values();
-  }
-  std::set<std::string> covered;
-  for (const auto& [name, dims] : shapes) covered.insert(name);
-  for (auto& [name, dims] : RealisticShapes(*model, covered)) shapes[name] = std::move(dims);
-  // The original is only read again when the optimized model is verified
-  // against it: parsing a large model twice is a good part of a fast run.
-  std::unique_ptr<Model> original;
-  if (outcome.verify_asked) {
-    AIC_ASSIGN_OR_RETURN(original, reload());
-  }
-
+  outcome.verify_wanted = job.verify_runs > 0 || !job.verify_feeds.empty();
   auto step = [&job](const std::string& what) {
     if (job.progress) job.progress(what);
   };
   // The test inputs are made, and the original starts running on them, before
   // the rewriter: on two cores the original's side of the verification runs
-  // while the model is optimized (session/compare.h).
-  std::vector<std::map<std::string, RuntimeValue>> feeds = job.verify_feeds;
+  // while the model is optimized (session/compare.h). The original is only
+  // read again when it is verified against: parsing a large model twice is a
+  // good part of a fast run.
+  std::unique_ptr<Model> original;
   std::unique_ptr<Comparison> comparison;
-  if (outcome.verify_asked) {
-    if (feeds.empty()) {
-      outcome.verify_inputs = ShapesInInputOrder(*original, shapes);
-      for (int k = 0; k < job.verify_runs; ++k) {
-        auto f = RandomFeeds(*original, shapes, static_cast<uint64_t>(1000 + k * 7919));
-        if (!f.ok()) {
-          outcome.verify_skipped = std::string(f.status().message());
-          break;
-        }
-        feeds.push_back(*std::move(f));
+  size_t feed_sets = job.verify_feeds.size();
+  if (outcome.verify_wanted) {
+    AIC_ASSIGN_OR_RETURN(original, reload());
+    absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> feeds = job.verify_feeds;
+    if (job.verify_feeds.empty()) {
+      // Test shapes: those asked for, else the fixed inputs at their new
+      // shapes, else a realistic size for every symbolic dim.
+      InputShapes shapes = job.verify_shapes;
+      for (const auto& [name, type] : fixed) {
+        if (type.shape.IsStatic() && !shapes.count(name)) shapes[name] = type.shape.Values();
       }
+      shapes = TestShapes(*original, std::move(shapes));
+      outcome.verify_inputs = ShapesText(*original, shapes);
+      feeds = RandomFeedSets(*original, shapes, job.verify_runs);
     } else {
       outcome.verify_inputs = job.verify_feeds_source;
     }
-    if (outcome.verify_skipped.empty()) {
+    if (!feeds.ok()) {
+      outcome.verify_skipped = std::string(feeds.status().message());
+    } else {
+      feed_sets = feeds->size();
       CompareOptions compare;
       compare.rtol = job.rtol;
       compare.atol = job.atol;
-      comparison = std::make_unique<Comparison>(*original, feeds, compare);
+      comparison = std::make_unique<Comparison>(*original, *std::move(feeds), compare);
     }
   }
 
@@ -128,7 +103,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   outcome.ops_after = OpTypeCounts(*model->graph);
   if (comparison == nullptr) return outcome;
 
-  step(absl::StrCat("verifying on ", feeds.size(), " input set(s)",
+  step(absl::StrCat("verifying on ", feed_sets, " input set(s)",
                     outcome.verify_inputs.empty() ? "" : " at ", outcome.verify_inputs));
   absl::StatusOr<CompareReport> report = comparison->Against(*model);
   if (!report.ok()) {
@@ -184,7 +159,7 @@ std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::strin
   }
   json.EndObject();
   json.Key("verify");
-  if (!outcome.verify_asked) {
+  if (!outcome.verify_wanted) {
     json.Null();
   } else {
     json.BeginObject();

@@ -46,11 +46,10 @@ struct OptimizeOutcome {
   std::string unchanged_reason;
   std::map<std::string, int64_t> ops_before;  // op type (domain.op outside ai.onnx) -> count
   std::map<std::string, int64_t> ops_after;
-  bool verify_asked = false;    // verify_runs > 0 or feeds given
+  bool verify_wanted = false;   // verify_runs > 0 or feeds given
   std::string verify_inputs;    // "x=1,3,224,224" or the feeds' source
   std::string verify_skipped;   // why verification could not run ("" when it ran)
   CompareReport verify;         // its result, when it ran
-  bool verify_ran() const { return verify_asked && verify_skipped.empty(); }
 };
 
 // Reads the model again as loaded (the CLI re-reads the file, the Python API

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -10,6 +11,7 @@
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
 #include "support/half.h"
+#include "support/status.h"
 
 namespace aic::session {
 
@@ -33,26 +35,32 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
   return feeds;
 }
 
-InputShapes RealisticShapes(const Model& model, const std::set<std::string>& covered) {
-  InputShapes shapes;
+InputShapes TestShapes(const Model& model, InputShapes given) {
   for (const Value* v : model.graph->inputs()) {
     const TypeInfo& t = v->type();
-    if (v->initializer() != nullptr || covered.count(v->name()) || !t.is_tensor() || !t.shape.has_rank()) continue;
+    if (v->initializer() != nullptr || given.count(v->name()) || !t.is_tensor() || !t.shape.has_rank()) continue;
     const std::vector<Dim>& dims = t.shape.dims();
     bool symbolic = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return !d.is_value(); });
     if (!symbolic) continue;
-    std::vector<int64_t>& out = shapes[v->name()];
+    std::vector<int64_t>& out = given[v->name()];
     for (size_t i = 0; i < dims.size(); ++i) out.push_back(dims[i].is_value() ? dims[i].value() : RealisticDimSize(t, i));
   }
-  return shapes;
+  return given;
 }
 
-std::string ShapesText(const InputShapes& shapes) {
-  std::string text;
-  for (const auto& [name, dims] : shapes) {
-    absl::StrAppend(&text, text.empty() ? "" : " ", name, "=", absl::StrJoin(dims, ","));
+std::string ShapesText(const Model& model, const InputShapes& shapes) {
+  std::vector<std::string> parts;
+  std::set<std::string> seen;
+  for (const Value* v : model.graph->inputs()) {
+    auto it = shapes.find(v->name());
+    if (it == shapes.end()) continue;
+    parts.push_back(absl::StrCat(v->name(), "=", absl::StrJoin(it->second, ",")));
+    seen.insert(v->name());
   }
-  return text;
+  for (const auto& [name, dims] : shapes) {
+    if (!seen.count(name)) parts.push_back(absl::StrCat(name, "=", absl::StrJoin(dims, ",")));
+  }
+  return absl::StrJoin(parts, " ");
 }
 
 std::string SanitizeFileName(const std::string& name) {
@@ -121,6 +129,17 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> RandomFeeds(const Model& mod
     feeds[v->name()] = RuntimeValue(*std::move(t));
   }
   return feeds;
+}
+
+absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> RandomFeedSets(const Model& model,
+                                                                              const InputShapes& shapes, int runs,
+                                                                              uint64_t seed) {
+  std::vector<std::map<std::string, RuntimeValue>> sets;
+  for (int k = 0; k < runs; ++k) {
+    AIC_ASSIGN_OR_RETURN(auto feeds, RandomFeeds(model, shapes, seed + static_cast<uint64_t>(k) * 7919));
+    sets.push_back(std::move(feeds));
+  }
+  return sets;
 }
 
 }  // namespace aic::session

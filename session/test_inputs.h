@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -34,13 +33,20 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> RandomFeeds(const Model& mod
 // NotFound naming the folder and the input.
 absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m, const std::string& dir);
 
-// Test shapes for every graph input with a symbolic dim that `covered` does
-// not name: the fixed dims as they are and a realistic size for each symbolic
-// one rather than 1 (graph/realistic_size.h's RealisticDimSize).
-InputShapes RealisticShapes(const Model& model, const std::set<std::string>& covered);
+// `given` plus test shapes for every other graph input with a symbolic dim:
+// its fixed dims as they are and a realistic size for each symbolic one
+// rather than 1 (graph/realistic_size.h's RealisticDimSize).
+InputShapes TestShapes(const Model& model, InputShapes given);
 
-// "x=1,3,224,224 mask=1,16": shapes as the CLI takes and prints them.
-std::string ShapesText(const InputShapes& shapes);
+// "x=1,3,224,224 mask=1,16", in graph input order: shapes as the CLI takes
+// and prints them.
+std::string ShapesText(const Model& model, const InputShapes& shapes);
+
+// `runs` random input sets at `shapes`, set k drawn from seed + 7919·k: opt's
+// verification, `verify` and the Python API draw the same inputs.
+absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> RandomFeedSets(const Model& model,
+                                                                              const InputShapes& shapes, int runs,
+                                                                              uint64_t seed = 1000);
 
 // Output names as file names: characters other than A-Za-z0-9._- become '_'.
 std::string SanitizeFileName(const std::string& name);

@@ -5,6 +5,10 @@
 // then a following `* gamma` and `+ beta` folded into its scale and bias.
 // RMSNormalization (opset >= 23) likewise: x / Sqrt(ReduceMean(x^2) + eps),
 // or x * Reciprocal(...) as torch writes rsqrt, then `* gamma`.
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "ops/math/reduce_axes.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
@@ -82,26 +86,47 @@ bool KeepsShapeOf(const EGraph& g, ClassId cls, const Shape& xs) {
   return out != nullptr && SameShape(*out, xs) && g.type(cls).dtype == DType::kFloat;
 }
 
+// What a LayerNorm and an RMSNorm over the last axis check alike, in one
+// order: x ranked and float32, the result x's shape, the normalized dim known,
+// and class `root` Sqrt(ReduceMean(v^2) + eps) for v = `squared` (x - mean(x)
+// or x). The width and eps, or nullopt after declining with the reason
+// (`denominator` names the expected denominator).
+struct LastAxisNorm {
+  int64_t width;
+  float epsilon;
+};
+
+std::optional<LastAxisNorm> MatchLastAxisNorm(RuleContext& ctx, ClassId cls, ClassId x, ClassId squared, ClassId root,
+                                              const char* denominator) {
+  EGraph& g = ctx.g;
+  auto decline = [&ctx](std::string why) -> std::optional<LastAxisNorm> {
+    ctx.Decline(std::move(why));
+    return std::nullopt;
+  };
+  const Shape* xs = RankedShape(g, x);
+  if (xs == nullptr || xs->rank() < 1) return decline("rank of x not known");
+  if (g.type(x).dtype != DType::kFloat) return decline("not float32");
+  if (!KeepsShapeOf(g, cls, *xs)) return decline("the result is not x's shape");
+  const Dim& last = (*xs)[xs->rank() - 1];
+  if (!last.is_value()) return decline("normalized dim not known");
+  const Tensor* eps = RootMeanSquareEps(g, root, squared, xs->rank());
+  if (eps == nullptr) return decline(absl::StrCat("denominator is not ", denominator));
+  return LastAxisNorm{last.value(), static_cast<float>(eps->ElementAsDouble(0))};
+}
+
 // LayerNormalization(x, 1, 0, axis=-1, epsilon=eps) when d is x - mean(x) and
 // class `root` is Sqrt(ReduceMean(d^2) + eps); kNoClass (with a reason) otherwise.
 ClassId LayerNormOf(RuleContext& ctx, ClassId cls, ClassId d, ClassId root) {
   EGraph& g = ctx.g;
   ClassId x;
   if (!IsCentered(g, d, x)) return ctx.Decline("numerator is not x - mean(x)");
-  const Shape* xs = RankedShape(g, x);
-  DType dt = g.type(x).dtype;
-  if (!IsFloat(dt) || dt != DType::kFloat) return ctx.Decline("not float32");
-  if (!KeepsShapeOf(g, cls, *xs)) return ctx.Decline("the result is not x's shape");
-  const Dim& last = (*xs)[xs->rank() - 1];
-  if (!last.is_value()) return ctx.Decline("normalized dim not known");
-  const Tensor* eps = RootMeanSquareEps(g, root, d, xs->rank());
-  if (eps == nullptr) return ctx.Decline("denominator is not sqrt(mean(d^2) + eps)");
-  int64_t width = last.value();
+  std::optional<LastAxisNorm> norm = MatchLastAxisNorm(ctx, cls, x, d, root, "sqrt(mean(d^2) + eps)");
+  if (!norm) return kNoClass;
+  int64_t width = norm->width;
   ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
   ClassId zeros = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 0.f), {width}));
   return AddNewerStandardOp(ctx, "LayerNormalization", {x, ones, zeros},
-                            {Attribute::Int("axis", -1),
-                             Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
+                            {Attribute::Int("axis", -1), Attribute::Float("epsilon", norm->epsilon)});
 }
 
 // d / Sqrt(ReduceMean(d^2) + eps) -> LayerNormalization(x, 1, 0, axis=-1, epsilon=eps)
@@ -181,20 +206,12 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
 // RMSNormalization(x, 1, axis=-1, epsilon=eps) when class `root` is
 // Sqrt(ReduceMean(x^2) + eps) over the last axis; kNoClass (with a reason) otherwise.
 ClassId RmsNormOf(RuleContext& ctx, ClassId cls, ClassId x, ClassId root) {
-  EGraph& g = ctx.g;
-  const Shape* xs = RankedShape(g, x);
-  if (xs == nullptr || xs->rank() < 1) return ctx.Decline("rank of x not known");
-  if (g.type(x).dtype != DType::kFloat) return ctx.Decline("not float32");
-  if (!KeepsShapeOf(g, cls, *xs)) return ctx.Decline("the result is not x's shape");
-  const Dim& last = (*xs)[xs->rank() - 1];
-  if (!last.is_value()) return ctx.Decline("normalized dim not known");
-  const Tensor* eps = RootMeanSquareEps(g, root, x, xs->rank());
-  if (eps == nullptr) return ctx.Decline("denominator is not sqrt(mean(x^2) + eps)");
-  int64_t width = last.value();
-  ClassId ones = g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
+  std::optional<LastAxisNorm> norm = MatchLastAxisNorm(ctx, cls, x, x, root, "sqrt(mean(x^2) + eps)");
+  if (!norm) return kNoClass;
+  int64_t width = norm->width;
+  ClassId ones = ctx.g.AddConst(Tensor::FromVector<float>(std::vector<float>(width, 1.f), {width}));
   return AddNewerStandardOp(ctx, "RMSNormalization", {x, ones},
-                            {Attribute::Int("axis", -1),
-                             Attribute::Float("epsilon", static_cast<float>(eps->ElementAsDouble(0)))});
+                            {Attribute::Int("axis", -1), Attribute::Float("epsilon", norm->epsilon)});
 }
 
 // x / Sqrt(ReduceMean(x^2) + eps) -> RMSNormalization(x, 1, axis=-1, epsilon=eps)

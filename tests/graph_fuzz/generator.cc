@@ -312,6 +312,25 @@ class Generator {
       attrs.push_back(Attribute::Ints("axes", axes));
     }
   }
+  // ReduceMean(v) over `axes` (kept), axes as the opset takes them.
+  Value* ReduceMeanOver(Value* v, const std::vector<int64_t>& axes) {
+    std::vector<Value*> ins = {v};
+    std::vector<Attribute> attrs;
+    AxesOperand(ins, attrs, axes, 18);
+    return Op("ReduceMean", ins, std::move(attrs));
+  }
+  // The input of a normalization pattern: a float tensor of rank 1..4 whose
+  // last dim is known, its dims, and the axis to normalize over: the last,
+  // or (a near miss the rules must decline) sometimes the one before it.
+  Entry* PickNormInput(std::vector<int64_t>& dims, std::vector<int64_t>& axes) {
+    Entry* e = Pick(F(1, 4));
+    if (e == nullptr) return nullptr;
+    dims = *Dims(e->v);
+    int64_t r = static_cast<int64_t>(dims.size());
+    if (IsSymbolic(e->v, static_cast<size_t>(r - 1))) return nullptr;
+    axes = {Chance(0.85) ? -1 : (r >= 2 ? -2 : -1)};
+    return e;
+  }
   // A few body nodes over `x` (in the current scope), shape-preserving.
   // `like` has x's type (x may be too new to have one yet).
   Value* SmallChain(Value* x, const Value* like, int n);
@@ -1317,18 +1336,11 @@ bool Generator::GeluTanhPattern() {
 // (x - mean) / sqrt(var + eps) [* g + b], as torch.onnx below opset 17 and
 // tf2onnx write it; sometimes with the wrong axis or a missing piece (a near miss).
 bool Generator::LayerNormPattern() {
-  Entry* e = Pick(F(1, 4));
+  std::vector<int64_t> d, axes;
+  Entry* e = PickNormInput(d, axes);
   if (e == nullptr) return false;
-  std::vector<int64_t> d = *Dims(e->v);
   int64_t r = static_cast<int64_t>(d.size());
-  if (IsSymbolic(e->v, static_cast<size_t>(r - 1))) return false;
-  std::vector<int64_t> axes = {Chance(0.85) ? -1 : (r >= 2 ? -2 : -1)};
-  auto mean = [&](Value* v) {
-    std::vector<Value*> ins = {v};
-    std::vector<Attribute> attrs;
-    AxesOperand(ins, attrs, axes, 18);
-    return Op("ReduceMean", ins, std::move(attrs));
-  };
+  auto mean = [&](Value* v) { return ReduceMeanOver(v, axes); };
   // A ramp along the normalized axis keeps rows from being constant (a Clip
   // or Max upstream can make them so): over a zero variance, x - mean is
   // rounding noise that 1/sqrt(eps) amplifies past any tolerance, on every
@@ -1360,16 +1372,11 @@ bool Generator::LayerNormPattern() {
 // Reciprocal(Sqrt) or 1 / Sqrt, or x / Sqrt); sometimes over another axis
 // (a near miss the rule must decline).
 bool Generator::RmsNormPattern() {
-  Entry* e = Pick(F(1, 4));
+  std::vector<int64_t> d, axes;
+  Entry* e = PickNormInput(d, axes);
   if (e == nullptr) return false;
-  std::vector<int64_t> d = *Dims(e->v);
-  int64_t r = static_cast<int64_t>(d.size());
-  if (IsSymbolic(e->v, static_cast<size_t>(r - 1))) return false;
-  std::vector<int64_t> axes = {Chance(0.85) ? -1 : (r >= 2 ? -2 : -1)};
-  std::vector<Value*> ins = {Chance(0.5) ? Op("Pow", {e->v, Scalar(2)}) : Op("Mul", {e->v, e->v})};
-  std::vector<Attribute> attrs;
-  AxesOperand(ins, attrs, axes, 18);
-  Value* denom = Op("Sqrt", {Op("Add", {Op("ReduceMean", ins, std::move(attrs)), Scalar(Chance(0.5) ? 1e-5f : 1e-6f)})});
+  Value* square = Chance(0.5) ? Op("Pow", {e->v, Scalar(2)}) : Op("Mul", {e->v, e->v});
+  Value* denom = Op("Sqrt", {Op("Add", {ReduceMeanOver(square, axes), Scalar(Chance(0.5) ? 1e-5f : 1e-6f)})});
   double form = Real(0, 1);
   Value* out = form < 0.4   ? Op("Div", {e->v, denom})
                : form < 0.8 ? Op("Mul", {e->v, Op("Reciprocal", {denom})})

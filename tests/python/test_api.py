@@ -372,3 +372,20 @@ def test_models_with_external_data(tmp_path, testdata):
     np.testing.assert_array_equal(aic_onnx.Session(shell, base_dir=str(tmp_path)).run(None, {"x": x})[0], expected)
     with pytest.raises(ValueError, match="external"):
         aic_onnx.Session(shell)
+
+
+@pytest.mark.parametrize("dtype,onnx_type", [
+    (np.float32, TensorProto.FLOAT), (np.float64, TensorProto.DOUBLE), (np.float16, TensorProto.FLOAT16),
+    (np.int8, TensorProto.INT8), (np.int16, TensorProto.INT16), (np.int32, TensorProto.INT32),
+    (np.int64, TensorProto.INT64), (np.uint8, TensorProto.UINT8), (np.uint16, TensorProto.UINT16),
+    (np.uint32, TensorProto.UINT32), (np.uint64, TensorProto.UINT64), (np.bool_, TensorProto.BOOL)])
+def test_every_numpy_dtype_goes_in_and_comes_out(dtype, onnx_type):
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "id",
+                          [helper.make_tensor_value_info("x", onnx_type, [3])],
+                          [helper.make_tensor_value_info("y", onnx_type, [3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.array([1, 0, 1]).astype(dtype)
+    (y,) = aic_onnx.Session(m).run(None, {"x": x})
+    assert y.dtype == x.dtype
+    np.testing.assert_array_equal(y, x)
+    assert not np.shares_memory(y, x)  # an input passed through comes back as a copy
