@@ -14,10 +14,14 @@
   does, and run in ONNX Runtime with the original's outputs.
 
 A model ONNX Runtime does not implement (an fp16 kernel it lacks) is
-counted, not a finding. Exit status 1 when there is a finding, 77 when
+counted, not a finding. Each case runs in a forked child: ONNX Runtime
+aborting on a model (an assertion of its own) ends that case, not the check.
+An abort on the original is ONNX Runtime's bug, counted as a note; an abort
+on an opt output whose original ran is a finding. Exit status 1 when there is a finding, 77 when
 onnx/onnxruntime are missing (ctest's skip), else 0.
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -111,6 +115,10 @@ def checker_error(path):
         return str(e).splitlines()[0][:300]
 
 
+def step(what):
+    """Where check_case is (replaced in the child with a report to the parent)."""
+
+
 def check_case(case):
     """Returns (findings, notes) for one case folder."""
     findings, notes = [], []
@@ -131,6 +139,7 @@ def check_case(case):
     if original_valid:
         notes.append(f"original rejected by onnx.checker: {original_valid}")
     optimize = True
+    step("the original")
     try:
         ort_out = session(model_path).run(None, feeds)
     except Exception as e:  # noqa: BLE001
@@ -176,6 +185,7 @@ def check_case(case):
                 notes.append(f"onnx shape inference keeps a ceil_mode window the spec drops, opt -O{level}: {err}")
             elif err:
                 findings.append(f"opt -O{level} output rejected by onnx.checker: {err}")
+        step(f"opt -O{level}")
         try:
             got = session(path, optimize).run(None, feeds)
         except Exception as e:  # noqa: BLE001
@@ -200,6 +210,41 @@ def check_case(case):
     return findings, notes
 
 
+def check_case_in_child(case):
+    """check_case in a forked child; (findings, notes), also when the child dies."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report each step, then the result, as JSON lines
+        os.close(r)
+        out = os.fdopen(w, "w")
+
+        def report(kind, value):
+            out.write(json.dumps([kind, value]) + "\n")
+            out.flush()
+
+        global step
+        step = lambda what: report("step", what)  # noqa: E731
+        try:
+            report("result", check_case(case))
+        except Exception as e:  # noqa: BLE001 - a case the harness cannot read is a finding too
+            report("result", [[f"harness: {e}"], []])
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as lines:
+        messages = [json.loads(line) for line in lines if line.strip()]
+    _, status = os.waitpid(pid, 0)
+    for kind, value in messages:
+        if kind == "result":
+            return value[0], value[1]
+    last = next((value for kind, value in reversed(messages) if kind == "step"), "loading the case")
+    how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+    if last == "the original":
+        return [], [f"onnxruntime aborts on the original (its bug): {how}"]
+    if last.startswith("opt -O"):
+        return [f"onnxruntime aborts on the {last} output, which the original did not: {how}"], []
+    return [f"harness: the check died {last}: {how}"], []
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", help="what aic_graph_fuzz --ort-dir wrote")
@@ -209,10 +254,7 @@ def main():
                    if os.path.exists(os.path.join(args.dir, d, "model.onnx")))
     found, notes_by_kind, ran = [], {}, 0
     for case in cases:
-        try:
-            findings, notes = check_case(case)
-        except Exception as e:  # noqa: BLE001 - a case the harness cannot read is a finding too
-            findings, notes = [f"harness: {e}"], []
+        findings, notes = check_case_in_child(case)
         ran += 1
         for f in findings:
             found.append(f"{case}: {f}")
