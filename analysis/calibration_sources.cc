@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/input_kinds.h"
+#include "session/input_kinds.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
 #include "session/test_inputs.h"
@@ -96,7 +96,7 @@ CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed) 
   data.samples = n;
   // Floats are normal; integers what the graph does with them (ids within
   // their embedding table, masks of ones).
-  std::map<std::string, IntegerInputKind> kinds = IntegerInputKinds(model);
+  std::map<std::string, session::IntegerInputKind> kinds = session::IntegerInputKinds(model);
   data.feed = [&model, seed, kinds](int64_t i) -> absl::StatusOr<Feeds> {
     Feeds feeds;
     uint64_t s = seed + static_cast<uint64_t>(i) * 7919;
@@ -109,7 +109,7 @@ CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed) 
                             absl::StrCat("input '", v->name(), "': ", t.status().message()));
       }
       if (auto kind = kinds.find(v->name()); kind != kinds.end()) {
-        FillIntegerInput(kind->second, input_seed, *t);
+        session::FillIntegerInput(kind->second, input_seed, *t);
       }
       feeds[v->name()] = RuntimeValue(*std::move(t));
     }

@@ -1,6 +1,6 @@
 // Where calibration samples come from, for `report --calib` and the Python
 // API: a folder of tensors (one sample in it, or one per subfolder) or random
-// data that follows what the graph does with each input (analysis/input_kinds.h).
+// data that follows what the graph does with each input (session/input_kinds.h).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/attention.h"
-#include "analysis/input_kinds.h"
+#include "session/input_kinds.h"
 #include "analysis/node_facts.h"
 #include "analysis/parameters.h"
 #include "analysis/partitions.h"
@@ -99,7 +99,7 @@ bool IsFeatureBias(const Node& add, const Traits& traits, const Value* from,
 // 8- and 16-bit integers (pixels, PCM samples, quantized values). 32/64-bit
 // integers and booleans are ids, positions and masks: an id enters the data
 // through an Embedding; a mask's arithmetic stays off the path.
-bool IsDataInput(DType d) { return IsFloatingPoint(d) || HoldsSamples(d); }
+bool IsDataInput(DType d) { return IsFloatingPoint(d) || session::HoldsSamples(d); }
 
 // Ops whose output depends on their input's shape only.
 bool ReadsOnlyShape(const Node& n) {

@@ -110,7 +110,10 @@ class Inferrer {
         const Dim& d = declared.shape.dims()[k];
         bool inferred_weak = dims[k].is_unknown() ||
                              (dims[k].is_symbol() && dims[k].symbol().rfind("unk__", 0) == 0);
-        if (inferred_weak && !d.is_unknown()) dims[k] = d;
+        // Why: an "unk__N" the file declares is another inference's fresh name
+        // (ours or onnx's); this run's counter may give N to a different dim.
+        bool declared_fresh = d.is_symbol() && d.symbol().rfind("unk__", 0) == 0;
+        if (inferred_weak && !d.is_unknown() && !declared_fresh) dims[k] = d;
       }
       if (merged.dtype == DType::kUndefined) merged.dtype = declared.dtype;
       v.set_type(std::move(merged));

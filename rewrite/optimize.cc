@@ -36,6 +36,48 @@ bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
   return o.level >= r.level;
 }
 
+// If(c, then, else) with c known -> the chosen branch, imported into the
+// e-graph and unioned with the If's outputs (the If itself is retired).
+// Returns how many were inlined.
+int InlineKnownIfs(EGraph& eg, const Graph& graph, ImportResult& imported, absl::flat_hash_set<int32_t>& done) {
+  int inlined = 0;
+  for (size_t i = 0; i < eg.num_nodes(); ++i) {
+    const ENode& n = eg.node(static_cast<int32_t>(i));
+    if (n.kind != ENodeKind::kOpaque || n.op->op_type != "If" || !n.op->domain.empty() || n.children.empty()) continue;
+    if (n.retired || done.count(static_cast<int32_t>(i))) continue;
+    const Tensor* cond = eg.value(n.children[0]);
+    if (cond == nullptr || cond->num_elements() != 1) continue;
+    done.insert(static_cast<int32_t>(i));
+    const Attribute* branch = n.op->FindAttr(cond->ElementAsDouble(0) != 0 ? "then_branch" : "else_branch");
+    if (branch == nullptr || branch->type != AttrType::kGraph || !branch->g) continue;
+    const Node* op = n.op;
+    int num_outputs = n.num_outputs;
+    absl::StatusOr<std::vector<ClassId>> outs = ImportBranch(graph, *branch->g, eg, imported);
+    // A branch that does not import (an undefined name) leaves the If as it is.
+    if (!outs.ok() || static_cast<int>(outs->size()) != num_outputs) continue;
+    ClassId if_class = kNoClass;
+    for (size_t c = 0; c < eg.num_classes() && if_class == kNoClass; ++c) {
+      ClassId id = static_cast<ClassId>(c);
+      if (eg.Find(id) != id) continue;
+      for (int32_t k : eg.data(id).nodes) {
+        if (k == static_cast<int32_t>(i)) if_class = id;
+      }
+    }
+    if (if_class == kNoClass) continue;
+    if (num_outputs == 1) {
+      eg.Union(if_class, (*outs)[0]);
+    } else {
+      for (int k = 0; k < num_outputs; ++k) {
+        if (op->output(k) != nullptr) eg.Union(eg.Proj(if_class, k), (*outs)[k]);
+      }
+    }
+    eg.Retire(static_cast<int32_t>(i));
+    ++inlined;
+  }
+  if (inlined > 0) eg.Rebuild();
+  return inlined;
+}
+
 using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -57,6 +99,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   Clock::time_point start = Clock::now();
   auto elapsed = [&] { return SecondsSince(start); };
   EGraph eg(opset);
+  eg.set_first_symbol(stats.fresh_symbols);
   Clock::time_point phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
   stats.opaque_nodes += imported.opaque_nodes;
@@ -76,9 +119,12 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   // (e-node, rule) pairs that already fired: their result is in the class, so
   // later iterations skip them (e-nodes never change, only their classes do).
   absl::flat_hash_set<int64_t> fired;
+  absl::flat_hash_set<int32_t> ifs_seen;
   stats.stop_reason = "iteration limit";
   for (int iter = 0; iter < options.max_iterations; ++iter) {
     stats.iterations = iter + 1;
+    int inlined = InlineKnownIfs(eg, graph, imported, ifs_seen);
+    if (inlined > 0) stats.rule_counts["inline_known_if"] += inlined;
     // Collect matches over a snapshot of the e-nodes, then union.
     struct Match {
       size_t rule;
@@ -145,6 +191,14 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
       break;
     }
     if (!changed) {
+      // A condition folded by this iteration: inline its branch and go on.
+      int more = InlineKnownIfs(eg, graph, imported, ifs_seen);
+      if (more > 0) {
+        stats.rule_counts["inline_known_if"] += more;
+        changed = true;
+      }
+    }
+    if (!changed) {
       stats.stop_reason = "saturated";
       break;
     }
@@ -153,6 +207,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
       break;
     }
   }
+  stats.fresh_symbols = eg.next_symbol();
   stats.enodes += static_cast<int64_t>(eg.num_nodes());
   stats.eclasses += static_cast<int64_t>(eg.num_live_classes());
 
@@ -179,8 +234,22 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   return out;
 }
 
-void OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options,
-                    const DeclaredTypes& declared, OptimizeStats& stats) {
+size_t OuterReads(const Graph& graph) {
+  size_t reads = 0;
+  for (const auto& node : graph.nodes()) {
+    if (!node->Subgraphs().empty()) reads += node->ImplicitInputs().size();
+  }
+  return reads;
+}
+
+// Bodies after the graph that holds them: the graph's folding has made its
+// constants initializers by then, which the bodies' import reads as known
+// values (so Slice/Concat chains over outer constants fold, and an If whose
+// condition becomes known inlines). Returns true when a body now reads fewer
+// outer values, so that the holder has dead values to drop.
+bool OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options, const DeclaredTypes& declared,
+                    OptimizeStats& stats) {
+  size_t reads_before = OuterReads(graph);
   for (const auto& node : graph.nodes()) {
     for (Attribute& a : node->attributes) {
       std::vector<std::shared_ptr<Graph>*> bodies;
@@ -189,12 +258,19 @@ void OptimizeBodies(Graph& graph, int64_t opset, const OptimizeOptions& options,
         for (auto& g : a.graphs) bodies.push_back(&g);
       }
       for (std::shared_ptr<Graph>* body : bodies) {
-        OptimizeBodies(**body, opset, options, declared, stats);
+        // A body that fails stays as it was.
         auto optimized = OptimizeGraph(**body, opset, options, declared, stats);
-        if (optimized.ok()) *body = std::shared_ptr<Graph>(std::move(*optimized));
+        if (!optimized.ok()) continue;
+        std::shared_ptr<Graph> result(std::move(*optimized));
+        if (OptimizeBodies(*result, opset, options, declared, stats)) {
+          auto again = OptimizeGraph(*result, opset, options, declared, stats);
+          if (again.ok()) result = std::shared_ptr<Graph>(std::move(*again));
+        }
+        *body = std::move(result);
       }
     }
   }
+  return OuterReads(graph) < reads_before;
 }
 
 }  // namespace
@@ -306,9 +382,10 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
 
   int64_t opset = model.OpsetFor("");
   if (opset < 0) opset = 1;
-  // Bodies first, each a graph of its own; a body that fails stays as it was.
-  OptimizeBodies(graph, opset, options, declared, stats);
   AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, OptimizeGraph(graph, opset, options, declared, stats));
+  if (OptimizeBodies(*out, opset, options, declared, stats)) {
+    AIC_ASSIGN_OR_RETURN(out, OptimizeGraph(*out, opset, options, declared, stats));
+  }
   if (model.ir_version < 4) {
     // Before IR 4 every initializer must also be listed as a graph input.
     for (Value* v : out->initializers()) {

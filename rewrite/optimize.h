@@ -79,6 +79,10 @@ struct OptimizeStats {
   std::map<std::string, double> phase_seconds;
   std::map<std::string, double> rule_seconds;  // in each rule's matcher, fired or not
   std::vector<std::string> explain;            // lines for --explain
+  // Fresh dim symbols ("unk__rwN") named so far: each graph's e-graph goes on
+  // from here, so that one Optimize never gives one name two meanings (a body,
+  // or a second pass, reads types the first e-graph named).
+  int64_t fresh_symbols = 0;
   bool changed() const { return !rule_counts.empty() || nodes_after != nodes_before; }
 };
 

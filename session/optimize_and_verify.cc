@@ -22,6 +22,20 @@ void StopIdleBlasThreads() {
   if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
 }
 
+// A type every field of which is known: what a value_info entry may say
+// (elem_type 0 is invalid ONNX; ONNX Runtime refuses the model).
+bool FullyTyped(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::kNone: return false;
+    case TypeInfo::Kind::kTensor:
+    case TypeInfo::Kind::kSparseTensor: return t.dtype != DType::kUndefined;
+    case TypeInfo::Kind::kMap: return t.dtype != DType::kUndefined && t.element && FullyTyped(*t.element);
+    case TypeInfo::Kind::kSequence:
+    case TypeInfo::Kind::kOptional: return t.element && FullyTyped(*t.element);
+  }
+  return false;
+}
+
 // Lists every node output's inferred type as value_info (what onnxsim and
 // onnxslim write, and what viewers and downstream compilers read), bodies
 // included; graph outputs carry theirs already.
@@ -29,7 +43,7 @@ void RecordInferredShapes(Graph& g) {
   for (const auto& n : g.nodes()) {
     for (Value* v : n->outputs()) {
       if (v == nullptr || std::count(g.outputs().begin(), g.outputs().end(), v)) continue;
-      if (v->type().known()) v->in_value_info = true;
+      if (FullyTyped(v->type())) v->in_value_info = true;
     }
     for (Graph* body : n->Subgraphs()) RecordInferredShapes(*body);
   }

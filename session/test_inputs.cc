@@ -10,6 +10,7 @@
 #include "graph/realistic_size.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
+#include "session/input_kinds.h"
 #include "support/half.h"
 #include "support/status.h"
 
@@ -119,13 +120,18 @@ absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<i
 absl::StatusOr<std::map<std::string, RuntimeValue>> RandomFeeds(const Model& model, const InputShapes& shapes,
                                                                 uint64_t seed) {
   std::map<std::string, RuntimeValue> feeds;
+  // Token ids index their embedding table: ids past it are an error, not a test.
+  std::map<std::string, IntegerInputKind> kinds = IntegerInputKinds(model);
   for (const Value* v : model.graph->inputs()) {
     if (v->is_initializer()) continue;
     auto it = shapes.find(v->name());
-    auto t = RandomTensorFor(v->type(), it == shapes.end() ? nullptr : &it->second, seed++);
+    uint64_t input_seed = seed++;
+    auto t = RandomTensorFor(v->type(), it == shapes.end() ? nullptr : &it->second, input_seed);
     if (!t.ok()) {
       return absl::Status(t.status().code(), absl::StrCat("input '", v->name(), "': ", t.status().message()));
     }
+    auto kind = kinds.find(v->name());
+    if (kind != kinds.end() && kind->second.indexes_table) FillIntegerInput(kind->second, input_seed, *t);
     feeds[v->name()] = RuntimeValue(*std::move(t));
   }
   return feeds;

@@ -23,7 +23,9 @@ absl::StatusOr<Tensor> RandomTensorFor(const TypeInfo& type, const std::vector<i
                                        uint64_t seed);
 
 // One random value per graph input that is not an initializer default, at
-// `shapes` where given (input k draws from seed + k). Errors name the input.
+// `shapes` where given (input k draws from seed + k); an integer input that
+// indexes an embedding table takes ids within it (session/input_kinds.h).
+// Errors name the input.
 absl::StatusOr<std::map<std::string, RuntimeValue>> RandomFeeds(const Model& model, const InputShapes& shapes,
                                                                 uint64_t seed);
 

@@ -71,6 +71,7 @@ from run_zoo import make_feeds  # noqa: E402  (the one place inputs are drawn fr
 
 SEED = 20261212
 LEGACY, DYNAMO, SKL = "torch.onnx dynamo=False", "torch.onnx dynamo=True", "skl2onnx"
+SHIPPED = "shipped in a PyPI package"  # a trained model as its package ships it (pip download, pinned)
 
 MODELS = {}
 
@@ -256,6 +257,12 @@ def _vit():
        "window partition reshapes, relative position bias")
 def _swin():
     return tv("swin_t"), [inp("input", IMG)], ["logits"]
+
+
+@model("swin_t_dyn", "torchvision.models.swin_t(weights=None)", LEGACY, 17,
+       "swin_t with a dynamic batch: the window reshapes compute their shapes from Shape ops")
+def _swin_dyn():
+    return tv("swin_t"), [inp("input", IMG, dynamic={0: "batch"})], ["logits"]
 
 
 @model("convnextv2_atto", "timm.create_model('convnextv2_atto', pretrained=False)", LEGACY, 17,
@@ -466,6 +473,30 @@ def sk_export(pipe, n_features, opset=17, classifier=True):
 
 
 SK_BATCH = 256
+
+
+def shipped_model(requirement, member):
+    """The ONNX file `member` of the wheel of `requirement` (pinned), unpacked from
+    `pip download --no-deps`: what the package ships, trained weights and all."""
+    import onnx
+    import subprocess
+    import tempfile
+    import zipfile
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, requirement],
+                       check=True)
+        wheel = next(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".whl"))
+        with zipfile.ZipFile(wheel) as z:
+            return onnx.load_from_string(z.read(member))
+
+
+@model("silero_vad", "silero-vad==6.2.3 wheel: silero_vad/data/silero_vad.onnx (trained)", SHIPPED, 16,
+       "voice activity detector: If on the sample rate, nested Ifs over shapes, LSTM; 512-sample chunks at 16 kHz")
+def _silero_vad():
+    proto = shipped_model("silero-vad==6.2.3", "silero_vad/data/silero_vad.onnx")
+    return proto, [inp("input", [1, 512]), inp("state", [2, 1, 128]),
+                   inp("sr", [], "int64", "int", low=16000, high=16001)]
+
 
 
 @model("sk_scaler_logreg", "sklearn Pipeline(StandardScaler(), LogisticRegression()) on 20 features, 4 classes",
@@ -756,8 +787,8 @@ def params_only(name, out_dir):
     import torch
     spec = MODELS[name]
     side = os.path.join(out_dir, name + ".json")
-    if spec["exporter"] == SKL:
-        return "skipped: a scikit-learn model has no torch parameters"
+    if spec["exporter"] in (SKL, SHIPPED):
+        return "skipped: not a torch model"
     if not os.path.exists(side):
         return f"skipped: {side} not found (export it first)"
     torch.manual_seed(SEED)
@@ -836,7 +867,7 @@ def build_one(name, out_dir):
     t0 = time.time()
     made = spec["fn"]()
     torch_vs_ort = None
-    if spec["exporter"] == SKL:
+    if spec["exporter"] in (SKL, SHIPPED):
         proto, specs = made
         onnx.save(proto, path)
         feeds = make_feeds(specs, np.random.default_rng(SEED + 1))
@@ -846,7 +877,7 @@ def build_one(name, out_dir):
         tfeeds, want = export_torch(module, specs, out_names, spec["exporter"], spec["opset"], path)
         feeds = {k: v.numpy() for k, v in tfeeds.items()}
     names, got = ort_outputs(path, feeds)
-    if spec["exporter"] != SKL:
+    if spec["exporter"] not in (SKL, SHIPPED):
         diffs = [float(np.max(np.abs(g.astype(np.float64) - w.astype(np.float64)))) if g.size else 0.0
                  for g, w in zip(got, want) if g.shape == w.shape]
         torch_vs_ort = max(diffs) if diffs and len(diffs) == len(got) else "shape mismatch"
@@ -865,7 +896,7 @@ def build_one(name, out_dir):
                 opset=opsets.get("ai.onnx", spec["opset"]), opset_imports=opsets, inputs=specs, outputs=outputs,
                 nodes=len(m.graph.node), params=params, torch_vs_ort=torch_vs_ort,
                 export_seconds=round(time.time() - t0, 1), notes="; ".join(notes))
-    if spec["exporter"] != SKL:
+    if spec["exporter"] not in (SKL, SHIPPED):
         meta.update(torch_param_facts(module, specs, path))
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(meta, f, indent=1)

@@ -129,7 +129,11 @@ bool LowerGather(Lowerer& L, const Node& n) {
   AddNativeStep(L, n, ins, slot, [=](const void* const* in, void* y) {
     int64_t bad = kernels::Gather(in[0], in[1], index_bytes, count, y, outer, axis_dim, slice);
     if (bad >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": index ", bad, " is out of range for axis of ", axis_dim));
+      // The kernel says where the bad index is; the message says what it is.
+      int64_t value = index_bytes == 4 ? static_cast<int64_t>(static_cast<const int32_t*>(in[1])[bad])
+                                       : static_cast<const int64_t*>(in[1])[bad];
+      return absl::InvalidArgumentError(absl::StrCat(where, ": index ", value, " (element ", bad,
+                                                     " of the indices) is out of range for axis of ", axis_dim));
     }
     return absl::OkStatus();
   })->kind = "gather";

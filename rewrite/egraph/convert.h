@@ -36,6 +36,14 @@ std::string OpaqueReason(const Node& node, int64_t opset);
 
 absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& egraph);
 
+// Imports the nodes of `branch`, a body held by a node of `graph` (an If's
+// branch, no inputs), into the e-graph `graph` was imported into, its reads
+// of `graph`'s values resolved through `imported`; returns the classes of the
+// branch's outputs. `imported` learns the branch's values (bodies nested in
+// the branch are re-pointed at them when emitted).
+absl::StatusOr<std::vector<ClassId>> ImportBranch(const Graph& graph, const Graph& branch, EGraph& egraph,
+                                                  ImportResult& imported);
+
 // Builds the extracted graph. `source` is the imported graph: its inputs,
 // outputs (names), initializer-backed inputs and opaque nodes are carried over.
 absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,

@@ -12,6 +12,12 @@ namespace {
 // nodes win when the arithmetic is equal.
 constexpr double kKernelOverhead = 4096;
 
+bool IsView(const Node& op) {
+  if (!op.domain.empty()) return false;
+  return op.op_type == "Reshape" || op.op_type == "Squeeze" || op.op_type == "Unsqueeze" ||
+         op.op_type == "Flatten";
+}
+
 }  // namespace
 
 double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
@@ -27,6 +33,9 @@ double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
   }
   // Computed from weights only: a runtime folds it once, so it is (nearly) free.
   if (eg.weight_only(cls)) return 1;
+  // Reshape-like ops are views in every runtime: they move no bytes, so
+  // a Transpose that only moves axes of size 1 loses to its Reshape.
+  if (IsView(*n.op)) return kKernelOverhead;
   const OpDef* def = OpRegistry::Global().Find(n.op->domain, n.op->op_type, eg.opset());
   double cost = kKernelOverhead;
   if (def != nullptr && def->cost) {

@@ -219,13 +219,17 @@ ClassId EGraph::AddOpaque(const Node& original, std::vector<ClassId> children, i
   });
 }
 
-ClassId EGraph::AddInput(int64_t position, TypeInfo type, std::string name) {
+ClassId EGraph::AddInput(int64_t position, TypeInfo type, std::string name, const Tensor* known) {
   ENode e;
   e.kind = ENodeKind::kInput;
   e.index = position;
   return Intern(std::move(e), [&](EClassData& d) {
     d.types = {std::move(type)};
     d.values.resize(1);
+    if (known != nullptr) {
+      d.values[0] = *known;
+      d.weight_only = true;
+    }
     d.name = std::move(name);
   });
 }

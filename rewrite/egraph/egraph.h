@@ -48,6 +48,9 @@ struct ENode {
   int32_t const_index = -1;       // kConst: into EGraph::constants()
   int64_t op_key = 0;             // interned op signature (op_type, domain, attributes)
   int32_t num_outputs = 1;        // kOp/kOpaque: outputs of the op
+  // Never extracted: an If whose branch is inlined into its class (the
+  // opaque node costs the same whatever it holds, so costs cannot decide).
+  bool retired = false;
 };
 
 struct EClassData {
@@ -70,6 +73,9 @@ class EGraph {
   EGraph& operator=(const EGraph&) = delete;
 
   int64_t opset() const { return opset_; }
+  // Fresh dim symbols are "unk__rwN" from N = `first` on (see OptimizeStats::fresh_symbols).
+  void set_first_symbol(int64_t first) { symbol_counter_ = first; }
+  int64_t next_symbol() const { return symbol_counter_; }
   ClassId Find(ClassId id) const;
   // Merges two classes; true when they were different.
   bool Union(ClassId a, ClassId b);
@@ -85,7 +91,10 @@ class EGraph {
   ClassId AddOpLike(const Node& proto, std::vector<ClassId> children, int num_outputs);
   ClassId AddOpaque(const Node& original, std::vector<ClassId> children, int num_outputs,
                     std::vector<TypeInfo> types);
-  ClassId AddInput(int64_t position, TypeInfo type, std::string name);
+  // A leaf for a graph input or (position < 0) a value of an enclosing graph;
+  // `known`, when given, is its value (an outer initializer): folding reads
+  // it, while extraction still refers to the leaf, not a copy.
+  ClassId AddInput(int64_t position, TypeInfo type, std::string name, const Tensor* known = nullptr);
   ClassId AddConst(Tensor value, std::string name = "");
   ClassId Proj(ClassId tuple, int64_t index);
 
@@ -110,6 +119,9 @@ class EGraph {
   // Number of distinct e-classes using `id` as a child (an over-approximation
   // of consumers in any extracted graph), recomputed by Rebuild().
   int UseCount(ClassId id) const;
+
+  // Marks an e-node as never to be extracted (see ENode::retired).
+  void Retire(int32_t node_index) { nodes_[node_index].retired = true; }
 
   void set_name(ClassId id, const std::string& name);
   void set_node_name(ClassId id, const std::string& name);

@@ -119,6 +119,7 @@ class Extractor {
 
   bool Try(ClassId id, int32_t node_index, double own) {
     const ENode& n = eg_.node(node_index);
+    if (n.retired) return false;
     std::vector<uint64_t> set;
     double total;
     if (dag_) {

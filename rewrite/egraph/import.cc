@@ -36,75 +36,108 @@ std::string OpaqueReason(const Node& node, int64_t opset) {
   return "";
 }
 
-absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
-  ImportResult r;
-  auto& vc = r.value_class;
-  for (size_t i = 0; i < graph.inputs().size(); ++i) {
-    const Value* v = graph.inputs()[i];
-    vc[v] = eg.AddInput(static_cast<int64_t>(i), v->type(), v->name());
-  }
-  for (const Value* v : graph.initializers()) {
-    if (v->is_graph_input()) continue;  // an overridable default stays an input
-    vc[v] = eg.AddConst(*v->initializer(), v->name());
-  }
-  // A body (If/Loop/Scan) reads values of enclosing graphs: they are leaves here.
-  auto lookup = [&](const Value* v) -> ClassId {
-    auto it = vc.find(v);
-    if (it != vc.end()) return it->second;
-    if (v->owner() == &graph) return kNoClass;
-    ClassId leaf = eg.AddInput(-1 - static_cast<int64_t>(r.outer_leaves.size()), v->type(), v->name());
-    r.outer_leaves.emplace_back(leaf, const_cast<Value*>(v));
-    vc[v] = leaf;
+namespace {
+
+// Outer values this small are given to the body's analysis as known values
+// (shape arithmetic, small tables); larger ones, weights, stay plain leaves.
+constexpr int64_t kKnownOuterElements = int64_t{1} << 16;
+
+// Imports nodes of `graph` (the graph being optimized, or a branch inlined
+// into it) into the e-graph, filling `r.value_class`.
+class Importer {
+ public:
+  Importer(const Graph& graph, EGraph& eg, ImportResult& r) : graph_(graph), eg_(eg), r_(r) {}
+
+  // The class of v: imported already, or a leaf for a value of an enclosing
+  // graph (with its value when it is a small initializer there).
+  ClassId Lookup(const Value* v) {
+    auto it = r_.value_class.find(v);
+    if (it != r_.value_class.end()) return it->second;
+    if (v->owner() == &graph_ || v->owner() == current_) return kNoClass;  // not defined (yet)
+    const Tensor* known = v->initializer();
+    if (known != nullptr && (v->is_graph_input() || known->num_elements() > kKnownOuterElements)) known = nullptr;
+    ClassId leaf = eg_.AddInput(-1 - static_cast<int64_t>(r_.outer_leaves.size()), v->type(), v->name(), known);
+    r_.outer_leaves.emplace_back(leaf, const_cast<Value*>(v));
+    r_.value_class[v] = leaf;
     return leaf;
-  };
-  AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
-  for (const Node* node : order) {
+  }
+
+  absl::Status ImportNodes(const Graph& g) {
+    current_ = &g;
+    for (const Value* v : g.initializers()) {
+      if (v->is_graph_input()) continue;  // an overridable default stays an input
+      r_.value_class[v] = eg_.AddConst(*v->initializer(), v->name());
+    }
+    AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(g));
+    for (const Node* node : order) AIC_RETURN_IF_ERROR(ImportNode(*node));
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status ImportNode(const Node& node) {
     std::vector<ClassId> children;
-    for (const Value* v : node->inputs()) {
+    for (const Value* v : node.inputs()) {
       if (v == nullptr) {
         children.push_back(kNoClass);
         continue;
       }
-      ClassId c = lookup(v);
+      ClassId c = Lookup(v);
       if (c == kNoClass) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(node->Describe(), ": input '", v->name(), "' is not defined"));
+        return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": input '", v->name(), "' is not defined"));
       }
       children.push_back(c);
     }
-    int num_outputs = static_cast<int>(node->num_outputs());
-    std::string reason = OpaqueReason(*node, eg.opset());
+    int num_outputs = static_cast<int>(node.num_outputs());
+    std::string reason = OpaqueReason(node, eg_.opset());
     ClassId id;
     if (!reason.empty()) {
-      for (const Value* v : node->ImplicitInputs()) {
-        ClassId c = lookup(v);
+      for (const Value* v : node.ImplicitInputs()) {
+        ClassId c = Lookup(v);
         if (c != kNoClass) children.push_back(c);
       }
       std::vector<TypeInfo> types;
-      for (const Value* v : node->outputs()) types.push_back(v ? v->type() : TypeInfo());
-      id = eg.AddOpaque(*node, std::move(children), num_outputs, std::move(types));
-      ++r.opaque_nodes;
+      for (const Value* v : node.outputs()) types.push_back(v ? v->type() : TypeInfo());
+      id = eg_.AddOpaque(node, std::move(children), num_outputs, std::move(types));
+      ++r_.opaque_nodes;
     } else {
-      id = eg.AddOpLike(*node, std::move(children), num_outputs);
+      id = eg_.AddOpLike(node, std::move(children), num_outputs);
     }
-    if (!node->name.empty()) eg.set_node_name(id, node->name);
+    if (!node.name.empty()) eg_.set_node_name(id, node.name);
     if (num_outputs == 1) {
-      if (node->output(0) != nullptr) {
-        vc[node->output(0)] = id;
-        eg.set_name(id, node->output(0)->name());
+      if (node.output(0) != nullptr) {
+        r_.value_class[node.output(0)] = id;
+        eg_.set_name(id, node.output(0)->name());
       }
     } else {
       for (int i = 0; i < num_outputs; ++i) {
-        const Value* out = node->output(i);
+        const Value* out = node.output(i);
         if (out == nullptr) continue;
-        ClassId p = eg.Proj(id, i);
-        vc[out] = p;
-        eg.set_name(p, out->name());
+        ClassId p = eg_.Proj(id, i);
+        r_.value_class[out] = p;
+        eg_.set_name(p, out->name());
       }
     }
+    return absl::OkStatus();
   }
+
+  const Graph& graph_;
+  const Graph* current_ = nullptr;  // graph_, or the branch being inlined
+  EGraph& eg_;
+  ImportResult& r_;
+};
+
+}  // namespace
+
+absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
+  ImportResult r;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value* v = graph.inputs()[i];
+    r.value_class[v] = eg.AddInput(static_cast<int64_t>(i), v->type(), v->name());
+  }
+  Importer importer(graph, eg, r);
+  AIC_RETURN_IF_ERROR(importer.ImportNodes(graph));
   for (const Value* v : graph.outputs()) {
-    ClassId c = lookup(v);
+    ClassId c = importer.Lookup(v);
     if (c == kNoClass) {
       return absl::InvalidArgumentError(absl::StrCat("graph output '", v->name(), "' is not defined"));
     }
@@ -112,6 +145,20 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& eg) {
   }
   eg.Rebuild();
   return r;
+}
+
+absl::StatusOr<std::vector<ClassId>> ImportBranch(const Graph& graph, const Graph& branch, EGraph& eg,
+                                                  ImportResult& imported) {
+  if (!branch.inputs().empty()) return absl::InvalidArgumentError("a branch with inputs");
+  Importer importer(graph, eg, imported);
+  AIC_RETURN_IF_ERROR(importer.ImportNodes(branch));
+  std::vector<ClassId> outputs;
+  for (const Value* v : branch.outputs()) {
+    ClassId c = importer.Lookup(v);
+    if (c == kNoClass) return absl::InvalidArgumentError(absl::StrCat("branch output '", v->name(), "' is not defined"));
+    outputs.push_back(c);
+  }
+  return outputs;
 }
 
 }  // namespace aic::rewrite

@@ -2,6 +2,8 @@
 // for every dim that is known even when others (the batch) are symbolic;
 // Reshape shapes computed from the input's own dims become constants using `0`
 // copies (exact) and one `-1`; chained Reshapes and Transposes compose.
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "ops/tensor/slice_params.h"
 #include "rewrite/rules/rule.h"
@@ -21,6 +23,20 @@ struct SymInt {
 };
 
 constexpr int kMaxDepth = 12;
+
+// A part of a shape we do not follow (batch * 64, a Where, ...) whose length
+// is known: that many unknown elements, so that the parts around it still
+// count (a Reshape target with one such element takes a -1).
+std::optional<std::vector<SymInt>> OpaqueInts(const EGraph& g, ClassId c) {
+  const Shape* s = RankedShape(g, c);
+  if (s == nullptr || s->rank() > 1) return std::nullopt;
+  int64_t count = 1;
+  if (s->rank() == 1) {
+    if (!(*s)[0].is_value() || (*s)[0].value() > 64) return std::nullopt;
+    count = (*s)[0].value();
+  }
+  return std::vector<SymInt>(static_cast<size_t>(count));
+}
 
 std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth);
 
@@ -65,6 +81,7 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
     std::vector<SymInt> out;
     for (size_t i = 0; i < n.children.size(); ++i) {
       auto part = SymbolicInts(g, child(i), depth + 1);
+      if (!part) part = OpaqueInts(g, child(i));
       if (!part) return std::nullopt;
       out.insert(out.end(), part->begin(), part->end());
     }
@@ -242,6 +259,138 @@ ClassId ComposeTransposes(RuleContext& ctx, ClassId cls, const ENode& n) {
   return g.AddOp("Transpose", "", {Child(g, *inner, 0)}, {Attribute::Ints("perm", p)});
 }
 
+// Transpose(x, perm) -> Reshape(x, s)   when perm only moves axes of size 1
+// (Swin's window partition once the map is one window: [B, 1, 7, 1, 7, C]).
+// The elements keep their order, so the Transpose is a reshape; Reshape is a
+// view and composes with the reshapes around it.
+ClassId TransposeAsReshape(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId x = Child(g, n, 0);
+  const Shape* xs = RankedShape(g, x);
+  std::vector<int64_t> perm = PermOf(g, n);
+  if (xs == nullptr || perm.size() != static_cast<size_t>(xs->rank())) return ctx.Decline("rank unknown");
+  // The axes that are not known to be 1 must keep their relative order.
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    const Dim& d = (*xs)[p];
+    if (d.is_value() && d.value() == 1) continue;
+    if (p < last) return ctx.Decline("moves an axis that is not of size 1");
+    last = p;
+  }
+  std::vector<int64_t> target;
+  int unknown = 0;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const Dim& d = (*xs)[perm[i]];
+    if (d.is_value()) {
+      target.push_back(d.value());
+    } else if (perm[i] == static_cast<int64_t>(i)) {
+      target.push_back(0);  // copies x's dim i, which is this one
+    } else {
+      ++unknown;
+      target.push_back(-1);
+    }
+  }
+  // Why: a known 0 would read as a copy, and only one -1 is determined.
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && (*xs)[perm[i]].is_value()) return ctx.Decline("an empty axis");
+  }
+  if (unknown > 1) return ctx.Decline("more than one moved dim unknown");
+  ClassId shape = g.AddConst(Int64Tensor(target, {static_cast<int64_t>(target.size())}));
+  return g.AddOp("Reshape", "", {x, shape});
+}
+
+// Slice(Slice(x, p1), p2) -> Slice(x, p)   axes disjoint, or shared with
+// positive steps over a known dim (the STFT's real/imaginary halves).
+ClassId ComposeSlices(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (g.opset() < 10) return ctx.Decline("Slice takes its parameters as inputs from opset 10");
+  const ENode* inner = g.FindOp(Child(g, n, 0), "Slice");
+  if (inner == nullptr) return ctx.Decline("input is not a Slice");
+  ClassId x = Child(g, *inner, 0);
+  const Shape* xs = RankedShape(g, x);
+  if (xs == nullptr) return ctx.Decline("rank unknown");
+  auto params = [&](const ENode& s) -> std::optional<SliceParams> {
+    auto p = SliceParamsOf(*s.op, g.opset(), xs->rank(), [&](size_t i) -> std::optional<std::vector<int64_t>> {
+      return i < s.children.size() && s.children[i] != kNoClass ? IntValues(g, Child(g, s, i)) : std::nullopt;
+    });
+    if (!p.ok() || !p->has_value()) return std::nullopt;
+    return **p;
+  };
+  std::optional<SliceParams> p1 = params(*inner);
+  std::optional<SliceParams> p2 = params(n);
+  if (!p1 || !p2) return ctx.Decline("parameters not constant");
+  SliceParams out = *p1;
+  for (size_t j = 0; j < p2->axes.size(); ++j) {
+    int64_t axis = p2->axes[j];
+    auto it = std::find(out.axes.begin(), out.axes.end(), axis);
+    if (it == out.axes.end()) {
+      out.starts.push_back(p2->starts[j]);
+      out.ends.push_back(p2->ends[j]);
+      out.axes.push_back(axis);
+      out.steps.push_back(p2->steps[j]);
+      continue;
+    }
+    size_t k = static_cast<size_t>(it - out.axes.begin());
+    const Dim& d = (*xs)[axis];
+    if (!d.is_value()) return ctx.Decline("a twice-sliced axis has an unknown dim");
+    // Why: negative steps end past the front, which an end index cannot say simply.
+    if (out.steps[k] <= 0 || p2->steps[j] <= 0) return ctx.Decline("a negative step on a twice-sliced axis");
+    AxisRange r1 = ClampSlice(out.starts[k], out.ends[k], out.steps[k], d.value());
+    AxisRange r2 = ClampSlice(p2->starts[j], p2->ends[j], p2->steps[j], r1.count);
+    int64_t start = r1.start + r2.start * r1.step;
+    int64_t step = r1.step * r2.step;
+    out.starts[k] = start;
+    out.ends[k] = r2.count == 0 ? start : start + (r2.count - 1) * step + 1;
+    out.steps[k] = step;
+  }
+  auto ints = [&](const std::vector<int64_t>& v) {
+    return g.AddConst(Int64Tensor(v, {static_cast<int64_t>(v.size())}));
+  };
+  return g.AddOp("Slice", "", {x, ints(out.starts), ints(out.ends), ints(out.axes), ints(out.steps)});
+}
+
+// Unsqueeze's axes: the attribute before opset 13, input 1 from 13.
+std::optional<std::vector<int64_t>> UnsqueezeAxes(const EGraph& g, const ENode& n) {
+  if (g.opset() < 13) return n.op->GetInts("axes");
+  return n.children.size() > 1 ? IntValues(g, Child(g, n, 1)) : std::nullopt;
+}
+
+// Unsqueeze(Unsqueeze(x, a1), a2) -> Unsqueeze(x, a)   (the mask's [B, S] -> [B, 1, 1, S])
+ClassId ComposeUnsqueezes(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  const ENode* inner = g.FindOp(Child(g, n, 0), "Unsqueeze");
+  if (inner == nullptr) return ctx.Decline("input is not an Unsqueeze");
+  ClassId x = Child(g, *inner, 0);
+  const Shape* xs = RankedShape(g, x);
+  auto a1 = UnsqueezeAxes(g, *inner);
+  auto a2 = UnsqueezeAxes(g, n);
+  if (xs == nullptr || !a1 || !a2) return ctx.Decline("rank or axes unknown");
+  int64_t mid_rank = xs->rank() + static_cast<int64_t>(a1->size());
+  int64_t out_rank = mid_rank + static_cast<int64_t>(a2->size());
+  auto normalized = [](std::vector<int64_t> axes, int64_t rank) -> std::optional<std::vector<int64_t>> {
+    for (int64_t& a : axes) {
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) return std::nullopt;
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return std::nullopt;
+    return axes;
+  };
+  auto inner_axes = normalized(*a1, mid_rank);
+  auto outer_axes = normalized(*a2, out_rank);
+  if (!inner_axes || !outer_axes) return ctx.Decline("axes out of range");
+  // The intermediate's axis j lands on the j-th output position the outer one leaves free.
+  std::vector<int64_t> free;
+  for (int64_t p = 0; p < out_rank; ++p) {
+    if (!std::binary_search(outer_axes->begin(), outer_axes->end(), p)) free.push_back(p);
+  }
+  std::vector<int64_t> axes = *outer_axes;
+  for (int64_t j : *inner_axes) axes.push_back(free[j]);
+  std::sort(axes.begin(), axes.end());
+  if (g.opset() < 13) return g.AddOp("Unsqueeze", "", {x}, {Attribute::Ints("axes", axes)});
+  return g.AddOp("Unsqueeze", "", {x, g.AddConst(Int64Tensor(axes, {static_cast<int64_t>(axes.size())}))});
+}
+
 }  // namespace
 
 void AddShapeRules(std::vector<Rule>& rules) {
@@ -257,6 +406,12 @@ void AddShapeRules(std::vector<Rule>& rules) {
     rules.push_back({"compose_reshapes", "Reshape(Reshape(x, s1), s2) -> Reshape(x, s2)", op,
                      Exactness::kExact, 5, ComposeReshapes});
   }
+  rules.push_back({"transpose_as_reshape", "Transpose(x, perm) -> Reshape(x, s)  when perm only moves axes of size 1",
+                   "Transpose", Exactness::kExact, 5, TransposeAsReshape});
+  rules.push_back({"compose_unsqueezes", "Unsqueeze(Unsqueeze(x, a1), a2) -> Unsqueeze(x, a1∘a2)", "Unsqueeze",
+                   Exactness::kExact, 1, ComposeUnsqueezes});
+  rules.push_back({"compose_slices", "Slice(Slice(x, p1), p2) -> Slice(x, p1∘p2)", "Slice", Exactness::kExact, 10,
+                   ComposeSlices});
   rules.push_back({"compose_transposes", "Transpose(Transpose(x, p1), p2) -> Transpose(x, p1∘p2)",
                    "Transpose", Exactness::kExact, 1, ComposeTransposes});
 }

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "analysis/analyze.h"
-#include "analysis/input_kinds.h"
+#include "session/input_kinds.h"
 #include "analysis/render.h"
 #include "graph/builder.h"
 
@@ -91,7 +91,7 @@ TEST(ExportsReport, EmbeddingsPositionTablesAndTiedCopiesCountAsTorchCounts) {
   EXPECT_EQ(r->symbolic->macs->ToString(), "4096·batch·sequence");
   EXPECT_EQ(r->total_macs, 4096 * 1 * 16);  // analysed at the defaults batch 1, sequence 16
   // Random calibration feeds ids within the table.
-  auto kinds = IntegerInputKinds(*model);
+  auto kinds = session::IntegerInputKinds(*model);
   ASSERT_EQ(kinds.count("ids"), 1u);
   EXPECT_TRUE(kinds["ids"].indexes_table);
   EXPECT_EQ(kinds["ids"].rows, 128);
@@ -183,10 +183,10 @@ TEST(ExportsReport, MaskArithmeticIsOffTheRepresentationPath) {
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("Node 0: Cast"), std::string::npos) << text;
-  auto kinds = IntegerInputKinds(*model);
+  auto kinds = session::IntegerInputKinds(*model);
   EXPECT_FALSE(kinds["mask"].indexes_table);
   Tensor t(DType::kInt64, {1, 4});
-  FillIntegerInput(kinds["mask"], 7, t);
+  session::FillIntegerInput(kinds["mask"], 7, t);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data<int64_t>()[i], 1);
 }
 
@@ -276,10 +276,10 @@ TEST(ExportsReport, QuantizedValuesAndPixelInputsAreData) {
   auto r = Analyze(*model, AnalysisOptions{});
   ASSERT_TRUE(r.ok()) << r.status();
   for (const ReportNode& n : r->nodes) EXPECT_TRUE(n.on_data_path) << n.name;
-  auto kinds = IntegerInputKinds(*model);
+  auto kinds = session::IntegerInputKinds(*model);
   ASSERT_TRUE(kinds["image"].samples);
   Tensor t(DType::kUint8, {1, 3, 8, 8});
-  FillIntegerInput(kinds["image"], 3, t);
+  session::FillIntegerInput(kinds["image"], 3, t);
   int distinct_values = 0;
   std::vector<bool> seen(256, false);
   for (int64_t i = 0; i < t.num_elements(); ++i) {

@@ -270,6 +270,30 @@ TEST(CliTest, OptKeepsNodeNamesAndWritesShapes) {
   EXPECT_EQ(typed, 0);
 }
 
+// A value whose element type nothing knows (the output of a custom-domain op,
+// reshaped) gets no value_info: elem_type 0 is invalid and ONNX Runtime refuses
+// the model (found on skl2onnx's MLPClassifier: ai.onnx.ml's ArrayFeatureExtractor).
+TEST(CliTest, OptWritesNoValueInfoWithoutAnElementType) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/untyped_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  aic::GraphBuilder b;
+  aic::Value* x = b.Input("x", aic::DType::kFloat, {2, 3});
+  aic::Value* custom = b.OpN("Mystery", {x}, 1, {}, "com.example")[0];
+  aic::Value* flat = b.Op("Reshape", {custom, b.Constant("shape", aic::Tensor::FromVector<int64_t>({-1}, {1}))});
+  b.Output(b.Op("Identity", {flat}, {}, "y"));
+  auto m = b.Build(17);
+  m->opset_imports.push_back({"com.example", 1});
+  ASSERT_TRUE(aic::SaveModel(*m, dir + "/in.onnx").ok());
+  Result r = RunCli("opt " + dir + "/in.onnx " + dir + "/out.onnx --no-verify");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto optimized = aic::LoadModel(dir + "/out.onnx");
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  for (const auto& v : (*optimized)->graph->values()) {
+    if (v->in_value_info) EXPECT_NE(v->dtype(), aic::DType::kUndefined) << v->name();
+  }
+}
+
 // opt's op-type table (counts before and after) and where the time went.
 TEST(CliTest, OptPrintsTheOpTableAndPhases) {
   std::string dir = std::string(AIC_BINARY_DIR) + "/op_table_test";

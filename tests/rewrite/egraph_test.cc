@@ -169,6 +169,67 @@ TEST(OptimizeTest, BodiesAreOptimizedAsGraphsOfTheirOwn) {
   EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
 }
 
+// A branch body reading outer constants: Concat(a, b) then a Slice of it.
+std::shared_ptr<Graph> SliceOfOuterConcat(GraphBuilder& b, Value* x, Value* a, Value* c, const std::string& tag) {
+  auto body = std::make_shared<Graph>(&b.graph());
+  GraphBuilder bb(body.get());
+  Value* cat = bb.Op("Concat", {a, c}, {Attribute::Int("axis", 0)}, tag + "_cat");
+  Value* starts = bb.Constant(tag + "_s", Tensor::FromVector<int64_t>({1}, {1}));
+  Value* ends = bb.Constant(tag + "_e", Tensor::FromVector<int64_t>({3}, {1}));
+  Value* part = bb.Op("Slice", {cat, starts, ends}, {}, tag + "_part");
+  bb.Output(bb.Op("Add", {x, part}, {}, tag + "_out"));
+  return body;
+}
+
+TEST(OptimizeTest, BodiesFoldOverOuterConstants) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* c = b.Input("c", DType::kBool, {});
+    Value* x = b.Input("x", DType::kFloat, {2});
+    Value* a = b.Constant("a", Tensor::FromVector<float>({1.f, 2.f}, {2}));
+    Value* k = b.Constant("k", Tensor::FromVector<float>({3.f, 4.f}, {2}));
+    auto then_g = SliceOfOuterConcat(b, x, a, k, "t");
+    auto else_g = SliceOfOuterConcat(b, x, k, a, "e");
+    b.Output(b.Op("If", {c}, {Attribute::GraphValue("then_branch", then_g), Attribute::GraphValue("else_branch", else_g)},
+                  "y"));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "");
+  ASSERT_EQ(r.model->graph->num_nodes(), 1u);
+  for (Graph* body : r.model->graph->nodes()[0]->Subgraphs()) {
+    EXPECT_EQ(OpCounts(*body), (std::map<std::string, int>{{"Add", 1}}));
+  }
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
+TEST(OptimizeTest, AnIfWhoseConditionFoldsBecomesItsBranch) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 3});
+    // The condition is shape arithmetic that folds: dim 1 of x == 3.
+    Value* dim = b.Op("Gather", {b.Op("Shape", {x}), b.Constant("one", Tensor::Scalar<int64_t>(1))});
+    Value* cond = b.Op("Equal", {dim, b.Constant("three", Tensor::Scalar<int64_t>(3))});
+    auto then_g = std::make_shared<Graph>(&b.graph());
+    {
+      GraphBuilder tb(then_g.get());
+      tb.Output(tb.Op("Relu", {x}, {}, "t_out"));
+    }
+    auto else_g = std::make_shared<Graph>(&b.graph());
+    {
+      GraphBuilder eb(else_g.get());
+      eb.Output(eb.Op("Neg", {x}, {}, "e_out"));
+    }
+    Value* y = b.Op("If", {cond}, {Attribute::GraphValue("then_branch", then_g),
+                                  Attribute::GraphValue("else_branch", else_g)});
+    b.Output(b.Op("Sigmoid", {y}, {}, "y"));
+    return b.Build(17);
+  };
+  auto r = OptimizeWith(build, "");
+  EXPECT_EQ(r.stats.rule_counts["inline_known_if"], 1);
+  EXPECT_EQ(OpCounts(*r.model->graph), (std::map<std::string, int>{{"Relu", 1}, {"Sigmoid", 1}}));
+  EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);
+}
+
 TEST(OptimizeTest, LevelZeroChangesNothing) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {2});

@@ -188,6 +188,76 @@ std::vector<RuleCase> Cases() {
                    },
                    {{"Transpose", 1}},
                    Unary("Transpose", {Attribute::Ints("perm", {1, 0})})});
+  cases.push_back({"TransposeAsReshape", "transpose_as_reshape",
+                   Unary("Transpose", {Attribute::Ints("perm", {0, 1, 3, 2, 4, 5})},
+                         {Dim::Symbol("n"), 1, 7, 1, 7, 5}),
+                   {{"Transpose", 0}, {"Reshape", 1}},
+                   Unary("Transpose", {Attribute::Ints("perm", {0, 1, 3, 2, 4, 5})},
+                         {Dim::Symbol("n"), 1, 7, 2, 7, 5})});
+  cases.push_back({"TransposeAsReshapeOneMovedSymbol", "transpose_as_reshape",
+                   Unary("Transpose", {Attribute::Ints("perm", {1, 0, 2})}, {1, Dim::Symbol("n"), 4}),
+                   {{"Transpose", 0}, {"Reshape", 1}},
+                   // Two unknown dims that move: no single -1 can say them.
+                   Unary("Transpose", {Attribute::Ints("perm", {1, 2, 0})}, {1, Dim::Symbol("n"), Dim::Symbol("m")})});
+  auto two_slices = [](std::vector<int64_t> axes1, std::vector<int64_t> axes2, std::vector<int64_t> steps2) {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {4, 10});
+      std::vector<int64_t> s1(axes1.size(), 1), e1(axes1.size(), 9), s2(axes2.size(), 1), e2(axes2.size(), 7);
+      Value* y = b.Op("Slice", {x, b.Constant("s1", Ints(s1)), b.Constant("e1", Ints(e1)), b.Constant("a1", Ints(axes1))});
+      std::vector<int64_t> st2 = steps2;
+      b.Output(b.Op("Relu", {b.Op("Slice", {y, b.Constant("s2", Ints(s2)), b.Constant("e2", Ints(e2)),
+                                             b.Constant("a2", Ints(axes2)), b.Constant("st2", Ints(st2))})}));
+      return b.Build(17);
+    };
+  };
+  cases.push_back({"ComposeSlicesSameAxis", "compose_slices", two_slices({1}, {1}, {2}), {{"Slice", 1}},
+                   two_slices({1}, {1}, {-1})});  // a negative step on the shared axis
+  cases.push_back({"ComposeSlicesDisjointAxes", "compose_slices", two_slices({1}, {0}, {1}), {{"Slice", 1}},
+                   nullptr});
+  cases.push_back({"ReshapeTargetWithAProduct", "use_reshape_copies",
+                   [] {
+                     // Reshape(x, [batch * 3, 4]): the product is not followed, its parts are.
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3, 4});
+                     Value* n = b.Op("Gather", {b.Op("Shape", {x}), b.Constant("zero", Tensor::Scalar<int64_t>(0))});
+                     Value* n3 = b.Op("Mul", {n, b.Constant("three", Tensor::Scalar<int64_t>(3))});
+                     Value* first = b.Op("Unsqueeze", {n3, b.Constant("axes", Ints({0}))});
+                     Value* shape = b.Op("Concat", {first, b.Constant("four", Ints({4}))}, {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Relu", {b.Op("Reshape", {x, shape})}));
+                     return b.Build(17);
+                   },
+                   {{"Mul", 0}, {"Concat", 0}, {"Shape", 0}, {"Reshape", 1}},
+                   [] {
+                     // Two parts not followed (n * 3 and n * 4 / n): one -1 cannot stand for both.
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3, 4});
+                     Value* n = b.Op("Gather", {b.Op("Shape", {x}), b.Constant("zero", Tensor::Scalar<int64_t>(0))});
+                     Value* n3 = b.Op("Mul", {n, b.Constant("three", Tensor::Scalar<int64_t>(3))});
+                     Value* four = b.Op("Div", {b.Op("Mul", {n, b.Constant("four", Tensor::Scalar<int64_t>(4))}), n});
+                     Value* axes = b.Constant("axes", Ints({0}));
+                     Value* shape = b.Op("Concat", {b.Op("Unsqueeze", {n3, axes}), b.Op("Unsqueeze", {four, axes})},
+                                         {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Relu", {b.Op("Reshape", {x, shape})}));
+                     return b.Build(17);
+                   }});
+  auto unsqueezes = [](std::vector<int64_t> a1, std::vector<int64_t> a2, int64_t opset) {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3});
+      Value* u = opset < 13 ? b.Op("Unsqueeze", {x}, {Attribute::Ints("axes", a1)})
+                            : b.Op("Unsqueeze", {x, b.Constant("a1", Ints(a1))});
+      Value* v = opset < 13 ? b.Op("Unsqueeze", {u}, {Attribute::Ints("axes", a2)})
+                            : b.Op("Unsqueeze", {u, b.Constant("a2", Ints(a2))});
+      b.Output(b.Op("Relu", {v}));
+      return b.Build(opset);
+    };
+  };
+  // [n, 3] -> [n, 1, 3] -> [n, 1, 1, 3, 1] (-1 and 2 of the outer: the output's 4 and 2).
+  cases.push_back({"ComposeUnsqueezes", "compose_unsqueezes", unsqueezes({1}, {-1, 2}, 17), {{"Unsqueeze", 1}},
+                   nullptr});
+  cases.push_back({"ComposeUnsqueezesOpset11", "compose_unsqueezes", unsqueezes({0}, {0, 3}, 11), {{"Unsqueeze", 1}},
+                   nullptr});
   cases.push_back({"ComposeReshapes", "compose_reshapes",
                    [] {
                      GraphBuilder b;

@@ -13,7 +13,7 @@
 #include "graph/model.h"
 #include "graph/tensor.h"
 
-namespace aic::analysis {
+namespace aic::session {
 
 struct IntegerInputKind {
   bool indexes_table = false;
@@ -35,4 +35,4 @@ std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model);
 // from `seed`.
 void FillIntegerInput(const IntegerInputKind& kind, uint64_t seed, Tensor& t);
 
-}  // namespace aic::analysis
+}  // namespace aic::session

@@ -1,4 +1,4 @@
-#include "analysis/input_kinds.h"
+#include "session/input_kinds.h"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace aic::analysis {
+namespace aic::session {
 
 namespace {
 
@@ -95,4 +95,4 @@ void FillIntegerInput(const IntegerInputKind& kind, uint64_t seed, Tensor& t) {
   }
 }
 
-}  // namespace aic::analysis
+}  // namespace aic::session
