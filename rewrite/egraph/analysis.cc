@@ -52,8 +52,14 @@ void EGraph::AnalyzeProj(ClassId tuple, int64_t index, EClassData& d) const {
 
 namespace {
 
-// How much a dim says: a value, then a symbol, then nothing.
-int DimRank(const Dim& d) { return d.is_value() ? 2 : d.is_symbol() ? 1 : 0; }
+// How much a dim says: a value, then a name from the file or its inference
+// ("batch", which other values share), then a fresh name ("unk__rw7", which
+// only this class's readers know), then nothing.
+int DimRank(const Dim& d) {
+  if (d.is_value()) return 3;
+  if (!d.is_symbol()) return 0;
+  return d.symbol().rfind("unk__", 0) == 0 ? 1 : 2;
+}
 
 // Joins what two equal values' types say (they are the same value): a known
 // type over an unknown one, a known rank over none, and dim by dim the more

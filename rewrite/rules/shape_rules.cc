@@ -101,6 +101,24 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
     }
     return out;
   }
+  if (op == "Where") {
+    // Where(c, a, b) with c known: element by element from a or b (torch's
+    // Expand spells its target Where(shape == -1, 1, shape)).
+    const Tensor* cond = g.value(child(0));
+    auto a = SymbolicInts(g, child(1), depth + 1);
+    auto b = SymbolicInts(g, child(2), depth + 1);
+    if (cond == nullptr || cond->dtype() != DType::kBool || cond->rank() > 1 || !a || !b) return std::nullopt;
+    size_t size = std::max({static_cast<size_t>(cond->num_elements()), a->size(), b->size()});
+    auto fits = [&](size_t k) { return k == size || k == 1; };
+    if (!fits(static_cast<size_t>(cond->num_elements())) || !fits(a->size()) || !fits(b->size())) return std::nullopt;
+    std::vector<SymInt> out;
+    for (size_t i = 0; i < size; ++i) {
+      bool pick_a = cond->ElementAsDouble(cond->num_elements() == 1 ? 0 : static_cast<int64_t>(i)) != 0;
+      const std::vector<SymInt>& from = pick_a ? *a : *b;
+      out.push_back(from[from.size() == 1 ? 0 : i]);
+    }
+    return out;
+  }
   if (op == "Slice") {
     auto data = SymbolicInts(g, child(0), depth + 1);
     if (!data) return std::nullopt;
@@ -160,6 +178,47 @@ ClassId FoldShapeArithmetic(RuleContext& ctx, ClassId cls, const ENode& n) {
     out = Tensor::FromVector<int32_t>(v32, dims);
   }
   return g.AddConst(std::move(out));
+}
+
+// Equal(s, c) over shape elements -> Const   when every element is decided: both
+// known, the same dim of the same value, or a dim (never negative) against a
+// negative constant (torch's `shape == -1` before an Expand).
+ClassId FoldShapeComparison(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  if (g.value(cls) != nullptr) return kNoClass;  // fold_constants' job
+  const Shape* out_shape = RankedShape(g, cls);
+  if (out_shape == nullptr || out_shape->rank() > 1) return ctx.Decline("not a 0-D/1-D comparison");
+  auto a = SymbolicInts(g, Child(g, n, 0), 0);
+  auto b = SymbolicInts(g, Child(g, n, 1), 0);
+  if (!a || !b) return ctx.Decline("not shape elements we follow");
+  size_t size = std::max(a->size(), b->size());
+  if ((a->size() != size && a->size() != 1) || (b->size() != size && b->size() != 1)) {
+    return ctx.Decline("lengths do not broadcast");
+  }
+  auto is_dim = [](const SymInt& e) { return !e.known && (e.of != kNoClass || !e.symbol.empty()); };
+  auto same_dim = [](const SymInt& x, const SymInt& y) {
+    return (x.of != kNoClass && x.of == y.of && x.dim == y.dim) || (!x.symbol.empty() && x.symbol == y.symbol);
+  };
+  std::vector<uint8_t> result;
+  for (size_t i = 0; i < size; ++i) {
+    const SymInt& x = (*a)[a->size() == 1 ? 0 : i];
+    const SymInt& y = (*b)[b->size() == 1 ? 0 : i];
+    if (x.known && y.known) {
+      result.push_back(x.value == y.value);
+    } else if ((is_dim(x) && y.known && y.value < 0) || (is_dim(y) && x.known && x.value < 0)) {
+      result.push_back(0);
+    } else if (is_dim(x) && is_dim(y) && same_dim(x, y)) {
+      result.push_back(1);
+    } else {
+      return ctx.Decline("an element is not decided");
+    }
+  }
+  std::vector<int64_t> dims;
+  if (out_shape->rank() == 1) dims.push_back(static_cast<int64_t>(size));
+  else if (size != 1) return ctx.Decline("scalar of several elements");
+  Tensor t(DType::kBool, dims);
+  for (size_t i = 0; i < size; ++i) t.mutable_data<uint8_t>()[i] = result[i];
+  return g.AddConst(std::move(t));
 }
 
 // Reshape(x, Concat(Shape(x)[i].., c..)) -> Reshape(x, [0.., c.., -1])   (0 copies dim i of x)
@@ -394,11 +453,13 @@ ClassId ComposeUnsqueezes(RuleContext& ctx, ClassId cls, const ENode& n) {
 }  // namespace
 
 void AddShapeRules(std::vector<Rule>& rules) {
-  for (const char* op : {"Shape", "Gather", "Slice", "Concat", "Cast", "Squeeze", "Unsqueeze"}) {
+  for (const char* op : {"Shape", "Gather", "Slice", "Concat", "Cast", "Squeeze", "Unsqueeze", "Where"}) {
     rules.push_back({"fold_shape_arithmetic",
                      "Gather(Shape(x), i) -> Const  when dim i of x is known (also Slice, Concat, Cast)",
                      op, Exactness::kExact, 1, FoldShapeArithmetic});
   }
+  rules.push_back({"fold_shape_comparison", "Equal(Shape(x)[i], -1) -> false  (and other decided comparisons of dims)",
+                   "Equal", Exactness::kExact, 1, FoldShapeComparison});
   rules.push_back({"use_reshape_copies",
                    "Reshape(x, Concat(Shape(x)[i], c, ..)) -> Reshape(x, [0, c, .., -1])", "Reshape",
                    Exactness::kExact, 5, UseReshapeCopies});

@@ -258,6 +258,20 @@ std::vector<RuleCase> Cases() {
                    nullptr});
   cases.push_back({"ComposeUnsqueezesOpset11", "compose_unsqueezes", unsqueezes({0}, {0, 3}, 11), {{"Unsqueeze", 1}},
                    nullptr});
+  auto expand_by_compared_shape = [](std::vector<int64_t> against) {
+    return [=] {
+      // torch's Expand target: Where(Shape(x) == -1, 1, Shape(x)).
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("n"), 3});
+      Value* s = b.Op("Shape", {x});
+      Value* eq = b.Op("Equal", {s, b.Constant("against", Ints(against))});
+      Value* w = b.Op("Where", {eq, b.Constant("ones", Ints({1, 1})), s});
+      b.Output(b.Op("Relu", {b.Op("Expand", {x, w})}));
+      return b.Build(17);
+    };
+  };
+  cases.push_back({"FoldShapeComparison", "fold_shape_comparison", expand_by_compared_shape({-1, -1}), {{"Equal", 0}},
+                   expand_by_compared_shape({3, 3})});  // n == 3 is not decided
   cases.push_back({"ComposeReshapes", "compose_reshapes",
                    [] {
                      GraphBuilder b;
