@@ -1,7 +1,7 @@
 # Thin wrapper around CMake. The README's two commands:
 #   make demo   install dependencies, build, run the main job on testdata/
 #   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
-.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench bench-ops zoo clean
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench bench-ops zoo opt-zoo clean
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -110,6 +110,13 @@ zoo: setup build
 	$(ZOO_VENV)/bin/python bench/zoo/make_zoo.py --out build/zoo
 	$(ZOO_VENV)/bin/python bench/zoo/make_lowp.py --zoo build/zoo
 	$(ZOO_VENV)/bin/python bench/zoo/run_zoo.py --aic build/aic-onnx --zoo build/zoo $(if $(QUICK),--quick --out build/ZOO-quick.md)
+
+# bench/OPT_ZOO.md: aic-onnx opt against onnxsim, onnxslim and ONNX Runtime's basic
+# level on the corpus (make zoo first) and PaddleOCR (about 30 minutes).
+opt-zoo: setup build
+	[ -x $(BENCH_VENV)/bin/python ] || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q -r bench/requirements.txt
+	$(BENCH_VENV)/bin/python bench/zoo/compare_optimizers.py --aic build/aic-onnx --zoo build/zoo
 
 clean:
 	rm -rf build build-asan build-fuzz

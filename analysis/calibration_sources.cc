@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "session/input_kinds.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
+#include "session/input_kinds.h"
 #include "session/test_inputs.h"
 #include "support/status.h"
 

@@ -7,12 +7,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/attention.h"
-#include "session/input_kinds.h"
 #include "analysis/node_facts.h"
 #include "analysis/parameters.h"
 #include "analysis/partitions.h"
 #include "ops/registry.h"
 #include "ops/util/cost_util.h"
+#include "session/input_kinds.h"
 
 namespace aic::analysis {
 

@@ -20,6 +20,20 @@ bool KeepsValues(const Node& n) {
          std::find(std::begin(kOps), std::end(kOps), n.op_type) != std::end(kOps);
 }
 
+// The initializer a table is computed from without changing its shape
+// (DequantizeLinear of int8 rows, a Cast, an Identity): its dims are the
+// table's, and the file need not say the computed table's shape.
+const Tensor* ConstantTableOf(const Value* v) {
+  for (int hops = 0; v != nullptr && hops < 4; ++hops) {
+    if (const Tensor* t = v->initializer()) return v->is_graph_input() ? nullptr : t;
+    const Node* p = v->producer();
+    if (p == nullptr || !p->domain.empty()) return nullptr;
+    if (p->op_type != "DequantizeLinear" && p->op_type != "Cast" && p->op_type != "Identity") return nullptr;
+    v = p->input(0);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool HoldsSamples(DType d) {
@@ -46,12 +60,20 @@ std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model) {
       if (it == readers.end()) continue;
       for (const auto& [node, slot] : it->second) {
         if (node->domain.empty() && node->op_type == "Gather" && slot == 1) {
-          const Tensor* table = node->input(0) ? node->input(0)->initializer() : nullptr;
-          if (table == nullptr || node->input(0)->is_graph_input() || table->rank() == 0) continue;
+          // The table's rows: an initializer's, or what inference knows of a
+          // computed table (a dequantized one: DequantizeLinear of int8 rows).
+          const Value* data = node->input(0);
+          if (data == nullptr || data->is_graph_input()) continue;
+          const Tensor* table = ConstantTableOf(data);
+          const Shape& shape = data->shape();
+          if (table == nullptr && !data->type().is_tensor()) continue;
+          int64_t rank = table != nullptr ? table->rank() : shape.rank();
+          if (rank <= 0) continue;
           int64_t axis = node->GetInt("axis", 0);
-          if (axis < 0) axis += table->rank();
-          if (axis < 0 || axis >= table->rank()) continue;
-          int64_t rows = table->dim(axis);
+          if (axis < 0) axis += rank;
+          if (axis < 0 || axis >= rank) continue;
+          if (table == nullptr && !shape[axis].is_value()) continue;
+          int64_t rows = table != nullptr ? table->dim(axis) : shape[axis].value();
           kind.rows = kind.indexes_table ? std::min(kind.rows, rows) : rows;
           kind.indexes_table = true;
         } else if (slot == 0 && KeepsValues(*node) && node->output(0) != nullptr) {

@@ -28,7 +28,8 @@ bool HoldsSamples(DType d);
 // Integer and boolean graph inputs (initializer defaults excluded), by name.
 // An input indexes a table when, through Cast/Reshape/Squeeze/Unsqueeze/
 // Flatten/Identity/Expand, it is the indices of a Gather of a constant
-// (initializer) table; read by several, the smallest table counts.
+// (initializer) table, or of a computed one whose rows inference knows (a
+// dequantized table); read by several, the smallest table counts.
 std::map<std::string, IntegerInputKind> IntegerInputKinds(const Model& model);
 
 // Overwrites an integer or boolean tensor with values of that kind, drawn

@@ -5,7 +5,8 @@ random weights (no hub, no pretrained weights; HF_HUB_OFFLINE=1), each written a
 OUT/NAME.onnx with a sidecar OUT/NAME.json:
 
   name, file, source (the constructor call), exporter ("torch.onnx dynamo=False",
-  "torch.onnx dynamo=True" or "skl2onnx"), opset, inputs (name, dtype, shape to bench
+  "torch.onnx dynamo=True", "skl2onnx", or "shipped in a PyPI package": a trained model
+  taken as its pinned wheel ships it, e.g. silero VAD), opset, inputs (name, dtype, shape to bench
   at, dynamic axes, how run_zoo.py fills it: normal | uniform | int [low, high) | ones),
   outputs (name, shape and spread of ORT's output on the sample input), nodes, params
   (elements of the graph's initializers; skl2onnx keeps most coefficients in attributes),

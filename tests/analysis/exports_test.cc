@@ -8,9 +8,9 @@
 #include <random>
 
 #include "analysis/analyze.h"
-#include "session/input_kinds.h"
 #include "analysis/render.h"
 #include "graph/builder.h"
+#include "session/input_kinds.h"
 
 namespace aic::analysis {
 namespace {
@@ -95,6 +95,23 @@ TEST(ExportsReport, EmbeddingsPositionTablesAndTiedCopiesCountAsTorchCounts) {
   ASSERT_EQ(kinds.count("ids"), 1u);
   EXPECT_TRUE(kinds["ids"].indexes_table);
   EXPECT_EQ(kinds["ids"].rows, 128);
+}
+
+// A dynamically quantized embedding: the table is DequantizeLinear of int8
+// rows, not an initializer; its rows still bound the ids (opt's verification
+// fed 0..9 into a 2-row token-type table before).
+TEST(IntegerInputKinds, IdsIntoADequantizedTable) {
+  GraphBuilder b;
+  Value* ids = b.Input("ids", DType::kInt64, {Dim::Symbol("batch"), Dim::Symbol("sequence")});
+  Tensor rows(DType::kInt8, {2, 8});
+  Value* q = b.Constant("table_q", rows);
+  Value* table = b.Op("DequantizeLinear", {q, b.Constant("scale", Tensor::Scalar<float>(0.1f))});
+  b.Output(b.Op("Gather", {table, ids}));
+  auto model = b.Build(17);  // as loaded: no inferred shape on the computed table
+  auto kinds = session::IntegerInputKinds(*model);
+  ASSERT_EQ(kinds.count("ids"), 1u);
+  EXPECT_TRUE(kinds["ids"].indexes_table);
+  EXPECT_EQ(kinds["ids"].rows, 2);
 }
 
 TEST(ExportsReport, ClassTokenIsAParameter) {
