@@ -55,15 +55,7 @@ int InlineKnownIfs(EGraph& eg, const Graph& graph, ImportResult& imported, absl:
     absl::StatusOr<std::vector<ClassId>> outs = ImportBranch(graph, *branch->g, eg, imported);
     // A branch that does not import (an undefined name) leaves the If as it is.
     if (!outs.ok() || static_cast<int>(outs->size()) != num_outputs) continue;
-    ClassId if_class = kNoClass;
-    for (size_t c = 0; c < eg.num_classes() && if_class == kNoClass; ++c) {
-      ClassId id = static_cast<ClassId>(c);
-      if (eg.Find(id) != id) continue;
-      for (int32_t k : eg.data(id).nodes) {
-        if (k == static_cast<int32_t>(i)) if_class = id;
-      }
-    }
-    if (if_class == kNoClass) continue;
+    ClassId if_class = eg.ClassOfNode(static_cast<int32_t>(i));
     if (num_outputs == 1) {
       eg.Union(if_class, (*outs)[0]);
     } else {
@@ -123,8 +115,6 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   stats.stop_reason = "iteration limit";
   for (int iter = 0; iter < options.max_iterations; ++iter) {
     stats.iterations = iter + 1;
-    int inlined = InlineKnownIfs(eg, graph, imported, ifs_seen);
-    if (inlined > 0) stats.rule_counts["inline_known_if"] += inlined;
     // Collect matches over a snapshot of the e-nodes, then union.
     struct Match {
       size_t rule;
@@ -190,13 +180,11 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
       stats.stop_reason = "node budget";
       break;
     }
-    if (!changed) {
-      // A condition folded by this iteration: inline its branch and go on.
-      int more = InlineKnownIfs(eg, graph, imported, ifs_seen);
-      if (more > 0) {
-        stats.rule_counts["inline_known_if"] += more;
-        changed = true;
-      }
+    // An If whose condition is known (at import, or folded by this
+    // iteration) becomes its branch, which the next iteration rewrites.
+    if (int inlined = InlineKnownIfs(eg, graph, imported, ifs_seen); inlined > 0) {
+      stats.rule_counts["inline_known_if"] += inlined;
+      changed = true;
     }
     if (!changed) {
       stats.stop_reason = "saturated";

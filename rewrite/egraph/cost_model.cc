@@ -12,13 +12,13 @@ namespace {
 // nodes win when the arithmetic is equal.
 constexpr double kKernelOverhead = 4096;
 
-bool IsView(const Node& op) {
-  if (!op.domain.empty()) return false;
-  return op.op_type == "Reshape" || op.op_type == "Squeeze" || op.op_type == "Unsqueeze" ||
-         op.op_type == "Flatten";
-}
-
 }  // namespace
+
+bool IsReshapeLike(const Node& op) {
+  if (!op.domain.empty()) return false;
+  return op.op_type == "Reshape" || op.op_type == "Flatten" || op.op_type == "Squeeze" ||
+         op.op_type == "Unsqueeze";
+}
 
 double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
   switch (n.kind) {
@@ -35,7 +35,7 @@ double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
   if (eg.weight_only(cls)) return 1;
   // Reshape-like ops are views in every runtime: they move no bytes, so
   // a Transpose that only moves axes of size 1 loses to its Reshape.
-  if (IsView(*n.op)) return kKernelOverhead;
+  if (IsReshapeLike(*n.op)) return kKernelOverhead;
   const OpDef* def = OpRegistry::Global().Find(n.op->domain, n.op->op_type, eg.opset());
   double cost = kKernelOverhead;
   if (def != nullptr && def->cost) {

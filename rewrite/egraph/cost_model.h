@@ -10,6 +10,10 @@
 
 namespace aic::rewrite {
 
+// Reshape, Flatten, Squeeze and Unsqueeze of the default domain: views in
+// every runtime (they move no bytes), and what reshape rules compose.
+bool IsReshapeLike(const Node& op);
+
 // The cost of e-node `n` of class `cls`, not counting its children.
 double NodeCost(const EGraph& eg, const ENode& n, ClassId cls);
 

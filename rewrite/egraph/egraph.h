@@ -120,6 +120,8 @@ class EGraph {
   // of consumers in any extracted graph), recomputed by Rebuild().
   int UseCount(ClassId id) const;
 
+  // The class e-node `node_index` is in now.
+  ClassId ClassOfNode(int32_t node_index) const { return Find(node_class_[node_index]); }
   // Marks an e-node as never to be extracted (see ENode::retired).
   void Retire(int32_t node_index) { nodes_[node_index].retired = true; }
 

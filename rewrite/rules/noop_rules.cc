@@ -79,8 +79,7 @@ ClassId RemoveNoopTranspose(RuleContext& ctx, ClassId cls, const ENode& n) {
 ClassId RemoveSingleInput(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (n.children.size() != 1 || n.num_outputs != 1) return ctx.Decline("more than one piece");
   ClassId x = Child(ctx.g, n, 0);
-  // Zero pads copy x exactly, so x's shape is the result's even where the
-  // inferred dims are only fresh symbols (pads that were computed at import).
+  if (!SameTypeAs(ctx.g, cls, x)) return ctx.Decline("shape not known equal");
   return x;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "ops/tensor/slice_params.h"
+#include "rewrite/egraph/cost_model.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -258,10 +259,6 @@ ClassId UseReshapeCopies(RuleContext& ctx, ClassId cls, const ENode& n) {
   return g.AddOpLike(*n.op, {x, shape}, 1);
 }
 
-bool IsReshapeLike(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
-}
-
 // Reshape(Reshape(x, s1), s2) -> Reshape(x, s2)   (also Flatten/Squeeze/Unsqueeze; x when shapes match)
 ClassId ComposeReshapes(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
@@ -269,7 +266,7 @@ ClassId ComposeReshapes(RuleContext& ctx, ClassId cls, const ENode& n) {
   const ENode* inner = nullptr;
   for (int32_t i : g.data(y).nodes) {
     const ENode& m = g.node(i);
-    if (m.kind == ENodeKind::kOp && m.op->domain.empty() && IsReshapeLike(m.op->op_type)) {
+    if (m.kind == ENodeKind::kOp && IsReshapeLike(*m.op)) {
       inner = &m;
       break;
     }
