@@ -116,6 +116,27 @@ TEST(CliTest, RunRefusesAFeedOfTheWrongShape) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
+// An index past its table stops the run with one line naming the node, the
+// index's value and where it is among the indices (the CPU Gather kernel
+// reports the position; the message had printed it as the value).
+TEST(CliTest, RunNamesAGatherIndexOutOfRange) {
+  std::string dir = ::testing::TempDir() + "/gather_bad";
+  std::filesystem::create_directories(dir);
+  aic::GraphBuilder b;
+  aic::Value* ids = b.Input("ids", aic::DType::kInt64, {3});
+  aic::Value* table = b.Constant("table", aic::Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2}));
+  b.Output(b.Op("Gather", {table, ids}, {}, "rows"));
+  b.last_node()->name = "lookup";
+  ASSERT_TRUE(aic::SaveModel(*b.Build(17), dir + "/gather.onnx").ok());
+  ASSERT_TRUE(aic::WriteNpy(aic::Tensor::FromVector<int64_t>({0, 1, 7}, {3}), dir + "/ids.npy").ok());
+  Result r = RunCli("run " + dir + "/gather.onnx --input ids=" + dir + "/ids.npy --device cpu --out " + dir + "/out");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("Gather 'lookup': index 7 (element 2 of the indices) is out of range for axis of 2"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
 }  // namespace
 
 // Two models that part at one node: verify --bisect names it and the inputs
