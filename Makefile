@@ -79,9 +79,11 @@ fuzz-graphs: setup build
 test: test-release test-asan fuzz fuzz-graphs
 	@echo "all test stages passed"
 
+# Both suites (ONNX 1.12 and the pinned onnx wheel's node tests) through both
+# devices and ONNX Runtime; rewrites docs/CONFORMANCE.md and the four allow-lists.
 conformance-docs: build
-	python3 tests/conformance/make_conformance_doc.py build/tests/aic_conformance docs/CONFORMANCE.md \
-	  --allowlist tests/conformance/allowlist.txt
+	$(VENV)/bin/python tests/conformance/make_conformance_doc.py build/tests/aic_conformance docs/CONFORMANCE.md \
+	  --wheel-tests build/onnx-wheel-tests --write-allowlists
 
 # Regenerates bench/RESULTS.md (runtime vs ONNX Runtime) and bench/OPTIMIZERS.md
 # (opt vs onnxsim/onnxslim/ORT basic). Not part of `make test`: timing is kept out of tests.

@@ -13,16 +13,31 @@ size_t ElementSize(DType t) {
     case DType::kUint8: case DType::kInt8: case DType::kBool:
     case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ: case DType::kUint4: case DType::kInt4: case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0: case DType::kUint2: case DType::kInt2:
       return 1;
     case DType::kString: case DType::kUndefined: return 0;
   }
   return 0;
 }
 
+int BitsPerElement(DType t) {
+  switch (t) {
+    case DType::kUint4: case DType::kInt4: case DType::kFloat4E2M1: return 4;
+    case DType::kUint2: case DType::kInt2: return 2;
+    default: return static_cast<int>(ElementSize(t) * 8);
+  }
+}
+
+bool IsSubByte(DType t) {
+  const int bits = BitsPerElement(t);
+  return bits > 0 && bits < 8;
+}
+
 size_t ByteSizeOf(DType t, int64_t count) {
   if (count <= 0) return 0;
-  if (t == DType::kUint4 || t == DType::kInt4 || t == DType::kFloat4E2M1) {
-    return static_cast<size_t>((count + 1) / 2);
+  if (IsSubByte(t)) {
+    const int64_t per_byte = 8 / BitsPerElement(t);
+    return static_cast<size_t>((count + per_byte - 1) / per_byte);
   }
   return static_cast<size_t>(count) * ElementSize(t);
 }
@@ -53,6 +68,9 @@ const char* DTypeName(DType t) {
     case DType::kUint4: return "uint4";
     case DType::kInt4: return "int4";
     case DType::kFloat4E2M1: return "float4e2m1";
+    case DType::kFloat8E8M0: return "float8e8m0";
+    case DType::kUint2: return "uint2";
+    case DType::kInt2: return "int2";
   }
   return "unknown";
 }

@@ -36,17 +36,26 @@ enum class DType : int32_t {
   kUint4 = 21,
   kInt4 = 22,
   kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
 };
 
-inline constexpr int32_t kMaxDTypeValue = 23;
+inline constexpr int32_t kMaxDTypeValue = 26;
 
 // True for values this build knows (0 < v <= kMaxDTypeValue).
 bool IsKnownDType(int32_t value);
 
-// Size of one element in bytes; 0 for kString and kUndefined. 4-bit types report 1
-// here; use ByteSizeOf for packed storage size.
+// Size of one element in bytes; 0 for kString and kUndefined. 4- and 2-bit types
+// report 1 here; use ByteSizeOf for packed storage size.
 size_t ElementSize(DType t);
-// Storage bytes of `count` elements (4-bit types pack two per byte).
+// Bits one element occupies in storage: 4 for int4/uint4/float4e2m1, 2 for
+// int2/uint2, else 8 * ElementSize.
+int BitsPerElement(DType t);
+// True for the types packed several to a byte (element i is not at byte i).
+bool IsSubByte(DType t);
+// Storage bytes of `count` elements (4-bit types pack two per byte, 2-bit
+// types four, low bits first).
 size_t ByteSizeOf(DType t, int64_t count);
 
 // ONNX spelling: "float", "int64", "float16", "bfloat16", "float8e4m3fn", ...
@@ -55,7 +64,9 @@ const char* DTypeName(DType t);
 bool IsFloatingPoint(DType t);  // float, double, float16, bfloat16 (not float8)
 bool IsInteger(DType t);        // signed or unsigned, 8..64 bits (not 4-bit)
 bool IsSignedInteger(DType t);
-// Storable but not computable here: float8, 4-bit types.
+// Storable, and converted by Cast and Q/DQ (ops/util/small_float.h), but not
+// computed with by other kernels: float8 (e8m0 included), float4, 4- and 2-bit
+// integers.
 bool IsOpaqueStorageOnly(DType t);
 
 // Compile-time mapping from C++ type to DType for kernels.

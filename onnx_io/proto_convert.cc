@@ -116,6 +116,7 @@ absl::StatusOr<Tensor> TensorFromProto(TensorProto& proto, ExternalDataResolver*
     case DType::kInt64: present = proto.int64_data_size(); break;
     case DType::kUint32: case DType::kUint64: present = proto.uint64_data_size(); break;
     case DType::kUint4: case DType::kInt4: case DType::kFloat4E2M1:
+    case DType::kUint2: case DType::kInt2:
       present = proto.int32_data_size();
       per_element = 0;  // packed: checked against the byte count below
       break;
@@ -171,12 +172,16 @@ absl::StatusOr<Tensor> TensorFromProto(TensorProto& proto, ExternalDataResolver*
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
       AIC_RETURN_IF_ERROR((CopyTyped<int32_t, uint8_t>(proto.int32_data(), count, t, 1, name)));
       break;
     case DType::kUint4:
     case DType::kInt4:
-    case DType::kFloat4E2M1: {
-      // Two 4-bit values per int32 entry's low byte, as packed bytes.
+    case DType::kFloat4E2M1:
+    case DType::kUint2:
+    case DType::kInt2: {
+      // One packed byte per int32 entry (two 4-bit or four 2-bit values, low
+      // bits first), as onnx.helper.make_tensor writes them.
       size_t bytes = ByteSizeOf(dtype, count);
       if (static_cast<size_t>(proto.int32_data_size()) != bytes) {
         return Invalid(absl::StrCat("initializer '", name, "' has the wrong amount of data"));

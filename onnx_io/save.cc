@@ -146,6 +146,19 @@ absl::Status WriteProto(const onnx::ModelProto& proto, const std::string& path) 
 
 }  // namespace
 
+absl::Status SaveTensorProto(const Tensor& t, const std::string& name, const std::string& path) {
+  onnx::TensorProto proto;
+  AIC_RETURN_IF_ERROR(onnx_io::TensorToProtoInline(t, &proto));
+  proto.set_name(name);
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(path, ": tensor too large for a TensorProto file"));
+  }
+  AIC_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path));
+  AIC_RETURN_IF_ERROR(file->Append(bytes.data(), bytes.size()));
+  return file->Commit();
+}
+
 absl::StatusOr<std::string> SerializeModel(const Model& model) {
   onnx::ModelProto proto;
   InlineWriter writer;

@@ -27,6 +27,10 @@ struct SaveOptions {
 
 absl::Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options = {});
 
+// One tensor as a TensorProto file (the backend suite's input_K.pb form),
+// atomically: every dtype, including those numpy has no dtype for.
+absl::Status SaveTensorProto(const Tensor& t, const std::string& name, const std::string& path);
+
 // The serialized ModelProto with every tensor inline (fails past 2 GB).
 absl::StatusOr<std::string> SerializeModel(const Model& model);
 

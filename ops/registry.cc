@@ -16,6 +16,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterPoolOps(*r);
     RegisterNormalizationOps(*r);
     RegisterSoftmaxOps(*r);
+    RegisterAttentionOps(*r);
     RegisterShapeOps(*r);
     RegisterTensorOps(*r);
     RegisterIndexingOps(*r);
@@ -24,6 +25,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterSequenceOps(*r);
     RegisterRnnOps(*r);
     RegisterMiscOps(*r);
+    RegisterMlOps(*r);
     RegisterFusedOps(*r);
     RegisterStandardAliasOps(*r);
     return r;

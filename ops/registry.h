@@ -41,6 +41,7 @@ void RegisterConvOps(OpRegistry& r);
 void RegisterPoolOps(OpRegistry& r);
 void RegisterNormalizationOps(OpRegistry& r);
 void RegisterSoftmaxOps(OpRegistry& r);
+void RegisterAttentionOps(OpRegistry& r);  // Attention, RotaryEmbedding
 void RegisterShapeOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
 void RegisterIndexingOps(OpRegistry& r);
@@ -49,6 +50,7 @@ void RegisterControlFlowOps(OpRegistry& r);
 void RegisterSequenceOps(OpRegistry& r);
 void RegisterRnnOps(OpRegistry& r);
 void RegisterMiscOps(OpRegistry& r);
+void RegisterMlOps(OpRegistry& r);  // ai.onnx.ml (ops/ml/)
 void RegisterFusedOps(OpRegistry& r);  // ai.aic: our executors' fused ops
 void RegisterStandardAliasOps(OpRegistry& r);  // ai.aic: newer standard ops for older opsets
 

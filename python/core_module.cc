@@ -209,6 +209,18 @@ py::object ObjectOfValue(const RuntimeValue& v) {
     for (const Tensor& t : v.sequence) items.append(ArrayOfTensor(t));
     return items;
   }
+  if (v.is_map_sequence()) {  // ZipMap: a list of {label: score} dicts, as ONNX Runtime returns it
+    py::list keys = ArrayOfTensor(v.map_keys).attr("tolist")();
+    py::list rows = ArrayOfTensor(v.map_values).attr("tolist")();
+    py::list maps;
+    for (py::handle row : rows) {
+      py::list scores = row.cast<py::list>();
+      py::dict m;
+      for (size_t c = 0; c < keys.size(); ++c) m[keys[c]] = scores[c];
+      maps.append(m);
+    }
+    return maps;
+  }
   return py::none();
 }
 

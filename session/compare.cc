@@ -240,6 +240,13 @@ absl::StatusOr<CompareReport> Comparison::Against(const Model& b) {
         } else {
           for (size_t j = 0; j < x.sequence.size(); ++j) Compare(x.sequence[j], y.sequence[j], rtol, atol, d);
         }
+      } else if (x.is_map_sequence()) {
+        if (!x.map_keys.BitwiseEquals(y.map_keys)) {
+          d.ok = false;
+          d.problem = "map keys differ";
+        } else {
+          Compare(x.map_values, y.map_values, rtol, atol, d);
+        }
       }
     }
     ++report.runs;

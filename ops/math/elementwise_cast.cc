@@ -1,13 +1,16 @@
 // Cast and CastLike: dtype conversion, strings included. Value conversion is
 // the shared ConvertTensor (C++ casts, numpy-style string parsing and
-// printing); the traits tell widening casts (exact, invertible) from
-// narrowing ones (a range of inputs rounds to one output: quantizing).
+// printing), and ConvertSmall for the float8/float4/4- and 2-bit types with
+// the node's `saturate` and `round_mode`; the traits tell widening casts
+// (exact, invertible) from narrowing ones (a range of inputs rounds to one
+// output: quantizing).
 #include <cctype>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "ops/math/elementwise_common.h"
 #include "ops/registry.h"
+#include "ops/util/small_float.h"
 #include "support/half.h"
 
 namespace aic {
@@ -25,9 +28,21 @@ int MantissaBits(DType t) {
   }
 }
 
+// Whether every value of a small type is exactly representable in `to`.
+bool IsWideningFromSmall(DType from, DType to) {
+  if (IsSmallInt(from)) {
+    const bool is_signed = from == DType::kInt4 || from == DType::kInt2;
+    return IsFloatingPoint(to) || (IsInteger(to) && (!is_signed || IsSignedInteger(to)));
+  }
+  // float8e8m0 spans 2^-127..2^127: beyond half's range, within bfloat16's.
+  if (from == DType::kFloat8E8M0) return IsFloatingPoint(to) && to != DType::kFloat16;
+  return IsFloatingPoint(to);  // at most 3 mantissa bits and 5 exponent bits
+}
+
 // Whether every value of `from` is exactly representable in `to`.
 bool IsWidening(DType from, DType to) {
   if (from == to) return true;
+  if (IsOpaqueStorageOnly(from)) return IsWideningFromSmall(from, to);
   if (from == DType::kBool) return IsInteger(to) || IsFloatingPoint(to);
   if (IsFloatingPoint(from) && IsFloatingPoint(to)) {
     return MantissaBits(to) > MantissaBits(from) &&
@@ -68,7 +83,25 @@ Traits CastTraits(const OpContext& ctx, DType to) {
 }
 
 bool Castable(DType t) {
-  return IsFloatingPoint(t) || IsInteger(t) || t == DType::kBool || t == DType::kString;
+  return IsFloatingPoint(t) || IsInteger(t) || t == DType::kBool || t == DType::kString ||
+         IsOpaqueStorageOnly(t);
+}
+
+// `saturate` (Cast-19+) and `round_mode` (Cast-24+, float8e8m0 targets only).
+absl::StatusOr<SmallCastOptions> SmallOptionsOf(const Node& node) {
+  SmallCastOptions opts;
+  opts.saturate = node.GetInt("saturate", 1) != 0;
+  const std::string mode = node.GetString("round_mode", "up");
+  if (mode == "up") {
+    opts.round_mode = E8M0Rounding::kUp;
+  } else if (mode == "down") {
+    opts.round_mode = E8M0Rounding::kDown;
+  } else if (mode == "nearest") {
+    opts.round_mode = E8M0Rounding::kNearest;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("round_mode '", mode, "' is not up, down or nearest"));
+  }
+  return opts;
 }
 
 // Cast to bfloat16 truncates (TruncateToBFloat16, support/half.h: the ONNX
@@ -90,6 +123,10 @@ absl::Status CastTo(KernelContext& ctx, DType to) {
   }
   if (x.dtype() == to) {
     ctx.set_output(0, x);
+  } else if (IsOpaqueStorageOnly(x.dtype()) || IsOpaqueStorageOnly(to)) {
+    absl::StatusOr<SmallCastOptions> opts = SmallOptionsOf(ctx.node());
+    if (!opts.ok()) return ctx.Error(opts.status().message());
+    ctx.set_output(0, ConvertSmall(x, to, *opts));
   } else if (to == DType::kBFloat16 && x.dtype() != DType::kString) {
     ctx.set_output(0, CastToBFloat16(x));
   } else {

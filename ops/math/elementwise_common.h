@@ -83,6 +83,7 @@ bool AllNonZero(const Tensor& t);
 // Sub-files of the families (registered from RegisterElementwiseUnaryOps /
 // RegisterElementwiseBinaryOps).
 void RegisterCastOps(OpRegistry& r);
+void RegisterBitCastOps(OpRegistry& r);  // bitcast.cc
 void RegisterLogicOps(OpRegistry& r);
 void RegisterVariadicOps(OpRegistry& r);
 void RegisterParametricActivationOps(OpRegistry& r);  // ops/nn/activation_parametric.cc

@@ -7,6 +7,7 @@
 
 #include "ops/math/elementwise_common.h"
 #include "ops/registry.h"
+#include "ops/util/broadcast.h"
 #include "ops/util/cost_util.h"
 
 namespace aic {
@@ -40,11 +41,24 @@ void RegisterLogic(OpRegistry& r, const char* op_type, int since, const char* me
                        ElementwiseCostFn(kFlopsBasic), BinaryKernel<S>(f)));
 }
 
-// Shifts by the type's width or more are undefined in C++; numpy gives 0.
+// A shift that is negative or the type's width or more (undefined in C++) gives
+// what the sign extension alone leaves (opset 28 spells it out): -1 for a right
+// shift of a negative x, 0 otherwise. Right shifts of signed x are arithmetic;
+// left shifts go through the unsigned type, so bits past the sign bit are
+// dropped without signed overflow.
 template <typename T>
 T ShiftScalar(T x, T n, bool left) {
-  if (n < 0 || static_cast<uint64_t>(n) >= sizeof(T) * 8) return 0;
-  return static_cast<T>(left ? x << n : x >> n);
+  if (n < 0 || static_cast<uint64_t>(n) >= sizeof(T) * 8) {
+    if constexpr (std::is_signed_v<T>) {
+      if (!left && x < 0) return T(-1);
+    }
+    return T(0);
+  }
+  if (left) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(x) << n));
+  }
+  return static_cast<T>(x >> n);
 }
 
 absl::Status WhereKernel(KernelContext& ctx) {
@@ -110,10 +124,49 @@ void RegisterNot(OpRegistry& r, const char* op_type, int since, TypeSet s) {
                        ElementwiseCostFn(kFlopsBasic), std::move(kernel)));
 }
 
+// Equal also compares strings (opset 19): byte equality, broadcasting.
+absl::Status StringEqualKernel(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (b.dtype() != DType::kString) return ctx.Error("input dtypes differ: string and ", DTypeName(b.dtype()));
+  absl::StatusOr<std::vector<int64_t>> dims = BroadcastDims({a.dims(), b.dims()});
+  if (!dims.ok()) return ctx.Error(dims.status().message());
+  Tensor out(DType::kBool, *dims);
+  bool* o = out.mutable_data<bool>();
+  BroadcastIterator it(*dims, {a.dims(), b.dims()});
+  for (int64_t i = 0; i < it.size(); ++i, it.Next()) o[i] = a.strings()[it.offset(0)] == b.strings()[it.offset(1)];
+  ctx.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
+void RegisterEqual(OpRegistry& r) {
+  InferFn numeric_infer = BinaryInfer(kNB, DType::kBool);
+  KernelFn numeric = BinaryKernel<kNB, true>([](auto a, auto b) { return a == b; });
+  r.Register(MakeOpDef(
+      "Equal", 1,
+      [numeric_infer](OpContext& ctx) -> absl::Status {
+        const bool strings = ctx.num_inputs() == 2 && ctx.has_input(0) && ctx.has_input(1) &&
+                             (ctx.input_dtype(0) == DType::kString || ctx.input_dtype(1) == DType::kString);
+        if (!strings) return numeric_infer(ctx);
+        if (ctx.opset() < 19) return ctx.Error("string inputs need opset 19");
+        if (ctx.input_dtype(0) != ctx.input_dtype(1)) return ctx.Error("input dtypes differ");
+        absl::StatusOr<Shape> shape = BroadcastShapes({ctx.input_shape(0), ctx.input_shape(1)},
+                                                      [&ctx] { return ctx.FreshDim(); });
+        if (!shape.ok()) return ctx.Error(shape.status().message());
+        ctx.set_output(0, DType::kBool, *shape);
+        return absl::OkStatus();
+      },
+      PointwiseTraitsFn(Comparison("Equal", "y = (a == b)")), ElementwiseCostFn(kFlopsBasic),
+      [numeric](KernelContext& ctx) -> absl::Status {
+        AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
+        return ctx.input(0).dtype() == DType::kString ? StringEqualKernel(ctx) : numeric(ctx);
+      }));
+}
+
 }  // namespace
 
 void RegisterLogicOps(OpRegistry& r) {
-  RegisterComparison(r, "Equal", 1, "y = (a == b)", [](auto a, auto b) { return a == b; });
+  RegisterEqual(r);
   RegisterComparison(r, "Less", 1, "y = (a < b)", [](auto a, auto b) { return a < b; });
   RegisterComparison(r, "Greater", 1, "y = (a > b)", [](auto a, auto b) { return a > b; });
   RegisterComparison(r, "LessOrEqual", 12, "y = (a ≤ b)", [](auto a, auto b) { return a <= b; });

@@ -161,6 +161,7 @@ void RegisterElementwiseUnaryOps(OpRegistry& r) {
   RegisterTrigonometric(r);
   RegisterFloatPredicates(r);
   RegisterCastOps(r);
+  RegisterBitCastOps(r);
 }
 
 }  // namespace aic

@@ -83,10 +83,12 @@ const ReduceOpInfo kReduceOps[] = {
 
 // Converts an accumulated value to the output element type. Integers take
 // numpy's astype behaviour: truncation, wrap-around through int64; infinities
-// (max/min of an empty set) saturate to the type's limits.
+// (max/min of an empty set) saturate to the type's limits, bool's included.
 template <typename T>
 T FromAcc(Acc v) {
   if constexpr (std::is_same_v<T, bool>) {
+    // Saturates like the integers: an empty max (-inf) is false, an empty min true.
+    if (std::isinf(v)) return v > 0;
     return v != 0;
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(v);

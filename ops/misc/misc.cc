@@ -14,6 +14,7 @@ void RegisterMiscOps(OpRegistry& r) {
   RegisterGridSampleOps(r);
   RegisterTrainingOps(r);
   RegisterTextOps(r);
+  RegisterStringOps(r);
   RegisterRandomOps(r);
   RegisterCol2ImOps(r);
   RegisterGradientOps(r);

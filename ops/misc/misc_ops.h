@@ -15,6 +15,7 @@ void RegisterLinalgOps(OpRegistry& r);
 void RegisterGridSampleOps(OpRegistry& r);
 void RegisterTrainingOps(OpRegistry& r);
 void RegisterTextOps(OpRegistry& r);
+void RegisterStringOps(OpRegistry& r);  // string_ops.cc: StringConcat, StringSplit, RegexFullMatch
 void RegisterRandomOps(OpRegistry& r);
 void RegisterCol2ImOps(OpRegistry& r);
 void RegisterGradientOps(OpRegistry& r);

@@ -1,7 +1,10 @@
-// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per
-// axis) and DynamicQuantizeLinear. Rounding is to nearest, ties to even, in
-// float32 as numpy does it, so the suite's tie cases (x/s exactly k + 0.5)
-// come out equal.
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor, per
+// axis or blocked, to and from 8-, 16-, 4- and 2-bit integers, float8 and
+// float4e2m1) and DynamicQuantizeLinear. One registration covers opsets
+// 10-25: the later attributes (saturate, block_size, output_dtype,
+// precision) default to what the earlier opsets did. Division, rounding and
+// multiplication follow onnx.reference in float32 (as numpy computes them),
+// so ties (x/s exactly k + 0.5, rounded to even) come out equal.
 #include <algorithm>
 #include <cmath>
 
@@ -11,84 +14,232 @@
 #include "ops/util/broadcast.h"
 #include "ops/util/cost_util.h"
 #include "ops/util/float_convert.h"
+#include "ops/util/small_float.h"
+#include "support/half.h"
 
 namespace aic {
 
 namespace {
 
-bool IsQuantizedType(DType t) { return t == DType::kUint8 || t == DType::kInt8; }
-
-// Range of the integer type a value saturates into.
-std::pair<double, double> QuantRange(DType t) {
-  if (t == DType::kInt8) return {-128, 127};
-  if (t == DType::kInt32) return {-2147483648.0, 2147483647.0};
-  return {0, 255};
+bool IsFloat8(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ;
 }
 
-// Scale and zero point per element of x: per tensor (scalar or 1-element
-// scale) or per axis (1-D scale along `axis`).
-struct QuantParams {
-  std::vector<double> scale, zero;  // one entry per channel
-  int64_t inner = 1;                // elements per channel step
-  int64_t channels = 1;
+// Integer quantized types and the range each saturates into.
+bool IntRange(DType t, double* lo, double* hi) {
+  switch (t) {
+    case DType::kUint8: *lo = 0; *hi = 255; return true;
+    case DType::kInt8: *lo = -128; *hi = 127; return true;
+    case DType::kUint16: *lo = 0; *hi = 65535; return true;
+    case DType::kInt16: *lo = -32768; *hi = 32767; return true;
+    case DType::kUint4: *lo = 0; *hi = 15; return true;
+    case DType::kInt4: *lo = -8; *hi = 7; return true;
+    case DType::kUint2: *lo = 0; *hi = 3; return true;
+    case DType::kInt2: *lo = -2; *hi = 1; return true;
+    default: return false;
+  }
+}
 
-  size_t ChannelOf(int64_t i) const {
-    return channels == 1 ? 0 : static_cast<size_t>((i / inner) % channels);
+bool IsQuantizedType(DType t) {
+  double lo = 0, hi = 0;
+  return IntRange(t, &lo, &hi) || IsFloat8(t) || t == DType::kFloat4E2M1;
+}
+
+// Values of any numeric tensor, the small types included, as doubles.
+std::vector<double> Values(const Tensor& t) {
+  return ToDoubles(IsOpaqueStorageOnly(t.dtype()) ? WidenSmall(t) : t);
+}
+
+// QuantizeLinear's y type: y_zero_point's, else `output_dtype` (opset 21+),
+// else uint8. `zero_type` is kUndefined when there is no (typed) zero point.
+absl::StatusOr<DType> QuantizedTypeOf(const Node& node, DType zero_type) {
+  const auto attr = static_cast<DType>(node.GetInt("output_dtype", 0));
+  if (zero_type != DType::kUndefined && attr != DType::kUndefined && attr != zero_type) {
+    return absl::InvalidArgumentError(absl::StrCat("output_dtype ", DTypeName(attr),
+                                                   " differs from the zero point's ", DTypeName(zero_type)));
+  }
+  const DType t = zero_type != DType::kUndefined ? zero_type
+                  : attr != DType::kUndefined    ? attr
+                                                 : DType::kUint8;
+  if (!IsQuantizedType(t)) {
+    return absl::InvalidArgumentError(absl::StrCat(DTypeName(t), " is not a quantized type"));
+  }
+  return t;
+}
+
+// Which scale (and zero point) entry element i of x uses: one for the whole
+// tensor, one per index along `axis`, or one per block of `block` indices
+// along `axis` (the scale then has x's rank, ceil(D/block) along axis).
+struct QuantLayout {
+  enum class Kind { kTensor, kAxis, kBlocked } kind = Kind::kTensor;
+  int64_t dim = 1;         // x's extent along axis
+  int64_t inner = 1;       // elements per step along axis
+  int64_t scale_dim = 1;   // the scale's extent along axis (blocked)
+  int64_t block = 1;
+
+  int64_t ScaleIndex(int64_t i) const {
+    switch (kind) {
+      case Kind::kTensor: return 0;
+      case Kind::kAxis: return (i / inner) % dim;
+      case Kind::kBlocked: {
+        const int64_t outer = i / (dim * inner), along = (i / inner) % dim, in = i % inner;
+        return (outer * scale_dim + along / block) * inner + in;
+      }
+    }
+    return 0;
   }
 };
 
-absl::StatusOr<QuantParams> ReadQuantParams(const KernelContext& ctx) {
+absl::StatusOr<QuantLayout> LayoutOf(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
-  QuantParams q;
-  q.scale = ToDoubles(scale);
-  q.zero.assign(q.scale.size(), 0.0);
-  if (ctx.has_input(2)) {
-    q.zero = ToDoubles(ctx.input(2));
-    if (q.zero.size() != q.scale.size()) return ctx.Error("scale and zero point sizes differ");
+  QuantLayout l;
+  // Shapes may differ where both are one element ([] and [1]): each is a scalar then.
+  if (ctx.has_input(2) && ctx.input(2).dims() != scale.dims() &&
+      !(ctx.input(2).num_elements() == 1 && scale.num_elements() == 1)) {
+    return ctx.Error("zero point shape ", DimsToString(ctx.input(2).dims()), " differs from the scale's ",
+                     DimsToString(scale.dims()));
   }
-  if (scale.num_elements() == 1 && scale.rank() <= 1) return q;
-  if (scale.rank() != 1) return ctx.Error("scale must be a scalar or 1-D");
+  if (scale.num_elements() == 1) return l;  // a scalar or any 1-element shape
   absl::StatusOr<int64_t> axis = NormalizeAxis(ctx.node().GetInt("axis", 1), x.rank());
   if (!axis.ok()) return ctx.Error("axis out of range for rank ", x.rank());
-  if (x.dim(*axis) != scale.num_elements()) {
-    return ctx.Error("per-axis scale has ", scale.num_elements(), " entries, axis ", *axis,
-                     " has ", x.dim(*axis));
+  l.dim = x.dim(*axis);
+  for (int64_t d = *axis + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
+  const int64_t block = ctx.node().GetInt("block_size", 0);
+  if (block < 0) return ctx.Error("block_size ", block, " is negative");
+  if (block == 0) {
+    if (scale.rank() != 1 || scale.num_elements() != l.dim) {
+      return ctx.Error("per-axis scale of shape ", DimsToString(scale.dims()), " does not match axis ", *axis,
+                       " of ", DimsToString(x.dims()));
+    }
+    l.kind = QuantLayout::Kind::kAxis;
+    return l;
   }
-  q.channels = scale.num_elements();
-  for (int64_t d = *axis + 1; d < x.rank(); ++d) q.inner *= x.dim(d);
+  l.kind = QuantLayout::Kind::kBlocked;
+  l.block = block;
+  bool fits = scale.rank() == x.rank();
+  for (int64_t d = 0; fits && d < x.rank(); ++d) {
+    fits = d == *axis ? scale.dim(d) == (l.dim + block - 1) / block : scale.dim(d) == x.dim(d);
+  }
+  if (!fits) {
+    return ctx.Error("blocked scale of shape ", DimsToString(scale.dims()), " does not fit ",
+                     DimsToString(x.dims()), " with block_size ", block, " along axis ", *axis);
+  }
+  l.scale_dim = scale.dim(*axis);
+  return l;
+}
+
+absl::Status RequireTensors(const KernelContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) {
+    if (!ctx.has_input(i)) {
+      if (i < 2) return ctx.Error("input ", i, " is required");
+      continue;
+    }
+    if (!ctx.input_value(i).is_tensor() || ctx.input(i).dtype() == DType::kUndefined ||
+        ctx.input(i).dtype() == DType::kString ||
+        ctx.input(i).dtype() == DType::kComplex64 || ctx.input(i).dtype() == DType::kComplex128) {
+      return ctx.Error("input ", i, " must be a numeric tensor");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// x / s rounded as numpy computes it in `precision` (a float32 division,
+// then rounded to half or bfloat16 when that is the precision).
+double Divide(double x, double s, DType precision) {
+  if (precision == DType::kDouble) return x / s;
+  const float q = static_cast<float>(x) / static_cast<float>(s);
+  if (precision == DType::kFloat16) return HalfToFloat(FloatToHalf(q));
+  if (precision == DType::kBFloat16) return BFloat16ToFloat(FloatToBFloat16(q));
   return q;
 }
 
 absl::Status QuantizeKernel(KernelContext& ctx) {
-  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2}));
+  AIC_RETURN_IF_ERROR(RequireTensors(ctx));
   const Tensor& x = ctx.input(0);
-  AIC_ASSIGN_OR_RETURN(QuantParams q, ReadQuantParams(ctx));
-  const DType out_type = ctx.has_input(2) ? ctx.input(2).dtype() : DType::kUint8;
-  if (!IsQuantizedType(out_type)) return ctx.Unimplemented("quantizing to ", DTypeName(out_type));
-  const auto [lo, hi] = QuantRange(out_type);
-  std::vector<double> y(static_cast<size_t>(x.num_elements()));
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    const size_t c = q.ChannelOf(i);
-    // float32 division and nearbyint (ties to even) mirror numpy.
-    const float v = static_cast<float>(x.ElementAsDouble(i)) / static_cast<float>(q.scale[c]);
-    y[static_cast<size_t>(i)] = std::clamp(std::nearbyint(v) + q.zero[c], lo, hi);
+  absl::StatusOr<DType> out_type =
+      QuantizedTypeOf(ctx.node(), ctx.has_input(2) ? ctx.input(2).dtype() : DType::kUndefined);
+  if (!out_type.ok()) return ctx.Error(out_type.status().message());
+  AIC_ASSIGN_OR_RETURN(QuantLayout layout, LayoutOf(ctx));
+  const std::vector<double> xs = Values(x), scale = Values(ctx.input(1));
+  const std::vector<double> zero = ctx.has_input(2) ? Values(ctx.input(2)) : std::vector<double>(scale.size(), 0.0);
+  // The division runs in `precision` (opset 23+), else in y_scale's type.
+  const int64_t precision_attr = ctx.node().GetInt("precision", 0);
+  const DType precision = precision_attr != 0 ? static_cast<DType>(precision_attr) : ctx.input(1).dtype();
+  SmallCastOptions opts;
+  opts.saturate = ctx.node().GetInt("saturate", 1) != 0;
+  const int64_t n = x.num_elements();
+  double lo = 0, hi = 0;
+  if (IntRange(*out_type, &lo, &hi)) {
+    std::vector<double> y(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t c = static_cast<size_t>(layout.ScaleIndex(i));
+      const double q = Divide(xs[static_cast<size_t>(i)], scale[c], precision);
+      // NaN: numpy's int32 conversion gives INT_MIN, which saturates to lo.
+      y[static_cast<size_t>(i)] = std::isnan(q) ? lo : std::clamp(std::nearbyint(q) + zero[c], lo, hi);
+    }
+    ctx.set_output(0, FromDoubles(y, x.dims(), *out_type));
+    return absl::OkStatus();
   }
-  ctx.set_output(0, FromDoubles(y, x.dims(), out_type));
+  Tensor y(*out_type, x.dims());
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t c = static_cast<size_t>(layout.ScaleIndex(i));
+    double q = Divide(xs[static_cast<size_t>(i)], scale[c], precision);
+    // float8 ignores its (zero) zero point, float4 adds it, as onnx.reference does.
+    if (*out_type == DType::kFloat4E2M1) q = static_cast<float>(q) + static_cast<float>(zero[c]);
+    SetSmallBits(y, i, EncodeSmallFloat(*out_type, q, opts));
+  }
+  ctx.set_output(0, std::move(y));
   return absl::OkStatus();
 }
 
-absl::Status DequantizeKernel(KernelContext& ctx) {
-  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}, {2}));
-  const Tensor& x = ctx.input(0);
-  AIC_ASSIGN_OR_RETURN(QuantParams q, ReadQuantParams(ctx));
-  std::vector<double> y(static_cast<size_t>(x.num_elements()));
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    const size_t c = q.ChannelOf(i);
-    const float diff = static_cast<float>(x.ElementAsDouble(i) - q.zero[c]);
-    y[static_cast<size_t>(i)] = diff * static_cast<float>(q.scale[c]);
+// DequantizeLinear's y type: `output_dtype` (opset 23+), else x_scale's.
+absl::StatusOr<DType> DequantizedTypeOf(const Node& node, DType scale_type) {
+  const auto attr = static_cast<DType>(node.GetInt("output_dtype", 0));
+  const DType t = attr != DType::kUndefined ? attr : scale_type;
+  if (t != DType::kFloat && t != DType::kFloat16 && t != DType::kBFloat16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("output type ", DTypeName(t), " is not float, float16 or bfloat16",
+                     attr == DType::kUndefined ? " (set output_dtype)" : ""));
   }
-  ctx.set_output(0, FromDoubles(y, x.dims(), ctx.input(1).dtype()));
+  return t;
+}
+
+absl::Status DequantizeKernel(KernelContext& ctx) {
+  AIC_RETURN_IF_ERROR(RequireTensors(ctx));
+  const Tensor& x = ctx.input(0);
+  if (!IsQuantizedType(x.dtype()) && x.dtype() != DType::kInt32) {
+    return ctx.Error("x must be a quantized type or int32, got ", DTypeName(x.dtype()));
+  }
+  absl::StatusOr<DType> out_type = DequantizedTypeOf(ctx.node(), ctx.input(1).dtype());
+  if (!out_type.ok()) return ctx.Error(out_type.status().message());
+  AIC_ASSIGN_OR_RETURN(QuantLayout layout, LayoutOf(ctx));
+  const std::vector<double> xs = Values(x), scale = Values(ctx.input(1));
+  std::vector<double> zero(scale.size(), 0.0);
+  const bool has_zero = ctx.has_input(2);
+  if (has_zero && IsFloat8(x.dtype())) {
+    for (double z : Values(ctx.input(2))) {
+      if (z != 0) return ctx.Error("a float8 zero point must be 0, got ", z);
+    }
+  } else if (has_zero && x.dtype() != DType::kFloat4E2M1) {  // float4's is ignored, as onnx.reference does
+    if (ctx.input(2).dtype() != x.dtype()) {
+      return ctx.Error("zero point is ", DTypeName(ctx.input(2).dtype()), ", x is ", DTypeName(x.dtype()));
+    }
+    zero = Values(ctx.input(2));
+  }
+  // numpy: float32(x) - int32 zero point promotes to float64; every other
+  // combination stays in float32.
+  const bool in_double = x.dtype() == DType::kInt32 && has_zero;
+  std::vector<double> y(xs.size());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const size_t c = static_cast<size_t>(layout.ScaleIndex(i));
+    const float xf = static_cast<float>(xs[static_cast<size_t>(i)]);
+    y[static_cast<size_t>(i)] =
+        in_double ? (static_cast<double>(xf) - zero[c]) * scale[c]
+                  : (xf - static_cast<float>(zero[c])) * static_cast<float>(scale[c]);
+  }
+  ctx.set_output(0, FromDoubles(y, x.dims(), *out_type));
   return absl::OkStatus();
 }
 
@@ -119,22 +270,26 @@ absl::Status DynamicQuantizeKernel(KernelContext& ctx) {
 }
 
 absl::Status InferQuantize(OpContext& ctx) {
-  DType out = DType::kUint8;
-  if (ctx.has_input(2) && ctx.input_type(2).known()) {
-    out = ctx.input_dtype(2);
-    if (!IsQuantizedType(out)) return ctx.Error("zero point must be uint8 or int8, got ", DTypeName(out));
-  }
-  ctx.set_output(0, out, ctx.input_shape(0));
+  const bool zero_known = ctx.has_input(2) && ctx.input_type(2).known();
+  absl::StatusOr<DType> out = QuantizedTypeOf(ctx.node(), zero_known ? ctx.input_dtype(2) : DType::kUndefined);
+  if (!out.ok()) return ctx.Error(out.status().message());
+  ctx.set_output(0, *out, ctx.input_shape(0));
   return absl::OkStatus();
 }
 
 absl::Status InferDequantize(OpContext& ctx) {
   if (ctx.input_type(0).known() && !IsQuantizedType(ctx.input_dtype(0)) &&
       ctx.input_dtype(0) != DType::kInt32) {
-    return ctx.Error("x must be int8, uint8 or int32, got ", DTypeName(ctx.input_dtype(0)));
+    return ctx.Error("x must be a quantized type or int32, got ", DTypeName(ctx.input_dtype(0)));
   }
-  DType out = ctx.input_type(1).known() ? ctx.input_dtype(1) : DType::kFloat;
-  ctx.set_output(0, out, ctx.input_shape(0));
+  if (ctx.node().GetInt("output_dtype", 0) == 0 && !ctx.input_type(1).known()) {
+    ctx.set_output(0, DType::kFloat, ctx.input_shape(0));  // the usual scale type; a guess
+    return absl::OkStatus();
+  }
+  absl::StatusOr<DType> out =
+      DequantizedTypeOf(ctx.node(), ctx.input_type(1).known() ? ctx.input_dtype(1) : DType::kUndefined);
+  if (!out.ok()) return ctx.Error(out.status().message());
+  ctx.set_output(0, *out, ctx.input_shape(0));
   return absl::OkStatus();
 }
 

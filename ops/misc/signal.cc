@@ -52,21 +52,65 @@ std::optional<int64_t> ConstScalar(const OpContext& ctx, size_t i) {
 
 // ---- DFT ----
 
+// The transformed axis, counted on the full input rank (the trailing complex
+// axis cannot be chosen): opset 17-19 read attribute `axis` (default 1), opset
+// 20 reads optional input 2 (default -2). nullopt when input 2 is not known.
+template <typename Ctx>
+absl::StatusOr<std::optional<int64_t>> DftAxis(const Ctx& ctx, std::optional<int64_t> axis_input,
+                                               int64_t rank) {
+  int64_t axis = ctx.node().GetInt("axis", 1);
+  if (ctx.opset() >= 20) {
+    if (ctx.has_input(2) && !axis_input) return std::optional<int64_t>();
+    axis = axis_input.value_or(-2);
+  }
+  absl::StatusOr<int64_t> a = NormalizeAxis(axis, rank);
+  if (!a.ok() || *a == rank - 1) {
+    return absl::InvalidArgumentError(absl::StrCat("axis ", axis, " out of range for rank ", rank));
+  }
+  return std::optional<int64_t>(*a);
+}
+
+// numpy's irfft: the first length/2 + 1 bins of a Hermitian spectrum give a
+// real signal of `length` samples; the imaginary parts of bin 0 (and of bin
+// length/2 when length is even) are ignored.
+void InverseRealDft(const std::vector<Complex>& in, int64_t length, double* out) {
+  auto bin = [&](int64_t k) {
+    return k < static_cast<int64_t>(in.size()) ? in[static_cast<size_t>(k)] : Complex(0);
+  };
+  const int64_t pairs = (length - 1) / 2;  // bins with a conjugate partner
+  for (int64_t t = 0; t < length; ++t) {
+    double s = bin(0).real();
+    for (int64_t k = 1; k <= pairs; ++k) {
+      const double angle = 2 * std::numbers::pi * static_cast<double>((k * t) % length) /
+                           static_cast<double>(length);
+      s += 2 * (bin(k) * Complex(std::cos(angle), std::sin(angle))).real();
+    }
+    if (length % 2 == 0) s += (t % 2 == 0 ? 1 : -1) * bin(length / 2).real();
+    out[t] = s / static_cast<double>(length);
+  }
+}
+
 absl::Status DftKernel(KernelContext& ctx) {
-  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}, {1}));
+  AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}, {1, 2}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype())) return ctx.Unimplemented("DFT of ", DTypeName(x.dtype()));
   if (x.rank() < 2 || (x.dim(x.rank() - 1) != 1 && x.dim(x.rank() - 1) != 2)) {
     return ctx.Error("input must end in a complex axis of 1 or 2, got ", DimsToString(x.dims()));
   }
   const int64_t rank = x.rank();
-  AIC_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.node().GetInt("axis", 1), rank - 1));
+  absl::StatusOr<std::optional<int64_t>> ax = DftAxis(ctx, ScalarInput(ctx, 2), rank);
+  if (!ax.ok()) return ctx.Error(ax.status().message());
+  if (!ax->has_value()) return ctx.Error("axis must be a scalar");
+  const int64_t axis = **ax;
   const bool inverse = ctx.node().GetInt("inverse", 0) != 0;
   const bool onesided = ctx.node().GetInt("onesided", 0) != 0;
+  // inverse + onesided is the inverse real DFT: one-sided bins in, real samples out.
+  const bool real_out = inverse && onesided;
   const int64_t n = x.dim(axis);
-  const int64_t length = ScalarInput(ctx, 1).value_or(n);
+  const int64_t length = ScalarInput(ctx, 1).value_or(real_out ? 2 * (n - 1) : n);
   if (length < 1) return ctx.Error("dft_length must be positive, got ", length);
-  const int64_t out_len = onesided ? length / 2 + 1 : length;
+  const int64_t out_len = real_out ? length : onesided ? length / 2 + 1 : length;
+  const int64_t out_c = real_out ? 1 : 2;
   const bool complex_in = x.dim(rank - 1) == 2;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
@@ -74,20 +118,29 @@ absl::Status DftKernel(KernelContext& ctx) {
   const std::vector<double> xs = ToDoubles(x);
   std::vector<int64_t> out_dims = x.dims();
   out_dims[axis] = out_len;
-  out_dims[rank - 1] = 2;
-  std::vector<double> y(static_cast<size_t>(outer * out_len * inner * 2));
+  out_dims[rank - 1] = out_c;
+  std::vector<double> y(static_cast<size_t>(outer * out_len * inner * out_c));
   std::vector<Complex> seq(static_cast<size_t>(n)), res(static_cast<size_t>(out_len));
+  std::vector<double> real_res(static_cast<size_t>(real_out ? out_len : 0));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         const size_t at = static_cast<size_t>(((o * n + j) * inner + i) * (complex_in ? 2 : 1));
         seq[j] = Complex(xs[at], complex_in ? xs[at + 1] : 0.0);
       }
-      Dft(seq, length, inverse, out_len, res.data());
+      if (real_out) {
+        InverseRealDft(seq, length, real_res.data());
+      } else {
+        Dft(seq, length, inverse, out_len, res.data());
+      }
       for (int64_t k = 0; k < out_len; ++k) {
-        const size_t at = static_cast<size_t>(((o * out_len + k) * inner + i) * 2);
-        y[at] = res[k].real();
-        y[at + 1] = res[k].imag();
+        const size_t at = static_cast<size_t>(((o * out_len + k) * inner + i) * out_c);
+        if (real_out) {
+          y[at] = real_res[k];
+        } else {
+          y[at] = res[k].real();
+          y[at + 1] = res[k].imag();
+        }
       }
     }
   }
@@ -103,17 +156,31 @@ absl::Status InferDft(OpContext& ctx) {
     return absl::OkStatus();
   }
   if (x.rank() < 2) return ctx.Error("input must have rank >= 2, got ", x.ToString());
-  auto axis = NormalizeAxis(ctx.node().GetInt("axis", 1), x.rank() - 1);
-  if (!axis.ok()) return ctx.Error("axis out of range for ", x.ToString());
+  absl::StatusOr<std::optional<int64_t>> axis = DftAxis(ctx, ConstScalar(ctx, 2), x.rank());
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  const bool inverse = ctx.node().GetInt("inverse", 0) != 0;
+  const bool onesided = ctx.node().GetInt("onesided", 0) != 0;
+  const bool real_out = inverse && onesided;
   std::vector<Dim> dims = x.dims();
-  Dim len = dims[*axis];
+  dims.back() = Dim(real_out ? 1 : 2);
+  if (!axis->has_value()) {
+    // Axis unknown until run time: only the length-preserving case is known.
+    if (ctx.has_input(1) || onesided) {
+      for (size_t d = 0; d + 1 < dims.size(); ++d) dims[d] = ctx.FreshDim();
+    }
+    ctx.set_output(0, ctx.input_dtype(0), Shape(dims));
+    return absl::OkStatus();
+  }
+  const int64_t a = **axis;
+  Dim len = dims[a];
   if (ctx.has_input(1)) {
     std::optional<int64_t> l = ConstScalar(ctx, 1);
     len = l ? Dim(*l) : ctx.FreshDim();
+  } else if (real_out) {
+    len = len.is_value() ? Dim(2 * (len.value() - 1)) : ctx.FreshDim();
   }
-  if (ctx.node().GetInt("onesided", 0) != 0) len = len.is_value() ? Dim(len.value() / 2 + 1) : ctx.FreshDim();
-  dims[*axis] = len;
-  dims.back() = Dim(2);
+  if (onesided && !inverse) len = len.is_value() ? Dim(len.value() / 2 + 1) : ctx.FreshDim();
+  dims[a] = len;
   ctx.set_output(0, ctx.input_dtype(0), Shape(dims));
   return absl::OkStatus();
 }
@@ -207,8 +274,8 @@ Cost FourierCost(const OpContext& ctx, bool short_time) {
     const Shape& o = ctx.output_type(0).shape;
     per_out = o[2].value();  // frame length >= bins; approximate by bins
   } else {
-    auto axis = NormalizeAxis(ctx.node().GetInt("axis", 1), x.rank() - 1);
-    per_out = axis.ok() ? x[*axis].value() : 0;
+    absl::StatusOr<std::optional<int64_t>> axis = DftAxis(ctx, ConstScalar(ctx, 2), x.rank());
+    per_out = axis.ok() && axis->has_value() ? x[**axis].value() : 0;
   }
   c.macs = out / 2 * per_out * 4;
   c.flops = 2 * c.macs;

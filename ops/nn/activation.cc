@@ -242,6 +242,49 @@ void RegisterGatedUnits(OpRegistry& r) {
           return x * SigmoidOf(static_cast<T>(alpha * x));
         };
       });
+  // SwiGLU (opset 28): y = Swish_α(a) · b over two inputs of one shape (no
+  // broadcasting), the gated MLP of Llama-style models.
+  KernelFn swiglu = BinaryKernelWith<kF, false>([](const Node& node) {
+    float alpha = Attr(node, "alpha", 1.0f);
+    return [alpha](auto a, auto b) {
+      using T = decltype(a);
+      return a * SigmoidOf(static_cast<T>(alpha * a)) * b;
+    };
+  });
+  r.Register(MakeOpDef(
+      "SwiGLU", 28,
+      [](OpContext& ctx) -> absl::Status {
+        AIC_RETURN_IF_ERROR(InferSameAsInput(ctx, kF));
+        const TypeInfo& a = ctx.input_type(0);
+        const TypeInfo& b = ctx.input_type(1);
+        if (a.known() && b.known() && a.dtype != DType::kUndefined && b.dtype != DType::kUndefined &&
+            a.dtype != b.dtype) {
+          return ctx.Error("A and B dtypes differ: ", DTypeName(a.dtype), " and ", DTypeName(b.dtype));
+        }
+        if (a.shape.has_rank() && b.shape.has_rank()) {
+          bool same = a.shape.rank() == b.shape.rank();
+          for (int64_t d = 0; same && d < a.shape.rank(); ++d) {
+            same = !(a.shape[d].is_value() && b.shape[d].is_value()) || a.shape[d] == b.shape[d];
+          }
+          if (!same) return ctx.Error("A ", a.shape.ToString(), " and B ", b.shape.ToString(), " must have one shape");
+        }
+        return absl::OkStatus();
+      },
+      [](const OpContext& ctx) {
+        float alpha = Attr(ctx.node(), "alpha", 1.0f);
+        PointwiseInfo info("SwiGLU", absl::StrCat("y = a · sigmoid(", alpha, "·a) · b").c_str());
+        info.Irreversible().Collapses(CollapseKind::kProjects, "gate and value combined into one");
+        return PointwiseTraits(ctx, info);
+      },
+      ElementwiseCostFn(kT + 5),
+      [swiglu](KernelContext& ctx) -> absl::Status {
+        AIC_RETURN_IF_ERROR(RequireTensorInputs(ctx, 2));
+        if (ctx.input(0).dims() != ctx.input(1).dims()) {
+          return ctx.Error("A ", DimsToString(ctx.input(0).dims()), " and B ",
+                           DimsToString(ctx.input(1).dims()), " must have one shape");
+        }
+        return swiglu(ctx);
+      }));
 }
 
 }  // namespace

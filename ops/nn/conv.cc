@@ -298,6 +298,7 @@ void RegisterConvOps(OpRegistry& r) {
                    .cost = [](const OpContext& ctx) { return ConvCost(ctx, 0, 3, 8, false, {3, 8}); },
                    .kernel = QLinearConvKernel});
   RegisterConvTransposeOp(r);
+  RegisterDeformConvOp(r);
 }
 
 }  // namespace aic

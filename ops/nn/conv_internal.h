@@ -38,5 +38,6 @@ Cost ConvCost(const OpContext& ctx, size_t x_i, size_t w_i, size_t b_i, bool tra
               std::initializer_list<size_t> param_inputs);
 
 void RegisterConvTransposeOp(OpRegistry& r);
+void RegisterDeformConvOp(OpRegistry& r);  // deform_conv.cc
 
 }  // namespace aic

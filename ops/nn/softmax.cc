@@ -4,15 +4,22 @@
 // (outer, n, inner) walk, so one driver serves the three ops, which differ
 // only in how a row is rewritten. Softmax forgets the row's shift: x and x+c
 // give the same output.
+//
+// float16/bfloat16 Softmax rounds to the element type after every step, as
+// onnx.reference (numpy, ml_dtypes) does and the backend tests expect: one
+// rounding at the end differs from theirs by an ulp often enough to fail them.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ops/math/matmul_util.h"
 #include "ops/registry.h"
 #include "ops/util/broadcast.h"
 #include "ops/util/cost_util.h"
+#include "ops/util/float_convert.h"
+#include "support/half.h"
 
 namespace aic {
 
@@ -62,15 +69,72 @@ void RewriteRow(SoftmaxKind kind, double* v, int64_t n, int64_t stride) {
   }
 }
 
+// numpy's pairwise summation (the float accumulator of its float16 add.reduce
+// along a contiguous axis): 8 partial sums per block of up to 128, halves above.
+float PairwiseSum(const float* a, int64_t n) {
+  if (n < 8) {
+    float res = 0;
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return PairwiseSum(a, n2) + PairwiseSum(a + n2, n - n2);
+}
+
+// Softmax of one fp16/bf16 row the way onnx.reference computes it:
+// tmp = x - max, y = exp(tmp), y /= sum(y), every step in float rounded to
+// the element type. The sum is numpy's: float16 along the contiguous axis
+// accumulates in float (pairwise) and rounds once; along a strided axis, and
+// for ml_dtypes' bfloat16 always, each addition rounds.
+void SoftmaxRowRounded(DType dtype, double* v, int64_t n, int64_t stride) {
+  bool half = dtype == DType::kFloat16;
+  auto round = [half](float f) {
+    return half ? HalfToFloat(FloatToHalf(f)) : BFloat16ToFloat(FloatToBFloat16(f));
+  };
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<float>(v[i * stride]));
+  std::vector<float> y(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    y[static_cast<size_t>(i)] = round(std::exp(round(static_cast<float>(v[i * stride]) - mx)));
+  }
+  float sum = 0;
+  if (half && stride == 1) {
+    sum = round(PairwiseSum(y.data(), n));
+  } else {
+    for (float e : y) sum = round(sum + e);
+  }
+  for (int64_t i = 0; i < n; ++i) v[i * stride] = round(y[static_cast<size_t>(i)] / sum);
+}
+
 absl::Status SoftmaxKernel(KernelContext& ctx, SoftmaxKind kind) {
   const Tensor& x = ctx.input(0);
   if (!IsRealDType(x.dtype())) return ctx.Unimplemented("dtype ", DTypeName(x.dtype()));
   auto layout = Layout(ctx.node(), ctx.opset(), x.dims());
   if (!layout.ok()) return ctx.Error(layout.status().message());
   std::vector<double> v = TensorToDoubles(x);
+  // LogSoftmax keeps its one rounding: numpy's log(softmax) would give -inf
+  // wherever a probability underflows the half type.
+  bool rounded = kind == SoftmaxKind::kSoftmax && IsHalfType(x.dtype());
   for (int64_t o = 0; o < layout->outer; ++o) {
     for (int64_t i = 0; i < layout->inner; ++i) {
-      RewriteRow(kind, v.data() + o * layout->n * layout->inner + i, layout->n, layout->inner);
+      double* row = v.data() + o * layout->n * layout->inner + i;
+      if (rounded) {
+        SoftmaxRowRounded(x.dtype(), row, layout->n, layout->inner);
+      } else {
+        RewriteRow(kind, row, layout->n, layout->inner);
+      }
     }
   }
   ctx.set_output(0, DoublesToTensor(v, x.dims(), x.dtype()));

@@ -1,10 +1,11 @@
 // Generator ops: tensors made from attributes or a few scalars rather than
 // from a data input (Constant, ConstantOfShape, Range, EyeLike, OneHot), plus
-// the two triangular-structure ops on a data input (Trilu, CumSum). Constant
+// the triangular-structure ops on a data input (Trilu, CumSum, CumProd). Constant
 // publishes its value during inference so that everything downstream of it
 // can fold.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "ops/registry.h"
@@ -140,23 +141,35 @@ absl::Status RangeKernel(KernelContext& ctx) {
     if (ctx.input(i).num_elements() != 1) return ctx.Error("start, limit and delta must be scalars");
     if (ctx.input(i).dtype() != s.dtype()) return ctx.Error("start, limit and delta differ in dtype");
   }
+  // float16 / bfloat16 run in float, each step rounded back to the narrow type.
+  const bool narrow = s.dtype() == DType::kFloat16 || s.dtype() == DType::kBFloat16;
+  auto round_trip = [&](float v) {
+    Tensor one = Tensor::Scalar<float>(v);
+    return WidenToFloat(NarrowFromFloat(one, s.dtype())).data<float>()[0];
+  };
   Tensor out;
-  absl::Status st = DispatchNumeric(s.dtype(), [&](auto tag) {
+  absl::Status st = DispatchNumeric(narrow ? DType::kFloat : s.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T start = ctx.input(0).data<T>()[0], limit = ctx.input(1).data<T>()[0],
-      delta = ctx.input(2).data<T>()[0];
+    auto scalar = [&](size_t i) { return (narrow ? WidenToFloat(ctx.input(i)) : ctx.input(i)).template data<T>()[0]; };
+    T start = scalar(0), limit = scalar(1), delta = scalar(2);
     if (delta == T(0)) return;
     double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
                          static_cast<double>(delta));
     int64_t count = std::max<int64_t>(static_cast<int64_t>(n), 0);
-    out = Tensor(s.dtype(), {count});
+    out = Tensor(narrow ? DType::kFloat : s.dtype(), {count});
     // Repeated addition, as the spec's reference loop does.
     T v = start;
-    for (int64_t i = 0; i < count; ++i, v = static_cast<T>(v + delta)) out.mutable_data<T>()[i] = v;
+    for (int64_t i = 0; i < count; ++i) {
+      out.mutable_data<T>()[i] = v;
+      v = static_cast<T>(v + delta);
+      if constexpr (std::is_same_v<T, float>) {
+        if (narrow) v = round_trip(v);
+      }
+    }
   });
   if (!st.ok()) return ctx.Unimplemented(st.message());
   if (!out.defined()) return ctx.Error("delta is 0");
-  ctx.set_output(0, std::move(out));
+  ctx.set_output(0, narrow ? NarrowFromFloat(out, s.dtype()) : std::move(out));
   return absl::OkStatus();
 }
 
@@ -271,18 +284,34 @@ absl::Status TriluKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// ---- CumSum ----
+// ---- CumSum, CumProd ----
 
-absl::Status CumSumKernel(KernelContext& ctx) {
+// The operands both cumulative ops share: the axis input (a scalar) and the
+// exclusive / reverse attributes, decoded once.
+struct Cumulative {
+  int64_t axis = 0;
+  bool exclusive = false;
+  bool reverse = false;
+};
+
+absl::StatusOr<Cumulative> DecodeCumulative(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  if (ctx.input(1).num_elements() != 1) return ctx.Error("axis must be a scalar");
-  absl::StatusOr<int64_t> axis = NormalizeAxis(TensorToInt64s(ctx.input(1))[0], x.rank());
-  if (!axis.ok()) return ctx.Error(axis.status().message());
-  bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
-  bool reverse = ctx.node().GetInt("reverse", 0) != 0;
-  int64_t outer = 1, dim = x.dim(*axis), inner = 1;
-  for (int64_t k = 0; k < *axis; ++k) outer *= x.dim(k);
-  for (int64_t k = *axis + 1; k < x.rank(); ++k) inner *= x.dim(k);
+  if (!ctx.has_input(1) || ctx.input(1).num_elements() != 1) {
+    return absl::InvalidArgumentError("axis must be a scalar");
+  }
+  AIC_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(TensorToInt64s(ctx.input(1))[0], x.rank()));
+  return Cumulative{axis, ctx.node().GetInt("exclusive", 0) != 0, ctx.node().GetInt("reverse", 0) != 0};
+}
+
+// y[i] = x[0] ∘ … ∘ x[i] along the axis (∘ = + or ×), starting from the
+// identity; exclusive stops one short, reverse runs from the end.
+absl::Status CumulativeKernel(KernelContext& ctx, bool product) {
+  const Tensor& x = ctx.input(0);
+  absl::StatusOr<Cumulative> c = DecodeCumulative(ctx);
+  if (!c.ok()) return ctx.Error(c.status().message());
+  int64_t outer = 1, dim = x.dim(c->axis), inner = 1;
+  for (int64_t k = 0; k < c->axis; ++k) outer *= x.dim(k);
+  for (int64_t k = c->axis + 1; k < x.rank(); ++k) inner *= x.dim(k);
   Tensor w = WidenToFloat(x);
   Tensor out(w.dtype(), w.dims());
   absl::Status s = DispatchNumeric(w.dtype(), [&](auto tag) {
@@ -291,23 +320,24 @@ absl::Status CumSumKernel(KernelContext& ctx) {
     T* o = out.mutable_data<T>();
     for (int64_t a = 0; a < outer; ++a) {
       for (int64_t i = 0; i < inner; ++i) {
-        T acc = T(0);
+        T acc = product ? T(1) : T(0);
         for (int64_t j = 0; j < dim; ++j) {
-          int64_t jj = reverse ? dim - 1 - j : j;
+          int64_t jj = c->reverse ? dim - 1 - j : j;
           int64_t at = (a * dim + jj) * inner + i;
-          if (exclusive) {
-            o[at] = acc;
-            acc = static_cast<T>(acc + in[at]);
-          } else {
-            acc = static_cast<T>(acc + in[at]);
-            o[at] = acc;
-          }
+          T next = product ? static_cast<T>(acc * in[at]) : static_cast<T>(acc + in[at]);
+          o[at] = c->exclusive ? acc : next;
+          acc = next;
         }
       }
     }
   });
   if (!s.ok()) return ctx.Unimplemented(s.message());
   ctx.set_output(0, NarrowFromFloat(out, x.dtype()));
+  return absl::OkStatus();
+}
+
+absl::Status InferCumulative(OpContext& ctx) {
+  ctx.set_output_type(0, ctx.input_type(0));
   return absl::OkStatus();
 }
 
@@ -354,11 +384,7 @@ void RegisterGeneratorOps(OpRegistry& r) {
       },
       nullptr, TriluKernel));
   r.Register(MakeOp(
-      "CumSum", 11,
-      [](OpContext& ctx) {
-        ctx.set_output_type(0, ctx.input_type(0));
-        return absl::OkStatus();
-      },
+      "CumSum", 11, InferCumulative,
       [](const OpContext& ctx) {
         bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
         Traits t = ReindexTraits(ctx, "CumSum", exclusive ? "y[i] = Σ_{j<i} x[j]" : "y[i] = Σ_{j≤i} x[j]");
@@ -371,7 +397,23 @@ void RegisterGeneratorOps(OpRegistry& r) {
         }
         return t;
       },
-      [](const OpContext& ctx) { return ElementwiseCost(ctx, 1); }, CumSumKernel));
+      [](const OpContext& ctx) { return ElementwiseCost(ctx, 1); },
+      [](KernelContext& ctx) { return CumulativeKernel(ctx, false); }));
+  r.Register(MakeOp(
+      "CumProd", 26, InferCumulative,
+      [](const OpContext& ctx) {
+        bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
+        Traits t = ReindexTraits(ctx, "CumProd", exclusive ? "y[i] = Π_{j<i} x[j]" : "y[i] = Π_{j≤i} x[j]");
+        // Not linear, and a zero wipes out everything after it: not invertible in general.
+        t.linearity = Linearity::kNonlinear;
+        t.invertibility = Invertibility::kIrreversible;
+        t.collapse = CollapseKind::kSelects;
+        t.collapse_how = exclusive ? "the last element along the axis never reaches the output"
+                                   : "a zero hides every later element along the axis";
+        return t;
+      },
+      [](const OpContext& ctx) { return ElementwiseCost(ctx, 1); },
+      [](KernelContext& ctx) { return CumulativeKernel(ctx, true); }));
 }
 
 }  // namespace aic

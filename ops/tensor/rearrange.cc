@@ -1,6 +1,8 @@
 // Rearrangements that move every element to a computed place: DepthToSpace
 // and SpaceToDepth (channel blocks <-> spatial blocks, DCR or CRD order) and
 // ReverseSequence (per-batch reversal of the first len[b] time steps).
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "ops/registry.h"
 #include "ops/tensor/tensor_family.h"
@@ -55,7 +57,9 @@ absl::Status BlockMoveKernel(KernelContext& ctx, bool to_space) {
   if (x.rank() != 4) return ctx.Error("input must be 4-D");
   int64_t b = *bs;
   int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  bool crd = ctx.node().GetString("mode", "DCR") == "CRD";
+  std::string mode = ctx.node().GetString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") return ctx.Error("mode must be DCR or CRD, got '", mode, "'");
+  bool crd = mode == "CRD";
   std::vector<int64_t> dims;
   if (to_space) {
     if (c % (b * b) != 0) return ctx.Error("channels ", c, " not divisible by blocksize² ", b * b);
@@ -72,8 +76,9 @@ absl::Status BlockMoveKernel(KernelContext& ctx, bool to_space) {
                      ih = o[2] / b;
                      iw = o[3] / b;
                    } else {
-                     int64_t blk = o[1] / c;
-                     ic = o[1] % c;
+                     // DCR: channel = (bh·b + bw)·C + c; CRD (opset 28): c·b² + bh·b + bw.
+                     int64_t blk = crd ? o[1] % (b * b) : o[1] / c;
+                     ic = crd ? o[1] / (b * b) : o[1] % c;
                      ih = o[2] * b + blk / b;
                      iw = o[3] * b + blk % b;
                    }

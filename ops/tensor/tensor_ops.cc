@@ -437,6 +437,7 @@ void RegisterTensorOps(OpRegistry& r) {
   RegisterPadOps(r);
   RegisterGeneratorOps(r);
   RegisterResizeOps(r);
+  RegisterTensorScatterOps(r);
 }
 
 }  // namespace aic

@@ -29,9 +29,7 @@ std::optional<std::vector<int64_t>> ConstantInts(const OpContext& ctx, size_t i)
 }
 
 bool IsCopyableDType(DType t) {
-  return t == DType::kString || (t != DType::kUndefined && t != DType::kUint4 &&
-                                 t != DType::kInt4 && t != DType::kFloat4E2M1 &&
-                                 ElementSize(t) > 0);
+  return t == DType::kString || (t != DType::kUndefined && !IsSubByte(t) && ElementSize(t) > 0);
 }
 
 void CopyElement(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {

@@ -1,11 +1,13 @@
 #include "ops/util/float_convert.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "ops/util/small_float.h"
 #include "support/half.h"
 
 namespace aic {
@@ -62,24 +64,57 @@ T ToInt(const Scalar& s) {
   return static_cast<T>(static_cast<uint64_t>(tr));
 }
 
-std::string FormatFloatLikeNumpy(double v, bool is_double) {
+// Whether `text` reads back as `v` in type `t` (the shortest such text is
+// what numpy prints).
+bool RoundTrips(const std::string& text, double v, DType t) {
+  const double back = std::strtod(text.c_str(), nullptr);
+  switch (t) {
+    case DType::kDouble: return back == v;
+    case DType::kFloat16: return FloatToHalf(static_cast<float>(back)) == FloatToHalf(static_cast<float>(v));
+    case DType::kBFloat16:
+      return FloatToBFloat16(static_cast<float>(back)) == FloatToBFloat16(static_cast<float>(v));
+    default: return static_cast<float>(back) == static_cast<float>(v);
+  }
+}
+
+// numpy's str() of a float scalar (what astype(str) and so onnx.reference's
+// Cast give): the shortest digits that read back as the same value, written
+// positionally ("100.0", "0.00012") when 1e-4 <= |v| < a cutoff that grows
+// with the type's precision (1e3 for float16, 1e6 for float32, 1e16 for
+// double), else in scientific form ("1e+06", "1.2345679e+08", "1e-05").
+std::string FormatFloatLikeNumpy(double v, DType t) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  // Shortest repr that round-trips (what numpy's str() produces).
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::string s = absl::StrFormat("%.*g", precision, v);
-    if (is_double ? std::strtod(s.c_str(), nullptr) == v
-                  : std::strtof(s.c_str(), nullptr) == static_cast<float>(v)) {
-      return s;
-    }
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  std::string sci;
+  for (int precision = 0; precision <= 16; ++precision) {
+    sci = absl::StrFormat("%.*e", precision, v);
+    if (RoundTrips(sci, v, t)) break;
   }
-  return absl::StrFormat("%.17g", v);
+  const double cutoff = t == DType::kDouble ? 1e16 : t == DType::kFloat16 ? 1e3 : 1e6;
+  const double magnitude = std::fabs(v);
+  if (magnitude < 1e-4 || magnitude >= cutoff) return sci;
+  // Positional: the same digits placed by the exponent.
+  const size_t e_at = sci.find('e');
+  const int exponent = std::atoi(sci.c_str() + e_at + 1);
+  std::string digits;
+  for (size_t i = 0; i < e_at; ++i) {
+    if (std::isdigit(static_cast<unsigned char>(sci[i]))) digits += sci[i];
+  }
+  std::string out = v < 0 ? "-" : "";
+  if (exponent < 0) {
+    return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  }
+  const size_t int_digits = static_cast<size_t>(exponent) + 1;
+  if (digits.size() <= int_digits) return out + digits + std::string(int_digits - digits.size(), '0') + ".0";
+  return out + digits.substr(0, int_digits) + "." + digits.substr(int_digits);
 }
 
 }  // namespace
 
 Tensor ConvertTensor(const Tensor& t, DType target) {
   if (t.dtype() == target) return t;
+  if (IsOpaqueStorageOnly(t.dtype()) || IsOpaqueStorageOnly(target)) return ConvertSmall(t, target);
   Tensor out(target, t.dims());
   const int64_t n = t.num_elements();
   if (t.dtype() == DType::kString) {
@@ -116,7 +151,7 @@ Tensor ConvertTensor(const Tensor& t, DType target) {
       case DType::kString:
         out.mutable_strings()[static_cast<size_t>(i)] =
             s.is_int ? (s.is_unsigned ? std::to_string(s.u) : std::to_string(s.i))
-                     : FormatFloatLikeNumpy(s.d, t.dtype() == DType::kDouble);
+                     : FormatFloatLikeNumpy(s.d, t.dtype());
         break;
       default: AIC_CHECK(false, "ConvertTensor to ", DTypeName(target));
     }

@@ -14,7 +14,10 @@ Tensor NarrowFromFloat(const Tensor& t, DType target);
 
 // Converts any numeric/bool tensor to `target` with C++ static_cast semantics
 // (float→int truncates toward zero; to bool: nonzero is true). Strings parse
-// and print as numpy does. Used by Cast and by kernels that normalize dtypes.
+// and print as numpy does. The float8/float4/4- and 2-bit types convert as
+// ConvertSmall (ops/util/small_float.h) does with its default options
+// (saturating, e8m0 rounding up). Used by Cast and by kernels that normalize
+// dtypes.
 Tensor ConvertTensor(const Tensor& t, DType target);
 
 }  // namespace aic

@@ -76,6 +76,49 @@ TEST(CliTest, RunWritesOutputsAsNpy) {
   EXPECT_NE(missing.out.find("not given"), std::string::npos) << missing.out;
 }
 
+// Every output kind gets a file numpy reads: strings as <U arrays, bfloat16
+// (no numpy dtype) as an exact TensorProto .pb plus a float32 .npy, a
+// sequence as a folder of numbered files.
+TEST(CliTest, RunWritesStringsBfloat16AndSequences) {
+  std::string dir = std::string(AIC_BINARY_DIR) + "/run_kinds_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  aic::GraphBuilder b;
+  aic::Value* x = b.Input("x", aic::DType::kFloat, {2, 3});
+  b.Output(b.Op("Cast", {x}, {aic::Attribute::Int("to", 8)}, "text"));
+  b.Output(b.Op("Cast", {x}, {aic::Attribute::Int("to", 16)}, "half"));
+  b.Output(b.Op("SplitToSequence", {x}, {aic::Attribute::Int("axis", 0)}, "rows"));
+  auto m = b.Build(17);
+  ASSERT_TRUE(aic::SaveModel(*m, dir + "/kinds.onnx").ok());
+  aic::Tensor feed = aic::Tensor::FromVector<float>({1.5f, -2.f, 0.25f, 3.f, 100.f, -0.5f}, {2, 3});
+  ASSERT_TRUE(aic::WriteNpy(feed, dir + "/x.npy").ok());
+  Result r = RunCli("run " + dir + "/kinds.onnx --input x=" + dir + "/x.npy --out " + dir + "/out");
+  ASSERT_EQ(r.code, 0) << r.out;
+
+  auto text = aic::ReadNpy(dir + "/out/text.npy");
+  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_EQ(text->dtype(), aic::DType::kString);
+  EXPECT_EQ(text->dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(text->strings()[0], "1.5");
+  EXPECT_EQ(text->strings()[4], "100.0");
+
+  auto exact = aic::LoadValueProtoFile(dir + "/out/half.pb", aic::TypeInfo::Tensor(aic::DType::kBFloat16, aic::Shape::FromValues({2, 3})));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->tensor.dtype(), aic::DType::kBFloat16);
+  auto widened = aic::ReadNpy(dir + "/out/half.npy");
+  ASSERT_TRUE(widened.ok()) << widened.status();
+  ASSERT_EQ(widened->dtype(), aic::DType::kFloat);
+  EXPECT_EQ(widened->data<float>()[1], -2.f);  // exact in bfloat16
+
+  for (int k = 0; k < 2; ++k) {
+    auto row = aic::ReadNpy(dir + "/out/rows/" + std::to_string(k) + ".npy");
+    ASSERT_TRUE(row.ok()) << row.status();
+    EXPECT_EQ(row->dims(), (std::vector<int64_t>{1, 3}));
+    EXPECT_EQ(row->data<float>()[0], k == 0 ? 1.5f : 3.f);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/rows/2.npy"));
+}
+
 TEST(CliTest, RunDumpsIntermediates) {
   std::string dir = ::testing::TempDir() + "/dump";
   std::filesystem::remove_all(dir);
@@ -311,7 +354,9 @@ TEST(CliTest, OptWritesNoValueInfoWithoutAnElementType) {
   auto optimized = aic::LoadModel(dir + "/out.onnx");
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   for (const auto& v : (*optimized)->graph->values()) {
-    if (v->in_value_info) EXPECT_NE(v->dtype(), aic::DType::kUndefined) << v->name();
+    if (v->in_value_info) {
+      EXPECT_NE(v->dtype(), aic::DType::kUndefined) << v->name();
+    }
   }
 }
 

@@ -216,5 +216,26 @@ TEST(ActivationTraitsTest, PReluSlopeIsAParameter) {
   EXPECT_EQ(r.cost.flops, 24);
 }
 
+// ---- SwiGLU (opset 28) ----
+
+TEST(ActivationTest, SwiGLUGatesBWithSwishOfA) {
+  // y = a · sigmoid(alpha · a) · b.
+  Tensor a = F({1, -2, 0, 3});
+  Tensor b = F({2, 3, 4, -1});
+  ExpectNear(Run1(Op("SwiGLU", {}, 28), {a, b}), {1.462117, -0.7152175, 0, -2.857722}, "alpha 1");
+  ExpectNear(Run1(Op("SwiGLU", {Attribute::Float("alpha", 2)}, 28), {a, b}), {1.761594, -0.1079173, 0, -2.992582},
+             "alpha 2");
+  // Broadcastable shapes are still rejected: SwiGLU does not broadcast.
+  auto bcast = RunNode(Op("SwiGLU", {}, 28), {a, F({2})});
+  ASSERT_FALSE(bcast.ok());
+  EXPECT_NE(bcast.status().message().find("SwiGLU '"), std::string::npos) << bcast.status();
+  EXPECT_FALSE(InferNode(Op("SwiGLU", {}, 28), {TypeInfo::Tensor(DType::kFloat, Shape({4})),
+                                                TypeInfo::Tensor(DType::kFloat, Shape({1}))})
+                   .ok());
+  EXPECT_FALSE(InferNode(Op("SwiGLU", {}, 28), {TypeInfo::Tensor(DType::kFloat, Shape({4})),
+                                                TypeInfo::Tensor(DType::kDouble, Shape({4}))})
+                   .ok());
+}
+
 }  // namespace
 }  // namespace aic

@@ -423,6 +423,31 @@ TEST(ElementwiseCastTest, NumericAndStrings) {
              {1e-5, std::numeric_limits<double>::infinity(), std::nan(""), -3.5}, "parse");
 }
 
+// Floats print as numpy's str() does (onnx.reference's Cast is astype(str)):
+// positional within [1e-4, 1e6) for float32 and [1e-4, 1e16) for double,
+// scientific outside; integral values keep their ".0". Expected strings are
+// numpy 2.4's.
+TEST(ElementwiseCastTest, FloatsPrintAsNumpy) {
+  SingleNode to_str = Op("Cast", {Attribute::Int("to", 8)});
+  auto f32 = RunNode(to_str, {F({100.0f, 1.5f, -3.0f, 999999.0f, 1e6f, 123456789.0f, 1e-4f, 0.000100002f,
+                                 1e-5f, -0.0f, 0.1f, 1e16f})});
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ((*f32)[0].strings(),
+            (std::vector<std::string>{"100.0", "1.5", "-3.0", "999999.0", "1e+06", "1.2345679e+08", "1e-04",
+                                      "0.000100002", "1e-05", "-0.0", "0.1", "1e+16"}));
+  auto f64 = RunNode(to_str, {Tensor::FromVector<double>({1e6, 123456789.0, 1e-4, 9.9e15, 1e16}, {5})});
+  ASSERT_TRUE(f64.ok()) << f64.status();
+  EXPECT_EQ((*f64)[0].strings(),
+            (std::vector<std::string>{"1000000.0", "123456789.0", "0.0001", "9900000000000000.0", "1e+16"}));
+  Tensor half(DType::kFloat16, {3});
+  half.mutable_data<uint16_t>()[0] = FloatToHalf(999.0f);
+  half.mutable_data<uint16_t>()[1] = FloatToHalf(1000.0f);
+  half.mutable_data<uint16_t>()[2] = FloatToHalf(65504.0f);
+  auto f16 = RunNode(to_str, {half});
+  ASSERT_TRUE(f16.ok()) << f16.status();
+  EXPECT_EQ((*f16)[0].strings(), (std::vector<std::string>{"999.0", "1e+03", "6.55e+04"}));
+}
+
 TEST(ElementwiseCastTest, HalfTypes) {
   SingleNode to_half = Op("Cast", {Attribute::Int("to", 10)});
   EXPECT_EQ(Run1(to_half, {F({0.5f, 1024})}, DType::kFloat16), (std::vector<double>{0.5, 1024}));

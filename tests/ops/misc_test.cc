@@ -332,5 +332,92 @@ TEST(GradientTest, UnsupportedOpOnPathFails) {
   EXPECT_EQ((*types)[0].shape.ToString(), "[N]");
 }
 
+// ---- GridSample (opset 20: linear / cubic, N-D) and AffineGrid ----
+
+SingleNode Spec20(std::string op, std::vector<Attribute> attrs = {}) {
+  SingleNode s = Spec(std::move(op), std::move(attrs));
+  s.opset = 20;
+  return s;
+}
+
+// X[y, x] = x² + 10·y on a 4×4 image: not linear in x, so cubic differs from linear.
+Tensor Quadratic() {
+  std::vector<float> v;
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) v.push_back(static_cast<float>(x * x + 10 * y));
+  return F(v, {1, 1, 4, 4});
+}
+
+TEST(GridSampleTest, CubicInteriorAndPaddedTaps) {
+  // Pixel (x, y) = (1.25, 1.5) and (0.25, 1.5) without align_corners.
+  Tensor grid = F({-0.125f, 0, -0.625f, 0}, {1, 1, 2, 2});
+  auto zeros = RunNode(Spec20("GridSample", {Attribute::String("mode", "cubic")}), {Quadratic(), grid});
+  ASSERT_TRUE(zeros.ok()) << zeros.status();
+  // Keys' cubic with A = -0.75 over the 4×4 taps (numpy, by the formula).
+  EXPECT_NEAR((*zeros)[0].data<float>()[0], 16.609375, 1e-5);
+  // Near the edge one tap column falls outside: zeros read 0, border repeats column 0.
+  EXPECT_NEAR((*zeros)[0].data<float>()[1], 16.703125, 1e-5);
+  auto border = RunNode(Spec20("GridSample", {Attribute::String("mode", "cubic"),
+                                              Attribute::String("padding_mode", "border")}),
+                        {Quadratic(), grid});
+  ASSERT_TRUE(border.ok()) << border.status();
+  EXPECT_NEAR((*border)[0].data<float>()[1], 15.12109375, 1e-5);
+  // Linear at the interior point: (1.25² is interpolated as 1.75) + 15.
+  auto linear = RunNode(Spec20("GridSample"), {Quadratic(), grid});
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  EXPECT_NEAR((*linear)[0].data<float>()[0], 16.75, 1e-5);
+  // Before opset 20 the mode is spelled bicubic and 'cubic' is unknown.
+  EXPECT_TRUE(RunNode(Spec("GridSample", {Attribute::String("mode", "bicubic")}), {Quadratic(), grid}).ok());
+  auto old_name = RunNode(Spec("GridSample", {Attribute::String("mode", "cubic")}), {Quadratic(), grid});
+  ASSERT_FALSE(old_name.ok());
+  EXPECT_NE(old_name.status().message().find("GridSample"), std::string::npos) << old_name.status();
+}
+
+TEST(GridSampleTest, TrilinearOverFiveDimensions) {
+  // X [1, 1, 2, 2, 2] = 0..7 (z, y, x outermost first); grid coordinates are (x, y, z).
+  std::vector<float> v(8);
+  for (int i = 0; i < 8; ++i) v[i] = static_cast<float>(i);
+  Tensor x = F(v, {1, 1, 2, 2, 2});
+  Tensor grid = F({0, 0, 0, 1, -1, 0, -1, -1, -1}, {1, 1, 1, 3, 3});
+  auto out = RunNode(Spec20("GridSample", {Attribute::Int("align_corners", 1)}), {x, grid});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{1, 1, 1, 1, 3}));
+  EXPECT_NEAR((*out)[0].data<float>()[0], 3.5, 1e-6);  // the center: the mean of all 8
+  EXPECT_NEAR((*out)[0].data<float>()[1], 3, 1e-6);    // x = 1, y = 0, z = 0.5: between 1 and 5
+  EXPECT_NEAR((*out)[0].data<float>()[2], 0, 1e-6);    // the corner X[0, 0, 0]
+  // Cubic is 2-D only; a 5-D X before opset 20 is an error.
+  EXPECT_FALSE(RunNode(Spec20("GridSample", {Attribute::String("mode", "cubic")}), {x, grid}).ok());
+  auto old = RunNode(Spec("GridSample"), {x, grid});
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("GridSample '"), std::string::npos) << old.status();
+  // The grid's last dim must be the spatial rank.
+  auto bad = RunNode(Spec20("GridSample"), {x, F({0, 0}, {1, 1, 1, 1, 2})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("GridSample '"), std::string::npos) << bad.status();
+}
+
+TEST(AffineGridTest, PixelCentersAndCorners) {
+  // theta = [[1, 0, 0.5], [0, 2, 0]], size [1, 1, 2, 3]: x' = x + 0.5, y' = 2y.
+  Tensor theta = F({1, 0, 0.5f, 0, 2, 0}, {1, 2, 3});
+  Tensor size = Tensor::FromVector<int64_t>({1, 1, 2, 3}, {4});
+  auto centers = RunNode(Spec20("AffineGrid"), {theta, size});
+  ASSERT_TRUE(centers.ok()) << centers.status();
+  EXPECT_EQ((*centers)[0].dims(), (std::vector<int64_t>{1, 2, 3, 2}));
+  const std::vector<double> want_centers = {-1.0 / 6, -1, 0.5, -1, 7.0 / 6, -1, -1.0 / 6, 1, 0.5, 1, 7.0 / 6, 1};
+  const std::vector<double> want_corners = {-0.5, -2, 0.5, -2, 1.5, -2, -0.5, 2, 0.5, 2, 1.5, 2};
+  for (size_t i = 0; i < want_centers.size(); ++i) {
+    EXPECT_NEAR((*centers)[0].data<float>()[i], want_centers[i], 1e-6) << i;
+  }
+  auto corners = RunNode(Spec20("AffineGrid", {Attribute::Int("align_corners", 1)}), {theta, size});
+  ASSERT_TRUE(corners.ok()) << corners.status();
+  for (size_t i = 0; i < want_corners.size(); ++i) {
+    EXPECT_NEAR((*corners)[0].data<float>()[i], want_corners[i], 1e-6) << i;
+  }
+  // A 3-D size needs a [N, 3, 4] theta.
+  auto bad = RunNode(Spec20("AffineGrid"), {theta, Tensor::FromVector<int64_t>({1, 1, 2, 2, 2}, {5})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("AffineGrid '"), std::string::npos) << bad.status();
+}
+
 }  // namespace
 }  // namespace aic

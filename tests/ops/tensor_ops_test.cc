@@ -203,5 +203,26 @@ TEST(TensorOpsTest, UpsampleNearest) {
   EXPECT_EQ(Vals(y), (std::vector<float>{1, 1, 2, 2}));
 }
 
+// ---- CumProd (opset 26) ----
+
+TEST(TensorOpsTest, CumProdInclusiveExclusiveAndReverse) {
+  Tensor x = F({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor axis1 = Tensor::Scalar<int64_t>(1);
+  EXPECT_EQ(Vals(Run1(Op("CumProd", {}, 26), {x, axis1})), (std::vector<float>{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(Vals(Run1(Op("CumProd", {}, 26), {x, Tensor::Scalar<int64_t>(-2)})),
+            (std::vector<float>{1, 2, 3, 4, 10, 18}));
+  // exclusive + reverse: y[i] = Π_{j>i} x[j], the last element is the identity 1.
+  EXPECT_EQ(Vals(Run1(Op("CumProd", {Attribute::Int("exclusive", 1), Attribute::Int("reverse", 1)}, 26), {x, axis1})),
+            (std::vector<float>{6, 3, 1, 30, 6, 1}));
+  // Integers multiply exactly.
+  Tensor ints = Run1(Op("CumProd", {}, 26), {Tensor::FromVector<int64_t>({3, -2, 5}, {3}), Tensor::Scalar<int64_t>(0)});
+  ASSERT_EQ(ints.dtype(), DType::kInt64);
+  EXPECT_EQ(std::vector<int64_t>(ints.data<int64_t>(), ints.data<int64_t>() + 3), (std::vector<int64_t>{3, -6, -30}));
+  auto bad = RunNode(Op("CumProd", {}, 26), {x, Tensor::Scalar<int64_t>(2)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("CumProd '"), std::string::npos) << bad.status();
+  EXPECT_FALSE(RunNode(Op("CumProd", {}, 26), {x, Tensor::FromVector<int64_t>({0, 1}, {2})}).ok());
+}
+
 }  // namespace
 }  // namespace aic
