@@ -11,7 +11,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev googletest libgtest-dev \
   libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev liblapacke-dev libopenblas-dev \
-  libonnx-testdata python3-onnx python3-numpy python3-venv python3-dev
+  libonnx-testdata python3-onnx python3-numpy python3-venv python3-dev \
+  graphviz libgraphviz-dev pkg-config chromium
+# graphviz, libgraphviz-dev: libgvc lays out the graph of `report --format html`
+# (CMake finds it with pkg-config); chromium: tests/integration/html_report_browser.py
+# opens those pages headless.
 VENV := .venv
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 2000000

@@ -278,6 +278,7 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   for (const Value* v : model.graph->inputs()) {
     if (!v->is_initializer()) report.graph_inputs.push_back({v->name(), v->shape()});
   }
+  for (const Value* v : model.graph->outputs()) report.graph_outputs.push_back({v->name(), v->shape()});
   TypeSnapshot as_loaded(model);
   absl::flat_hash_map<const Value*, Shape> symbolic_shapes;
   if (!symbols.empty()) {

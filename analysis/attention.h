@@ -3,9 +3,11 @@
 // (Kᵀ a Transpose of K, or K already transposed; masks and biases added with
 // reshapes between, as a shifted window's). It mixes each query's values by
 // weights that sum to one, the softmax its collapse.
-// The rewriter has no fusion for it yet (ONNX's Attention is opset 23,
-// issue #13); when it has, the report takes it from there as it takes the
-// other idioms (analysis/idioms.h), and this matcher goes.
+// The rewriter's fuse_attention (rewrite/rules/attention_rules.cc) must prove
+// far more before it rewrites a model (equal heads, a mask spanning the keys
+// exactly, no float16 NaN guard) and so recognises fewer of these forms; when
+// it covers them, the report takes attention from there as it takes the other
+// idioms (analysis/idioms.h), and this matcher goes.
 #pragma once
 
 #include <optional>

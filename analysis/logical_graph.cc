@@ -290,9 +290,13 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
     rn.bytes_written -= internal_bytes;
     for (const Value* v : data_inputs) {
       rn.input_shapes.push_back(v->shape());
+      rn.input_values.push_back(v->name());
       rn.floating |= IsFloatingPoint(v->dtype());
     }
-    for (const Value* v : outputs) rn.output_shapes.push_back(v->shape());
+    for (const Value* v : outputs) {
+      rn.output_shapes.push_back(v->shape());
+      rn.output_values.push_back(v->name());
+    }
     if (geo.ok) {
       rn.is_layer = true;
       rn.layer_kind = geo.kind;
@@ -340,11 +344,14 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
   for (size_t i = 0; i < n; ++i) {
     for (const Value* v : lg.outputs[i])
       lg.feeds_graph_output[i] = lg.feeds_graph_output[i] || graph_outputs.contains(v);
-    for (const Value* v : lg.data_inputs[i]) {
+    lg.nodes[i].input_from.assign(lg.data_inputs[i].size(), -1);
+    for (size_t k = 0; k < lg.data_inputs[i].size(); ++k) {
+      const Value* v = lg.data_inputs[i][k];
       if (v->producer() == nullptr) continue;
       auto it = lg.index_of.find(v->producer());
       if (it == lg.index_of.end()) continue;
       int p = it->second;
+      lg.nodes[i].input_from[k] = p;
       auto& prods = lg.producers[i];
       if (std::find(prods.begin(), prods.end(), p) == prods.end()) {
         prods.push_back(p);

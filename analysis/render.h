@@ -1,10 +1,11 @@
 // Renderers of a Report: text (the seed's format, the default), JSON (the
-// stable schema of docs/report-schema.md) and Markdown. They only read the
+// stable schema of docs/report-schema.md), Markdown and HTML. They only read the
 // Report; nothing is computed here.
 #pragma once
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "analysis/report.h"
 
 namespace aic::analysis {
@@ -19,6 +20,18 @@ inline constexpr size_t kSeedScaleNodes = 12;
 std::string RenderText(const Report& report, NodeNames names = NodeNames::kAuto);
 std::string RenderJson(const Report& report);
 std::string RenderMarkdown(const Report& report);
+// One self-contained HTML page: the logical graph drawn top to bottom
+// (Graphviz's dot layout, graph_layout.h), coloured by semantic class, share
+// of MACs or bytes moved; a panel per node with what the text report says of
+// it and its weight spectrum plotted; the graph-level findings linked to
+// their nodes. FailedPrecondition when Graphviz's layout is not available.
+absl::StatusOr<std::string> RenderHtml(const Report& report);
+// `s` with & < > " ' as character references, for HTML text and attributes.
+std::string HtmlEscape(const std::string& s);
+// The colour class a node gets from its traits: "opaque" (no traits known),
+// "collapse" (collapse-producing), "expanding", "contracting" (its
+// representation effect), "linear", else "other".
+const char* SemanticClass(const ReportNode& n);
 
 // Words shared by the renderers.
 std::string ShapeList(const std::vector<Shape>& shapes);  // "[1, 10]" or "[1, 20], [1, 20]"

@@ -82,6 +82,13 @@ struct ReportNode {
   const std::vector<Shape>& ShownOutputShapes() const {
     return symbolic_output_shapes.empty() ? output_shapes : symbolic_output_shapes;
   }
+  // The data edges, for drawing the graph (render_html.cc): parallel to
+  // input_shapes, the logical node each data input comes from (-1: a graph
+  // input, or a value no listed node produces) and the value's name; parallel
+  // to output_shapes, the output values' names.
+  std::vector<int> input_from;
+  std::vector<std::string> input_values;
+  std::vector<std::string> output_values;
   std::vector<std::string> properties;  // Traits::PropertyWords()
   Traits traits;
   bool cost_known = false;
@@ -189,6 +196,7 @@ struct Report {
   std::string producer;
   int64_t opset = 0;
   std::vector<std::pair<std::string, Shape>> graph_inputs;
+  std::vector<std::pair<std::string, Shape>> graph_outputs;  // as the file declares them
   std::vector<ReportNode> nodes;
 
   // Graph totals. Shared initializers are counted once.

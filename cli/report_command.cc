@@ -23,7 +23,7 @@ namespace aic::cli {
 
 namespace {
 
-constexpr char kHelp[] = R"(usage: aic-onnx report IN.onnx [--format text|json|md] [-o FILE]
+constexpr char kHelp[] = R"(usage: aic-onnx report IN.onnx [--format text|json|md|html] [-o FILE]
                        [--calib DIR|random:N] [--shape NAME=D,D,..]... [--energy E]
                        [--seed N] [--rare F] [--max-svd-dim N] [--no-spectra] [--names|--no-names]
 
@@ -36,7 +36,14 @@ consecutive linear layers; the singular values of every Linear/Conv weight
 calibration data, the activation ratio and dead units of collapse-producing ops.
 
   --format F        text (default: the seed's format), json (schema in
-                    docs/report-schema.md) or md
+                    docs/report-schema.md), md, or html: one self-contained
+                    page (nothing fetched when viewed) with the graph drawn
+                    top to bottom (Graphviz's dot layout), nodes coloured by
+                    semantic class, share of MACs or bytes moved, a panel per
+                    node (shapes, costs, properties, collapse, its weight
+                    spectrum plotted with the ranks marked, activation ratio),
+                    the findings linked to their nodes, search, pan and zoom;
+                    open FILE.html#node=NAME to open a node's panel
   -o FILE           write the report to FILE instead of stdout
   --calib DIR       run the reference executor on the samples in DIR: files
                     named after the graph inputs (NAME.npy / NAME.pb, or
@@ -94,8 +101,8 @@ int ReportCommand(const std::vector<std::string>& argv) {
   if (args->positional().size() != 1) return UsageError("report takes one model file (see --help)");
   const std::string& path = args->positional()[0];
   std::string format = args->GetOr("--format", "text");
-  if (format != "text" && format != "json" && format != "md") {
-    return UsageError("--format must be text, json or md, got '" + format + "'");
+  if (format != "text" && format != "json" && format != "md" && format != "html") {
+    return UsageError("--format must be text, json, md or html, got '" + format + "'");
   }
   if (args->Has("--names") && args->Has("--no-names")) {
     return UsageError("--names and --no-names exclude each other");
@@ -160,9 +167,22 @@ int ReportCommand(const std::vector<std::string>& argv) {
     report = analysis::Analyze(model, options);
   }
   if (!report.ok()) return UsageError(path + ": " + std::string(report.status().message()));
-  std::string text = format == "json" ? analysis::RenderJson(*report)
-                     : format == "md" ? analysis::RenderMarkdown(*report)
-                                      : analysis::RenderText(*report, names);
+  std::string text;
+  if (format == "html") {
+    absl::StatusOr<std::string> page;
+    {
+      // Graphviz's layout takes seconds past a few thousand nodes.
+      ProgressLine progress("report");
+      progress.Set(absl::StrCat("laying out ", report->nodes.size(), " nodes (Graphviz dot)"));
+      page = analysis::RenderHtml(*report);
+    }
+    if (!page.ok()) return UsageError(path + ": " + std::string(page.status().message()));
+    text = *std::move(page);
+  } else {
+    text = format == "json" ? analysis::RenderJson(*report)
+           : format == "md" ? analysis::RenderMarkdown(*report)
+                            : analysis::RenderText(*report, names);
+  }
   if (auto out = args->Get("-o")) {
     if (absl::Status s = WriteFileAtomically(*out, text); !s.ok()) {
       return UsageError(std::string(s.message()));

@@ -85,7 +85,7 @@ class Inferrer {
       in_consts.push_back(ConstantOf(v));
     }
     OpContext ctx(node, opset, std::move(in_types), in_consts,
-                  [this] { return absl::StrCat("unk__", symbol_counter_++); });
+                  [this] { return absl::StrCat(kInferredSymbolPrefix, symbol_counter_++); });
     AIC_RETURN_IF_ERROR(def->infer(ctx));
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       Value* out = node.output(i);

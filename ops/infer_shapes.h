@@ -11,6 +11,13 @@
 
 namespace aic {
 
+// The prefix of the symbols InferShapes makes for dims it cannot know
+// ("unk__g0", "unk__g1", ... within one run). Distinct from what other
+// inferences write into files ("unk__12" from onnx or ONNX Runtime) and from
+// the rewriter's ("unk__rw3"), so a consumer can tell this run's names, which
+// never stand for two dims, from a file's.
+inline constexpr char kInferredSymbolPrefix[] = "unk__g";
+
 struct InferOptions {
   // Largest constant (in elements) computed during inference.
   int64_t max_fold_elements = 1 << 16;

@@ -17,6 +17,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterNormalizationOps(*r);
     RegisterSoftmaxOps(*r);
     RegisterAttentionOps(*r);
+    RegisterStateSpaceOps(*r);
     RegisterShapeOps(*r);
     RegisterTensorOps(*r);
     RegisterIndexingOps(*r);

@@ -42,6 +42,7 @@ void RegisterPoolOps(OpRegistry& r);
 void RegisterNormalizationOps(OpRegistry& r);
 void RegisterSoftmaxOps(OpRegistry& r);
 void RegisterAttentionOps(OpRegistry& r);  // Attention, RotaryEmbedding
+void RegisterStateSpaceOps(OpRegistry& r);  // LinearAttention, CausalConvWithState
 void RegisterShapeOps(OpRegistry& r);
 void RegisterTensorOps(OpRegistry& r);
 void RegisterIndexingOps(OpRegistry& r);

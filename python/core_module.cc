@@ -490,7 +490,9 @@ std::string Report(const py::object& model, const std::string& name, const std::
                    double rare, int64_t max_svd_dim, const std::string& format) {
   if (!(energy > 0 && energy <= 1)) throw py::value_error("energy must be in (0, 1]");
   if (!(rare >= 0 && rare <= 1)) throw py::value_error("rare must be in [0, 1]");
-  if (format != "json" && format != "text" && format != "md") throw py::value_error("format must be json, text or md");
+  if (format != "json" && format != "text" && format != "md" && format != "html") {
+    throw py::value_error("format must be json, text, md or html");
+  }
   ModelSource source = SourceOf(model, name, base_dir);
   absl::StatusOr<std::unique_ptr<Model>> loaded;
   {
@@ -507,20 +509,22 @@ std::string Report(const py::object& model, const std::string& name, const std::
   options.input_shapes = ShapesOfDict(shapes);
   options.calibration = CalibrationOf(calib, *m, static_cast<uint64_t>(seed));
   absl::StatusOr<analysis::Report> report;
-  std::string text;
+  absl::StatusOr<std::string> text;
   {
     py::gil_scoped_release release;
     report = analysis::Analyze(*m, options);
     if (report.ok()) {
-      text = format == "json" ? analysis::RenderJson(*report)
-             : format == "md" ? analysis::RenderMarkdown(*report)
-                              : analysis::RenderText(*report, analysis::NodeNames::kAuto);
+      text = format == "json"   ? analysis::RenderJson(*report)
+             : format == "md"   ? analysis::RenderMarkdown(*report)
+             : format == "html" ? analysis::RenderHtml(*report)
+                                : analysis::RenderText(*report, analysis::NodeNames::kAuto);
     }
   }
   if (!report.ok()) {
     Raise(absl::Status(report.status().code(), absl::StrCat(source.name, ": ", report.status().message())));
   }
-  return text;
+  if (!text.ok()) Raise(absl::Status(text.status().code(), absl::StrCat(source.name, ": ", text.status().message())));
+  return *text;
 }
 
 py::dict Verify(const py::object& a, const py::object& b, const std::string& name_a, const std::string& name_b,

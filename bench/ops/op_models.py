@@ -12,7 +12,7 @@ Every case has a stable id, `Op/variant/shape` (`.../f16` for the float16
 variant), and is built from fixed seeds.
 
 Opset 17 unless the op needs a higher one (Mish 18, Gelu 20,
-GroupNormalization 21).
+GroupNormalization 21, Attention and RotaryEmbedding 23).
 
 f16 variants are built for the ops whose ONNX Runtime CPU kernels might take
 float16; run_ops.py skips, with a note, those ORT cannot create a session for.
@@ -317,6 +317,57 @@ for op in ("Softmax", "LogSoftmax"):
     softmax_case(op, "last", (128, 1000), -1)
     softmax_case(op, "axis1", SHP["att"], 1)
     softmax_case(op, "axis1", SHP["c56"], 1)
+
+
+def attention_case(variant, batch, q_heads, kv_heads, q_seq, kv_seq, head, causal=False, mask=None, past=0):
+    """ONNX Attention (opset 23) at encoder and decoder shapes: Q/K/V and the
+    past are graph inputs; `mask` "bool" or "float" is a [batch, 1, q_seq, total] input."""
+    def fn(b):
+        b.opset = 23
+        ins = [b.x((batch, q_heads, q_seq, head), "q"), b.x((batch, kv_heads, kv_seq, head), "k"),
+               b.x((batch, kv_heads, kv_seq, head), "v")]
+        total = past + kv_seq
+        if mask == "bool":
+            ins.append(b.input("mask", b.rng.random((batch, 1, q_seq, total)) < 0.9))
+        elif mask == "float":
+            ins.append(b.input("mask", np.where(b.rng.random((batch, 1, q_seq, total)) < 0.9, 0, -1e4)
+                               .astype(np.float32)))
+        else:
+            ins.append("")
+        if past:
+            ins += [b.x((batch, kv_heads, past, head), "past_k"), b.x((batch, kv_heads, past, head), "past_v")]
+        outs = ["y", "present_k", "present_v"] if past else ["y"]
+        b.node("Attention", ins if ins[-1] else ins[:-1], outs, is_causal=int(causal))
+        for o in outs:
+            b.out(o)
+    case(f"Attention/{variant}/b{batch}h{q_heads}kv{kv_heads}q{q_seq}k{past + kv_seq}d{head}", fn, f16=True)
+
+
+def rotary_case(variant, batch, heads, seq, head, positions):
+    """RotaryEmbedding (opset 23) on [batch, heads, seq, head] with caches of 2048
+    positions indexed by position_ids (`positions`), or caches per token."""
+    def fn(b):
+        b.opset = 23
+        half = head // 2
+        ins = [b.x((batch, heads, seq, head))]
+        if positions:
+            angles = np.arange(2048)[:, None] / (10000 ** (np.arange(half)[None, :] / half))
+            ins += [b.const("cos", np.cos(angles).astype(np.float32)), b.const("sin", np.sin(angles).astype(np.float32)),
+                    b.input("pos", np.tile(np.arange(seq, dtype=np.int64), (batch, 1)))]
+        else:
+            angles = b.rng.random((batch, seq, half)) * 6.28
+            ins += [b.input("cos", np.cos(angles).astype(np.float32)), b.input("sin", np.sin(angles).astype(np.float32))]
+        b.out(b.node("RotaryEmbedding", ins, ["y"]))
+    case(f"RotaryEmbedding/{variant}/b{batch}h{heads}s{seq}d{head}", fn, f16=True)
+
+
+rotary_case("position-ids", 1, 32, 512, 128, True)
+rotary_case("per-token", 4, 8, 128, 64, False)
+
+attention_case("encoder", 1, 12, 12, 128, 128, 64)
+attention_case("encoder-float-mask", 8, 12, 12, 128, 128, 64, mask="float")
+attention_case("causal-gqa", 1, 32, 8, 128, 128, 64, causal=True)
+attention_case("decode-past-bool-mask", 4, 32, 8, 1, 1, 64, causal=True, mask="bool", past=511)
 
 # ---------------------------------------------------------------- elementwise unary
 

@@ -168,6 +168,9 @@ bool LowerUnaryOrNative(Lowerer& L, const Node& n);
 bool LowerResizeOrNative(Lowerer& L, const Node& n);
 bool LowerLayerNorm(Lowerer& L, const Node& n);
 bool LowerRmsNorm(Lowerer& L, const Node& n);
+bool LowerAttention(Lowerer& L, const Node& n);  // ops_native_attention.cc
+bool LowerSwiGlu(Lowerer& L, const Node& n);
+bool LowerRotaryEmbedding(Lowerer& L, const Node& n);  // ops_native_rotary.cc
 bool LowerGather(Lowerer& L, const Node& n);
 bool LowerPad(Lowerer& L, const Node& n);
 bool LowerCast(Lowerer& L, const Node& n);

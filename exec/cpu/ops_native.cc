@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/broadcast.h"
+#include "exec/cpu/kernels/swiglu.h"
 #include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/native_step.h"
 
@@ -97,6 +98,28 @@ bool LowerNativeUnary(Lowerer& L, const Node& n) {
   std::string op = n.op_type;
   if (op == "Gelu") op = n.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "GeluErf";
   return EmitUnary(L, n, n.input(0), n.output(0), kernels::UnaryKernel(op));
+}
+
+// SwiGLU (opset 28): two f32 inputs of one shape (the op does not broadcast).
+bool LowerSwiGlu(Lowerer& L, const Node& n) {
+  if (n.num_inputs() != 2 || n.output(0) == nullptr) return false;
+  const Value *a = n.input(0), *b = n.input(1), *out = n.output(0);
+  if (!L.IsF32(a) || !L.IsF32(b) || !L.IsF32(out) || !NativeReady(L, a) || !NativeReady(L, b)) return false;
+  if (L.V(b).dims != L.V(a).dims || L.V(out).dims != L.V(a).dims) return false;
+  int64_t count = NumElements(L.V(a).dims);
+  float alpha = n.GetFloat("alpha", 1.0f);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(a), L.PlainSlot(b)}, slot,
+                                   [count, alpha](const void* const* in, void* y) {
+                                     kernels::SwiGluF32(static_cast<const float*>(in[0]),
+                                                        static_cast<const float*>(in[1]), static_cast<float*>(y),
+                                                        count, alpha);
+                                     return absl::OkStatus();
+                                   });
+  step->kind = "swiglu";
+  step->inplace_ok = true;
+  return true;
 }
 
 bool LowerNativeElementwise(Lowerer& L, const Node& n) {

@@ -1,5 +1,6 @@
 // Standard ops that are newer than many models' opsets (Gelu is opset 20,
-// LayerNormalization 17, HardSwish 14, Swish 24, RMSNormalization 23), offered to our own executors under
+// LayerNormalization 17, HardSwish 14, Swish 24, RMSNormalization 23,
+// Attention 23, RotaryEmbedding 23), offered to our own executors under
 // domain "ai.aic" with exactly the standard op's semantics at the version
 // named here. The rewriter recognises an exporter's decomposed GELU in an
 // opset-13 model; for `--target onnx` it must leave it decomposed (opset 13 has

@@ -32,26 +32,9 @@ Traits GeneratorTraits(const OpContext& ctx, std::string semantic, std::string m
 
 // ---- Constant ----
 
-absl::StatusOr<Tensor> ConstantValue(const Node& node) {
-  if (node.HasAttr("sparse_value")) return absl::UnimplementedError("sparse_value not supported");
-  if (const Attribute* a = node.FindAttr("value")) return a->t;
-  if (const Attribute* a = node.FindAttr("value_float")) return Tensor::Scalar<float>(a->f);
-  if (const Attribute* a = node.FindAttr("value_floats")) {
-    return Tensor::FromVector<float>(a->floats, {static_cast<int64_t>(a->floats.size())});
-  }
-  if (const Attribute* a = node.FindAttr("value_int")) return Tensor::Scalar<int64_t>(a->i);
-  if (const Attribute* a = node.FindAttr("value_ints")) {
-    return Tensor::FromVector<int64_t>(a->ints, {static_cast<int64_t>(a->ints.size())});
-  }
-  if (const Attribute* a = node.FindAttr("value_string")) return Tensor::FromStrings({a->s}, {});
-  if (const Attribute* a = node.FindAttr("value_strings")) {
-    return Tensor::FromStrings(a->strings, {static_cast<int64_t>(a->strings.size())});
-  }
-  return absl::InvalidArgumentError("no value attribute");
-}
 
 absl::Status InferConstant(OpContext& ctx) {
-  absl::StatusOr<Tensor> v = ConstantValue(ctx.node());
+  absl::StatusOr<Tensor> v = ConstantNodeValue(ctx.node());
   if (!v.ok()) {
     if (absl::IsUnimplemented(v.status())) return absl::OkStatus();  // opaque sparse value
     return ctx.Error(v.status().message());
@@ -62,7 +45,7 @@ absl::Status InferConstant(OpContext& ctx) {
 }
 
 absl::Status ConstantKernel(KernelContext& ctx) {
-  absl::StatusOr<Tensor> v = ConstantValue(ctx.node());
+  absl::StatusOr<Tensor> v = ConstantNodeValue(ctx.node());
   if (!v.ok()) {
     if (absl::IsUnimplemented(v.status())) return ctx.Unimplemented(v.status().message());
     return ctx.Error(v.status().message());
@@ -89,7 +72,12 @@ absl::Status InferConstantOfShape(OpContext& ctx) {
       if (d < 0) return ctx.Error("negative dim ", d);
     }
     ctx.set_output(0, dt, Shape::FromValues(*shape));
-  } else if (auto dims = ShapeValueOf(ctx, 0)) {
+  } else if (auto dims = ShapeValueOf(ctx, 0); dims && std::none_of(dims->begin(), dims->end(), [](const Dim& d) {
+                                                  return d.is_value() && d.value() < 0;
+                                                })) {
+    for (Dim& d : *dims) {
+      if (d.is_unknown()) d = ctx.FreshDim();
+    }
     ctx.set_output(0, dt, Shape(*dims));
   } else {
     const Shape& s = ctx.input_shape(0);

@@ -17,15 +17,33 @@ namespace aic {
 
 namespace {
 
+std::string TargetText(const std::vector<Dim>& target) {
+  std::vector<std::string> parts;
+  for (const Dim& d : target) parts.push_back(d.ToString());
+  return absl::StrJoin(parts, ", ");
+}
+
 // Resolves Reshape's target against the input shape: 0 copies the input dim
 // (unless allowzero), one -1 takes what is left. Works on symbolic dims: a
 // named dim that appears on both sides cancels.
-absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& target,
+// The target's entries are dims: known values, or symbols (a dim of some
+// tensor, as a Shape → Gather → Concat chain gives them; ShapeValueOf), or
+// unknown (a fresh dim in the output, and no -1 resolved against it). A
+// symbol stands for its own value, not for the "copy" marker 0: wrong only
+// where that dim is 0 at run time, an empty tensor, as in every shape
+// inference that follows Shape (onnx's and ONNX Runtime's too).
+absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<Dim>& target,
                                      bool allowzero, const std::function<Dim()>& fresh) {
   std::vector<Dim> out;
   int infer_at = -1;
+  bool any_zero = false;
   for (size_t i = 0; i < target.size(); ++i) {
-    int64_t v = target[i];
+    if (!target[i].is_value()) {
+      out.push_back(target[i].is_unknown() ? Dim() : target[i]);
+      continue;
+    }
+    int64_t v = target[i].value();
+    any_zero = any_zero || v == 0;
     if (v == -1) {
       if (infer_at >= 0) return absl::InvalidArgumentError("more than one -1 in the target shape");
       infer_at = static_cast<int>(i);
@@ -44,8 +62,7 @@ absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>
       out.push_back(Dim(v));
     }
   }
-  if (allowzero && infer_at >= 0 &&
-      std::find(target.begin(), target.end(), 0) != target.end()) {
+  if (allowzero && infer_at >= 0 && any_zero) {
     return absl::InvalidArgumentError("allowzero=1 with both 0 and -1 in the target shape");
   }
   if (in.has_rank()) {
@@ -58,6 +75,10 @@ absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>
       const Dim& d = out[i];
       if (d.is_value()) {
         den *= d.value();
+        continue;
+      }
+      if (d.is_unknown()) {
+        unresolved = true;
         continue;
       }
       auto it = std::find_if(rest_in.begin(), rest_in.end(),
@@ -83,7 +104,7 @@ absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>
       } else if (symbols.empty()) {
         if (den == 0 || num % den != 0) {
           return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", in.ToString(), " to [",
-                                                         absl::StrJoin(target, ", "), "]"));
+                                                         TargetText(target), "]"));
         }
         slot = Dim(num / den);
       } else if (symbols.size() == 1 && num == den && symbols[0].is_symbol()) {
@@ -93,12 +114,20 @@ absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>
       }
     } else if (!unresolved && symbols.empty() && num != den) {
       return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", in.ToString(), " to [",
-                                                     absl::StrJoin(target, ", "), "]"));
+                                                     TargetText(target), "]"));
     }
   } else if (infer_at >= 0) {
     out[infer_at] = fresh();
   }
+  for (Dim& d : out) {
+    if (d.is_unknown()) d = fresh();
+  }
   return Shape(out);
+}
+
+absl::StatusOr<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& target, bool allowzero,
+                                     const std::function<Dim()>& fresh) {
+  return ResolveReshape(in, std::vector<Dim>(target.begin(), target.end()), allowzero, fresh);
 }
 
 // Reshape's target: the `shape` attribute before opset 5, input 1 after.
@@ -112,14 +141,13 @@ absl::Status InferReshape(OpContext& ctx) {
   bool allowzero = ctx.opset() >= 14 && ctx.node().GetInt("allowzero", 0) != 0;
   std::optional<std::vector<int64_t>> target = ReshapeTarget(ctx);
   if (!target && ctx.opset() >= 5) {
-    // Reshape(x, Shape(y)): the target is y's (possibly symbolic) shape.
+    // A target computed from shapes (Reshape(x, Shape(y)), or a
+    // Concat of Gathers of Shapes and constants): its symbolic entries.
     if (std::optional<std::vector<Dim>> dims = ShapeValueOf(ctx, 1)) {
-      bool plain = std::none_of(dims->begin(), dims->end(),
-                                [](const Dim& d) { return d.is_value() && d.value() == 0; });
-      if (plain) {
-        ctx.set_output(0, dt, Shape(*dims));
-        return absl::OkStatus();
-      }
+      absl::StatusOr<Shape> s = ResolveReshape(ctx.input_shape(0), *dims, allowzero, FreshFn(ctx));
+      if (!s.ok()) return ctx.Error(s.status().message());
+      ctx.set_output(0, dt, *s);
+      return absl::OkStatus();
     }
   }
   if (!target) {

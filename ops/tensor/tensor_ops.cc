@@ -305,8 +305,14 @@ absl::Status InferExpand(OpContext& ctx) {
   Shape target;
   if (shape) {
     target = Shape::FromValues(*shape);
-  } else if (std::optional<std::vector<Dim>> dims = ShapeValueOf(ctx, 1)) {
-    target = Shape(*dims);  // Expand(x, Shape(y)): y's symbolic shape
+  } else if (std::optional<std::vector<Dim>> dims = ShapeValueOf(ctx, 1);
+             dims && std::none_of(dims->begin(), dims->end(), [](const Dim& d) { return d.is_value() && d.value() < 0; })) {
+    target = Shape(*dims);  // Expand(x, Shape(y)) and the like: y's symbolic shape
+  } else if (const Shape& len = ctx.input_shape(1); len.has_rank() && len.rank() == 1 && len[0].is_value()) {
+    // Only the target's length is known: the output has that rank at least,
+    // its dims known where x's are (a dim other than 1 is kept) and fresh
+    // elsewhere.
+    target = Shape(std::vector<Dim>(static_cast<size_t>(len[0].value()), Dim()));
   } else {
     ctx.set_output(0, dt, Shape::UnknownRank());
     return absl::OkStatus();

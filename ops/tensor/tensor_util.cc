@@ -115,15 +115,206 @@ std::pair<int64_t, int64_t> ShapeRange(const Node& node, int64_t opset, int64_t 
   return {start, std::max(start, end)};
 }
 
+namespace {
+
+constexpr int kMaxShapeValueDepth = 16;
+constexpr int64_t kMaxShapeValueElements = 64;
+
+std::optional<std::vector<Dim>> IntElementsAsDims(const Value* v, const Tensor* known, int64_t opset, int depth);
+
+std::optional<std::vector<Dim>> DimsOfConstant(const Tensor& t) {
+  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) || t.rank() > 1 ||
+      t.num_elements() > kMaxShapeValueElements) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> v = TensorToInt64s(t);
+  return std::vector<Dim>(v.begin(), v.end());
+}
+
+std::optional<std::vector<Dim>> InputDims(const Node& n, size_t i, int64_t opset, int depth) {
+  return IntElementsAsDims(n.input(i), nullptr, opset, depth + 1);
+}
+
+// Known values of an input as plain integers (indices, slice bounds).
+std::optional<std::vector<int64_t>> InputInts(const Node& n, size_t i, int64_t opset, int depth) {
+  std::optional<std::vector<Dim>> d = InputDims(n, i, opset, depth);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const Dim& x : *d) {
+    if (!x.is_value()) return std::nullopt;
+    out.push_back(x.value());
+  }
+  return out;
+}
+
+// a op b on one element each (a dim from a shape and a constant, mostly):
+// known when both are; x·1, x+0, x-0 and x/1 keep x's symbol; else unknown.
+Dim ElementwiseDim(const std::string& op, const Dim& a, const Dim& b) {
+  if (a.is_value() && b.is_value()) {
+    int64_t x = a.value(), y = b.value();
+    if (op == "Add") return Dim(x + y);
+    if (op == "Sub") return Dim(x - y);
+    if (op == "Mul") return Dim(x * y);
+    // Integer Div truncates; only non-negative operands are certain here.
+    if (op == "Div" && y > 0 && x >= 0) return Dim(x / y);
+    return Dim();
+  }
+  if (b.is_value() && ((op == "Mul" || op == "Div") ? b.value() == 1 : b.value() == 0)) return a;
+  if (op == "Mul" && a.is_value() && a.value() == 1) return b;
+  if (op == "Add" && a.is_value() && a.value() == 0) return b;
+  return Dim();
+}
+
+// The elements of a small 0-D/1-D integer value as dims: known values, the
+// symbols of the shapes they were read from, or unknown; followed through
+// Shape, Gather, Slice, Concat, Unsqueeze/Squeeze/Reshape/Identity, Cast,
+// elementwise arithmetic with constants and Where(Equal(..)) over them.
+// `known`: v's value when the caller has it (a folded constant).
+std::optional<std::vector<Dim>> IntElementsAsDims(const Value* v, const Tensor* known, int64_t opset, int depth) {
+  if (v == nullptr || depth > kMaxShapeValueDepth) return std::nullopt;
+  if (known != nullptr) return DimsOfConstant(*known);
+  if (const Tensor* init = v->initializer()) return DimsOfConstant(*init);
+  const Node* p = v->producer();
+  if (p == nullptr || !p->domain.empty()) return std::nullopt;
+  // Only 0-D and 1-D values: a flat list of elements says nothing of a matrix.
+  const Shape& vs = v->shape();
+  if (!v->type().is_tensor() || !vs.has_rank() || vs.rank() > 1) return std::nullopt;
+  const std::string& op = p->op_type;
+  if (op == "Constant") {
+    absl::StatusOr<Tensor> t = ConstantNodeValue(*p);
+    return t.ok() ? DimsOfConstant(*t) : std::nullopt;
+  }
+  if (op == "Shape") {
+    const Shape& s = p->input(0) != nullptr ? p->input(0)->shape() : Shape::UnknownRank();
+    if (p->input(0) == nullptr || !p->input(0)->type().is_tensor() || !s.has_rank()) return std::nullopt;
+    auto [start, end] = ShapeRange(*p, opset, s.rank());
+    return std::vector<Dim>(s.dims().begin() + start, s.dims().begin() + end);
+  }
+  if (op == "Identity" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Flatten") {
+    return InputDims(*p, 0, opset, depth);
+  }
+  if (op == "Cast") {
+    auto to = static_cast<DType>(p->GetInt("to", 0));
+    if (to != DType::kInt64 && to != DType::kInt32) return std::nullopt;
+    const Value* in = p->input(0);
+    if (in == nullptr || (in->dtype() != DType::kInt64 && in->dtype() != DType::kInt32)) return std::nullopt;
+    return InputDims(*p, 0, opset, depth);
+  }
+  if (op == "Concat") {
+    std::vector<Dim> out;
+    for (size_t i = 0; i < p->num_inputs(); ++i) {
+      std::optional<std::vector<Dim>> part = InputDims(*p, i, opset, depth);
+      if (!part) return std::nullopt;
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+  if (op == "Gather") {
+    std::optional<std::vector<Dim>> data = InputDims(*p, 0, opset, depth);
+    std::optional<std::vector<int64_t>> idx = InputInts(*p, 1, opset, depth);
+    if (!data || !idx) return std::nullopt;
+    std::vector<Dim> out;
+    auto n = static_cast<int64_t>(data->size());
+    for (int64_t i : *idx) {
+      if (i < -n || i >= n) return std::nullopt;
+      out.push_back((*data)[static_cast<size_t>(i < 0 ? i + n : i)]);
+    }
+    return out;
+  }
+  if (op == "Slice" && opset >= 10) {
+    std::optional<std::vector<Dim>> data = InputDims(*p, 0, opset, depth);
+    std::optional<std::vector<int64_t>> starts = InputInts(*p, 1, opset, depth);
+    std::optional<std::vector<int64_t>> ends = InputInts(*p, 2, opset, depth);
+    if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+    int64_t step = 1;
+    if (p->has_input(3)) {
+      std::optional<std::vector<int64_t>> axes = InputInts(*p, 3, opset, depth);
+      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return std::nullopt;
+    }
+    if (p->has_input(4)) {
+      std::optional<std::vector<int64_t>> steps = InputInts(*p, 4, opset, depth);
+      if (!steps || steps->size() != 1 || (*steps)[0] <= 0) return std::nullopt;
+      step = (*steps)[0];
+    }
+    auto n = static_cast<int64_t>(data->size());
+    auto clamp = [n](int64_t x) { return std::clamp<int64_t>(x < 0 ? x + n : x, 0, n); };
+    std::vector<Dim> out;
+    for (int64_t k = clamp((*starts)[0]); k < clamp((*ends)[0]); k += step) out.push_back((*data)[static_cast<size_t>(k)]);
+    return out;
+  }
+  if (op == "Where") {
+    // Where(Equal(s, c), a, b) elementwise, as torch writes Expand targets
+    // (Where(shape == -1, 1, shape)): decided where both sides are known, or
+    // where a dim (a symbol: always >= 0) meets a negative constant.
+    const Node* eq = p->input(0) != nullptr ? p->input(0)->producer() : nullptr;
+    if (eq == nullptr || eq->op_type != "Equal" || !eq->domain.empty()) return std::nullopt;
+    std::optional<std::vector<Dim>> l = InputDims(*eq, 0, opset, depth + 1);
+    std::optional<std::vector<Dim>> r = InputDims(*eq, 1, opset, depth + 1);
+    std::optional<std::vector<Dim>> a = InputDims(*p, 1, opset, depth);
+    std::optional<std::vector<Dim>> b = InputDims(*p, 2, opset, depth);
+    if (!l || !r || !a || !b) return std::nullopt;
+    size_t count = std::max({l->size(), r->size(), a->size(), b->size()});
+    auto at = [count](const std::vector<Dim>& v, size_t k) -> const Dim* {
+      if (v.size() == 1) return &v[0];
+      return v.size() == count ? &v[k] : nullptr;
+    };
+    std::vector<Dim> out;
+    for (size_t k = 0; k < count; ++k) {
+      const Dim *x = at(*l, k), *y = at(*r, k), *pa = at(*a, k), *pb = at(*b, k);
+      if (!x || !y || !pa || !pb) return std::nullopt;
+      std::optional<bool> equal;
+      if (x->is_value() && y->is_value()) equal = x->value() == y->value();
+      if ((x->is_symbol() && y->is_value() && y->value() < 0) || (y->is_symbol() && x->is_value() && x->value() < 0)) {
+        equal = false;
+      }
+      out.push_back(!equal ? Dim() : (*equal ? *pa : *pb));
+    }
+    return out;
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    std::optional<std::vector<Dim>> a = InputDims(*p, 0, opset, depth);
+    std::optional<std::vector<Dim>> b = InputDims(*p, 1, opset, depth);
+    if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+    size_t count = std::max(a->size(), b->size());
+    std::vector<Dim> out;
+    for (size_t k = 0; k < count; ++k) {
+      out.push_back(ElementwiseDim(op, (*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> ConstantNodeValue(const Node& node) {
+  if (node.HasAttr("sparse_value")) return absl::UnimplementedError("sparse_value not supported");
+  if (const Attribute* a = node.FindAttr("value")) return a->t;
+  if (const Attribute* a = node.FindAttr("value_float")) return Tensor::Scalar<float>(a->f);
+  if (const Attribute* a = node.FindAttr("value_floats")) {
+    return Tensor::FromVector<float>(a->floats, {static_cast<int64_t>(a->floats.size())});
+  }
+  if (const Attribute* a = node.FindAttr("value_int")) return Tensor::Scalar<int64_t>(a->i);
+  if (const Attribute* a = node.FindAttr("value_ints")) {
+    return Tensor::FromVector<int64_t>(a->ints, {static_cast<int64_t>(a->ints.size())});
+  }
+  if (const Attribute* a = node.FindAttr("value_string")) return Tensor::FromStrings({a->s}, {});
+  if (const Attribute* a = node.FindAttr("value_strings")) {
+    return Tensor::FromStrings(a->strings, {static_cast<int64_t>(a->strings.size())});
+  }
+  return absl::InvalidArgumentError("no value attribute");
+}
+
 std::optional<std::vector<Dim>> ShapeValueOf(const OpContext& ctx, size_t i) {
   const Value* v = ctx.node().input(i);
   if (v == nullptr || v->producer() == nullptr) return std::nullopt;
-  const Node& p = *v->producer();
-  if (p.op_type != "Shape" || !p.domain.empty() || p.input(0) == nullptr) return std::nullopt;
-  const Shape& s = p.input(0)->shape();
-  if (!p.input(0)->type().is_tensor() || !s.has_rank()) return std::nullopt;
-  auto [start, end] = ShapeRange(p, ctx.opset(), s.rank());
-  return std::vector<Dim>(s.dims().begin() + start, s.dims().begin() + end);
+  std::optional<std::vector<Dim>> dims = IntElementsAsDims(v, nullptr, ctx.opset(), 0);
+  // Only a value that depends on some shape: a constant one is the caller's
+  // ConstantInts, and an all-unknown one says nothing.
+  if (!dims || std::all_of(dims->begin(), dims->end(), [](const Dim& d) { return d.is_unknown(); })) {
+    return std::nullopt;
+  }
+  return dims;
 }
 
 Dim DimProduct(const std::vector<Dim>& dims, const std::function<Dim()>& fresh) {

@@ -53,10 +53,15 @@ Cost MovementCost(const OpContext& ctx);
 
 // Shape's [start, end) range of dims for a rank (start/end attributes from opset 15, clamped).
 std::pair<int64_t, int64_t> ShapeRange(const Node& node, int64_t opset, int64_t rank);
-// When input i is the output of a Shape node, the (possibly symbolic) dims it
-// holds; lets Gather/Slice of a shape resolve to a constant when the picked
-// dims are static even though the whole shape is not.
+// When input i is computed from shapes (Shape, and Gather, Slice, Concat,
+// Unsqueeze, Cast and arithmetic with constants over it), its elements as
+// dims: known values, the symbols of the dims they were read from, or unknown.
+// Lets Gather/Slice of a shape resolve to a constant when the picked dims are
+// static, and a Reshape/Expand target built from shapes keep its symbols.
+// Values may be any integer (a Reshape target's -1 or 0 included).
 std::optional<std::vector<Dim>> ShapeValueOf(const OpContext& ctx, size_t i);
+// A Constant node's value (value, value_int(s), value_float(s), value_string(s)).
+absl::StatusOr<Tensor> ConstantNodeValue(const Node& node);
 
 // Product of dims: known when all are known, the single non-1 symbol when the
 // rest are 1, else `fresh`.

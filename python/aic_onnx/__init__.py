@@ -197,7 +197,9 @@ def report(model: ModelLike, *, calib: Union[None, int, str, Sequence[Mapping[st
            format: str = "json", base_dir: Optional[str] = None):
     """The model explained op by op, then as a graph: ``aic-onnx report``.
     Returns the JSON report as a dict (schema: docs/report-schema.md), or the
-    text/Markdown report as a str with ``format="text"``/``"md"``.
+    text/Markdown report as a str with ``format="text"``/``"md"``, or the
+    self-contained HTML page (``aic-onnx report --format html``) with
+    ``format="html"``.
 
     calib: calibration data for activation ratios and dead units: ``N`` or
         ``"random:N"`` random samples, a folder (as ``--calib DIR``), or a list

@@ -5,7 +5,10 @@
 // taught to the classes reading them. See egraph.h.
 #include "rewrite/egraph/egraph.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "ops/infer_shapes.h"
 #include "ops/evaluate.h"
 
 namespace aic::rewrite {
@@ -89,7 +92,43 @@ bool JoinType(TypeInfo& into, const TypeInfo& other) {
   return learned;
 }
 
+// Whether an imported dim is a fact the e-graph may take: a value, a name
+// that is not a fresh one ("batch"), or a fresh name of this run's inference.
+bool AdoptableDim(const Dim& d) {
+  if (d.is_value()) return true;
+  if (!d.is_symbol()) return false;
+  return d.symbol().rfind("unk__", 0) != 0 || d.symbol().rfind(kInferredSymbolPrefix, 0) == 0;
+}
+
 }  // namespace
+
+void EGraph::AdoptImportedTypes(ClassId id, const std::vector<TypeInfo>& types) {
+  EClassData& d = classes_[Find(id)];
+  for (size_t i = 0; i < d.types.size() && i < types.size(); ++i) {
+    TypeInfo& into = d.types[i];
+    const TypeInfo& other = types[i];
+    if (!into.is_tensor() || !other.is_tensor() || !other.shape.has_rank()) continue;
+    if (into.dtype != DType::kUndefined && other.dtype != DType::kUndefined && into.dtype != other.dtype) continue;
+    if (!into.shape.has_rank()) {
+      std::vector<Dim> dims = other.shape.dims();
+      bool all = std::all_of(dims.begin(), dims.end(), AdoptableDim);
+      if (all) into.shape = other.shape;
+      continue;
+    }
+    if (into.shape.rank() != other.shape.rank()) continue;  // contradictory facts: keep ours
+    std::vector<Dim> dims = into.shape.dims();
+    bool learned = false;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const Dim& o = other.shape[k];
+      if (dims[k].is_value() || !AdoptableDim(o) || o.SameAs(dims[k])) continue;
+      // A name from a file or from the analysis itself beats a fresh name of the graph's inference.
+      if (!o.is_value() && DimRank(dims[k]) > DimRank(o)) continue;
+      dims[k] = o;
+      learned = true;
+    }
+    if (learned) into.shape = Shape(std::move(dims));
+  }
+}
 
 void EGraph::MergeAnalyses(ClassId root, ClassId merged) {
   if (dirty_.size() < classes_.size()) dirty_.resize(classes_.size(), 0);

@@ -97,6 +97,13 @@ class EGraph {
   ClassId AddInput(int64_t position, TypeInfo type, std::string name, const Tensor* known = nullptr);
   ClassId AddConst(Tensor value, std::string name = "");
   ClassId Proj(ClassId tuple, int64_t index);
+  // Joins into a just-imported op's class what the graph's own inference
+  // knew of its outputs (one type per output): that inference follows values
+  // the e-graph's per-node analysis cannot (a Reshape target read off shapes,
+  // ops/tensor/tensor_util.h's ShapeValueOf), so a dim known there, or named
+  // by a file or by that inference run, replaces a fresh one here. Other
+  // "unk__" names (a file's, another tool's) are not taken.
+  void AdoptImportedTypes(ClassId id, const std::vector<TypeInfo>& types);
 
   const EClassData& data(ClassId id) const { return classes_[Find(id)]; }
   const ENode& node(int32_t index) const { return nodes_[index]; }

@@ -101,6 +101,9 @@ class Importer {
       ++r_.opaque_nodes;
     } else {
       id = eg_.AddOpLike(node, std::move(children), num_outputs);
+      std::vector<TypeInfo> inferred;
+      for (const Value* v : node.outputs()) inferred.push_back(v ? v->type() : TypeInfo());
+      eg_.AdoptImportedTypes(id, inferred);
     }
     if (!node.name.empty()) eg_.set_node_name(id, node.name);
     if (num_outputs == 1) {

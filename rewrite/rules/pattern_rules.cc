@@ -127,6 +127,30 @@ ClassId FuseSwish(RuleContext& ctx, ClassId cls, const ENode& n) {
   return AddNewerStandardOp(ctx, "Swish", {x});
 }
 
+// Swish(a) * b -> SwiGLU(a, b) (Llama's gated MLP: silu(gate) · up), where
+// a, b and the product have one shape: SwiGLU does not broadcast. Opset 28
+// only, with no ai.aic alias: below it the CPU backend already runs
+// Swish · b as post-ops of the gate's MatMul, which a separate op would undo.
+ClassId FuseSwiGlu(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  const Shape* out = RankedShape(g, cls);
+  ClassId fused = kNoClass;
+  EitherOrder(g, n, [&](ClassId gate, ClassId value) {
+    for (const ENode* swish : g.FindOps(gate, "Swish")) {
+      ClassId a = Child(g, *swish, 0);
+      const Shape* as = RankedShape(g, a);
+      const Shape* bs = RankedShape(g, value);
+      if (!out || !as || !bs || !SameShape(*as, *out) || !SameShape(*bs, *out)) continue;
+      DType t = g.type(a).dtype;
+      if (!IsFloat(t) || g.type(value).dtype != t) continue;
+      fused = g.AddOp("SwiGLU", "", {a, value}, {Attribute::Float("alpha", swish->op->GetFloat("alpha", 1.0f))});
+      return true;
+    }
+    return false;
+  });
+  return fused != kNoClass ? fused : ctx.Decline("not Swish(a) * b over one shape");
+}
+
 // A scalar constant within a relative 1e-6 of v (exporters round √2 and
 // 1/√2 to float differently).
 bool IsScalarNear(const EGraph& g, ClassId c, double v) {
@@ -270,6 +294,7 @@ void AddPatternRules(std::vector<Rule>& rules) {
                    Exactness::kReassociating, 14, FuseHardSigmoidIntoHardSwish, "HardSwish"});
   rules.push_back({"fuse_swish", "x * Sigmoid(x) -> Swish(x)", "Mul", Exactness::kReassociating, 24, FuseSwish,
                    "Swish"});
+  rules.push_back({"fuse_swiglu", "Swish(a) * b -> SwiGLU(a, b)", "Mul", Exactness::kReassociating, 28, FuseSwiGlu});
   rules.push_back({"fuse_gelu", "x * 0.5 * (1 + erf(x / sqrt(2))) -> Gelu(x)", "Mul",
                    Exactness::kReassociating, 20, FuseGelu, "Gelu"});
   rules.push_back({"fuse_gelu_tanh",

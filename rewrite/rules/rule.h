@@ -64,5 +64,7 @@ void AddPatternRules(std::vector<Rule>& rules);
 void AddActivationRules(std::vector<Rule>& rules);
 void AddLinearRules(std::vector<Rule>& rules);
 void AddLayerNormRules(std::vector<Rule>& rules);
+void AddAttentionRules(std::vector<Rule>& rules);
+void AddRotaryRules(std::vector<Rule>& rules);
 
 }  // namespace aic::rewrite

@@ -23,6 +23,8 @@ const std::vector<Rule>& AllRules() {
     AddActivationRules(*r);
     AddLinearRules(*r);
     AddLayerNormRules(*r);
+    AddAttentionRules(*r);
+    AddRotaryRules(*r);
     return r;
   }();
   return *rules;

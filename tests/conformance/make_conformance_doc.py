@@ -38,7 +38,13 @@ SUITES = [
 
 # Why a test passes on the reference executor but not on another device, where
 # known ((device, test-name prefix) -> note).
-KNOWN_DIFF = {}
+KNOWN_DIFF = {
+    ("cpu", "node/test_attention_4d_causal_fp16_expanded"):
+        "the CPU backend computes a float16 graph in float32 between its entry and exit Casts "
+        "(exec/cpu/widen_half.h); this test's expected output rounds every one of the function body's "
+        "intermediates to float16, and the float32 result drifts past the suite's 1e-3 relative (1.04e-3 on the first element that fails). "
+        "The fused op (test_attention_4d_causal_fp16) passes on both devices.",
+}
 
 # Why a failing test cannot pass, where we know it (test-name prefix -> note).
 KNOWN = {

@@ -184,6 +184,47 @@ TEST(ShapeOpsTest, ReshapeAndExpandToAShapeOutputKeepSymbols) {
   EXPECT_EQ(e->shape(), Shape({S("batch"), 2, 3}));
 }
 
+// HF's head split: view(batch, seq, -1, 64) with batch and seq read off the
+// input's shape (Shape -> Gather -> Unsqueeze -> Concat with constants, and
+// a Cast as TorchScript writes it): the -1 resolves to 4 and the symbols
+// carry through; Expand to Concat(Shape) keeps its rank and known dims.
+TEST(ShapeOpsTest, ReshapeToAConcatOfShapeElementsKeepsSymbols) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {S("batch"), S("seq"), 256});
+  Value* shape = b.Op("Shape", {x});
+  auto element = [&](int64_t i) {
+    Value* g = b.Op("Gather", {shape, b.Constant("i" + std::to_string(i), Tensor::Scalar<int64_t>(i))});
+    Value* c = b.Op("Cast", {g}, {Attribute::Int("to", static_cast<int64_t>(DType::kInt64))});
+    return b.Op("Unsqueeze", {c, b.Constant("ax" + std::to_string(i), I({0}))});
+  };
+  Value* target = b.Op("Concat", {element(0), element(1), b.Constant("m1", I({-1})), b.Constant("d", I({64}))},
+                       {Attribute::Int("axis", 0)});
+  Value* heads = b.Op("Reshape", {x, target});
+  // seq * 1 and a Slice of the shape also keep their symbol.
+  Value* seq = b.Op("Mul", {b.Op("Slice", {shape, b.Constant("s0", I({1})), b.Constant("s1", I({2}))}),
+                            b.Constant("one", I({1}))});
+  Value* mask_shape = b.Op("Concat", {b.Constant("ones", I({1, 1})), seq, seq}, {Attribute::Int("axis", 0)});
+  // torch's Expand target: Where(shape == -1, 1, shape).
+  Value* minus_one = b.Constant("minus_one", Tensor::Scalar<int64_t>(-1));
+  Value* safe_shape = b.Op("Where", {b.Op("Equal", {mask_shape, minus_one}),
+                                     b.Constant("one_s", Tensor::Scalar<int64_t>(1)), mask_shape});
+  Value* mask = b.Op("Expand", {b.Input("m", DType::kFloat, {1, 1, 1, 1}), safe_shape});
+  // A target whose length only is known: the rank, x's dims where not 1.
+  Value* free_shape = b.Input("free", DType::kInt64, {3});
+  Value* wide = b.Op("Expand", {b.Input("w", DType::kFloat, {5, 1}), free_shape});
+  b.Output(heads);
+  b.Output(mask);
+  b.Output(wide);
+  auto model = b.Build(17);
+  InferOptions o;
+  o.best_effort = false;
+  ASSERT_TRUE(InferShapes(*model, o).ok());
+  EXPECT_EQ(heads->shape(), Shape({S("batch"), S("seq"), 4, 64}));
+  EXPECT_EQ(mask->shape(), Shape({1, 1, S("seq"), S("seq")}));
+  ASSERT_EQ(wide->shape().rank(), 3);
+  EXPECT_EQ(wide->shape()[1], Dim(5));
+}
+
 TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
   auto out = RunNode(Op("Size"), {F(std::vector<float>(6, 0.f), {2, 3})});
   ASSERT_TRUE(out.ok());

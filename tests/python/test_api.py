@@ -300,6 +300,11 @@ def test_report_is_the_json_schema(testdata):
     assert any(n["activation"] for n in r["nodes"])
     text = aic_onnx.report(str(testdata / "seed_mlp.onnx"), format="text")
     assert isinstance(text, str) and "param" in text.lower()
+    page = aic_onnx.report(str(testdata / "seed_mlp.onnx"), format="html")
+    assert page.lstrip().lower().startswith("<!doctype html") and "</html>" in page
+    assert "<title>seed_mlp.onnx" in page and "Linear" in page and "https://" not in page
+    with pytest.raises(ValueError, match="format"):
+        aic_onnx.report(str(testdata / "seed_mlp.onnx"), format="svg")
 
 
 def test_report_calibration_from_arrays_and_shapes(testdata):

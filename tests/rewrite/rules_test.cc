@@ -442,6 +442,18 @@ std::vector<RuleCase> Cases() {
                    {{"Einsum", 0}, {"MatMul", 1}, {"Transpose", 1}}, einsum("ii,ij->ij", {3, 3}, {3, 4})});
   cases.push_back({"FuseSwish", "fuse_swish", x_sigmoid(true, 24), {{"Swish", 1}, {"Sigmoid", 0}, {"Mul", 0}},
                    x_sigmoid(false, 24)});
+  // silu(gate) * up -> SwiGLU; the near miss broadcasts up over the rows.
+  auto swiglu = [](std::vector<Dim> up_dims) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* gate = b.Input("gate", DType::kFloat, {2, 6});
+      Value* up = b.Input("up", DType::kFloat, up_dims);
+      b.Output(b.Op("Mul", {b.Op("Mul", {gate, b.Op("Sigmoid", {gate})}), up}));
+      return b.Build(28);
+    };
+  };
+  cases.push_back({"FuseSwiGlu", "fuse_swiglu", swiglu({2, 6}), {{"SwiGLU", 1}, {"Sigmoid", 0}, {"Mul", 0}},
+                   swiglu({1, 6}), {"fuse_swish"}});
   cases.push_back({"FuseHardSigmoidMul", "fuse_hard_sigmoid_mul", HardSwishGraph(9),
                    {{"HardSigmoid", 1}, {"Mul", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14)});
   auto padded_pool = [](int64_t pool_pad, bool count_include_pad, bool ceil_mode) -> ModelFn {

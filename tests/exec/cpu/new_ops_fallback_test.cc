@@ -1,6 +1,7 @@
-// The ops exec/cpu has no kernels of its own for (Attention, RotaryEmbedding,
-// TensorScatter, BitCast, DeformConv, GridSample, AffineGrid, SwiGLU, CumProd)
-// run as reference fallback steps between native ones; on random inputs the
+// The newer ops on the CPU backend: Attention, RotaryEmbedding and SwiGLU have
+// kernels of their own (attention_test.cc and rotary_test.cc cover the first
+// two), the others (TensorScatter, BitCast, DeformConv, GridSample, AffineGrid,
+// CumProd) run as reference fallback steps between native ones; on random inputs the
 // fast executor must agree with the reference executor, multi-output and
 // optional-input nodes and BitCast's zero-copy view included.
 #include <string>
@@ -33,7 +34,7 @@ TEST(NewOpsFallbackTest, GroupedCausalAttentionAfterProjections) {
   b.Output(outs[2]);
   auto model = b.Build(23);
   RunBoth(*model, {{"x", RandomF32({2, 5, 8}, 4)}, {"pk", RandomF32({2, 1, 3, 4}, 5)}, {"pv", RandomF32({2, 1, 3, 4}, 6)}},
-          /*max_fallbacks=*/1);
+          /*max_fallbacks=*/0);
 }
 
 TEST(NewOpsFallbackTest, RotaryEmbeddingAndTensorScatter) {
@@ -95,7 +96,20 @@ TEST(NewOpsFallbackTest, SwiGLUAndCumProd) {
                   {Attribute::Int("exclusive", 1), Attribute::Int("reverse", 1)});
   b.Output(b.Op("Abs", {c}));
   auto model = b.Build(28);
-  RunBoth(*model, {{"a", RandomF32({3, 7}, 1)}, {"b", RandomF32({3, 7}, 2)}}, /*max_fallbacks=*/2);
+  // SwiGLU runs on its own kernel, CumProd on the reference one.
+  std::string plan = RunBoth(*model, {{"a", RandomF32({3, 7}, 1)}, {"b", RandomF32({3, 7}, 2)}}, /*max_fallbacks=*/1);
+  EXPECT_NE(plan.find("swiglu"), std::string::npos) << plan;
+}
+
+TEST(NewOpsFallbackTest, SwiGLUOverLargeRowsIsNative) {
+  // Long enough to be split over threads, with negative and large gates.
+  GraphBuilder b;
+  Value* g = b.Op("SwiGLU", {b.Input("a", DType::kFloat, {4, 70000}), b.Input("b", DType::kFloat, {4, 70000})});
+  b.Output(g);
+  auto model = b.Build(28);
+  std::string plan = RunBoth(*model, {{"a", RandomF32({4, 70000}, 3, -30.0f, 30.0f)}, {"b", RandomF32({4, 70000}, 4)}},
+                             /*max_fallbacks=*/0, 1e-5, 1e-5);
+  EXPECT_NE(plan.find("swiglu"), std::string::npos) << plan;
 }
 
 }  // namespace

@@ -1,0 +1,157 @@
+#include "exec/cpu/kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "exec/cpu/kernels/exp.h"
+#include "exec/cpu/kernels/parallel.h"
+#include "oneapi/dnnl/dnnl.h"
+
+namespace aic::cpu::kernels {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The keys [lo, hi) that the frontier, the window, the valid-key end and the
+// mask's width leave visible to the query at position `pos` (the mask's own
+// values hide more).
+struct KeyRange {
+  int64_t lo, hi;
+};
+
+KeyRange VisibleKeys(const AttentionGeometry& g, int64_t pos, int64_t key_end) {
+  int64_t lo = 0, hi = g.total_seq;
+  if (g.causal) hi = std::min(hi, pos + 1);
+  if (g.right_window >= 0) hi = std::min(hi, pos + g.right_window + 1);
+  if (g.left_window >= 0) lo = std::max<int64_t>(lo, pos - g.left_window);
+  hi = std::min(hi, key_end);
+  if (g.mask != AttentionGeometry::Mask::kNone) hi = std::min(hi, g.mask_cols);
+  return {lo, std::max(lo, hi)};
+}
+
+// Reductions over a row with kLanes partial results side by side: GCC
+// vectorizes these fixed-width inner loops, which it does not do for the
+// same reductions written as one running scalar (floating-point order).
+constexpr int kLanes = 16;
+
+AIC_KERNEL_CLONES float MaxOf(const float* x, int64_t n) {
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, kNegInf);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+  }
+  float m = kNegInf;
+  for (int l = 0; l < kLanes; ++l) m = lane[l] > m ? lane[l] : m;
+  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+// x[j] = e^(x[j] - shift); returns their sum.
+AIC_KERNEL_CLONES float ExpInPlaceSum(float* x, int64_t n, float shift) {
+  float lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      float e = ExpApprox(x[j + l] - shift);
+      x[j + l] = e;
+      lane[l] += e;
+    }
+  }
+  float sum = 0;
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  for (; j < n; ++j) {
+    x[j] = ExpApprox(x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
+}
+
+// One score row -> its unnormalized softmax weights in place (softcap, then
+// the bias, then e^(s - max) over [lo, hi), zeros outside it); returns the
+// factor 1/sum that normalizes them, which the caller applies to the row of
+// Y instead (v_head values, not total_seq). 0 when no key is visible: the
+// query gives zeros. Every pass is one vectorized loop. A NaN score needs no
+// test of its own: it makes the sum NaN and so the whole row, as in the
+// reference kernel.
+AIC_KERNEL_CLONES float WeighRow(const AttentionGeometry& g, float* s, KeyRange r, const void* mask_row) {
+  const int64_t n = g.total_seq, width = r.hi - r.lo;
+  float* row = s + r.lo;
+  if (g.softcap > 0) {
+    const float cap = g.softcap, inv = 1.0f / g.softcap;
+    for (int64_t j = 0; j < width; ++j) row[j] = cap * std::tanh(row[j] * inv);
+  }
+  int64_t visible = width;
+  if (g.mask == AttentionGeometry::Mask::kBool) {
+    const uint8_t* m = static_cast<const uint8_t*>(mask_row) + r.lo;
+    visible = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      visible += m[j] != 0;
+      row[j] = m[j] != 0 ? row[j] : kNegInf;
+    }
+  } else if (g.mask == AttentionGeometry::Mask::kFloat) {
+    const float* m = static_cast<const float*>(mask_row) + r.lo;
+    visible = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      visible += m[j] != kNegInf;
+      row[j] += m[j];
+    }
+  }
+  if (visible == 0) {
+    std::fill(s, s + n, 0.0f);
+    return 0.0f;
+  }
+  const float mx = MaxOf(row, width);
+  // A visible key whose score is -inf (inputs of inf) leaves mx at -inf:
+  // shift by 0 as the reference does, so exp gives zeros, not NaN.
+  const float sum = ExpInPlaceSum(row, width, mx == kNegInf ? 0.0f : mx);
+  std::fill(s, s + r.lo, 0.0f);
+  std::fill(s + r.hi, s + n, 0.0f);
+  return sum == 0 ? 1.0f : 1.0f / sum;
+}
+
+AIC_KERNEL_CLONES void ScaleRow(float* y, int64_t n, float factor) {
+  for (int64_t c = 0; c < n; ++c) y[c] *= factor;
+}
+
+}  // namespace
+
+void AttentionF32(const AttentionGeometry& g, const float* q, const float* k, const float* v, const void* mask,
+                  const int64_t* offset, const int64_t* key_end, float* y) {
+  const int64_t group = g.q_heads / g.kv_heads;
+  const int64_t rows = g.q_seq, n = g.total_seq;
+  const size_t mask_bytes = g.mask == AttentionGeometry::Mask::kBool ? 1 : 4;
+  ParallelFor(g.batch * g.q_heads, rows * n * (g.head + g.v_head), [&](int64_t item) {
+    const int64_t b = item / g.q_heads, h = item % g.q_heads, kh = h / group;
+    const float* qb = q + b * g.q.batch + h * g.q.head;
+    const float* kb = k + b * g.k.batch + kh * g.k.head;
+    const float* vb = v + b * g.v.batch + kh * g.v.head;
+    float* yb = y + b * g.y.batch + h * g.y.head;
+    if (n == 0) {
+      for (int64_t i = 0; i < rows; ++i) std::fill(yb + i * g.y.seq, yb + i * g.y.seq + g.v_head, 0.0f);
+      return;
+    }
+    thread_local std::vector<float> scores;
+    scores.resize(static_cast<size_t>(rows * n));
+    dnnl_sgemm('N', 'T', rows, n, g.head, g.scale, qb, g.q.seq, kb, g.k.seq, 0.0f, scores.data(), n);
+    thread_local std::vector<float> norm;
+    norm.resize(static_cast<size_t>(rows));
+    const int64_t end = key_end != nullptr ? key_end[b] : n;
+    for (int64_t i = 0; i < rows; ++i) {
+      const void* mask_row = nullptr;
+      if (g.mask != AttentionGeometry::Mask::kNone) {
+        int64_t at = b * g.mask_batch + h * g.mask_head + i * g.mask_row;
+        mask_row = static_cast<const char*>(mask) + static_cast<size_t>(at) * mask_bytes;
+      }
+      norm[static_cast<size_t>(i)] = WeighRow(g, scores.data() + i * n, VisibleKeys(g, offset[b] + i, end), mask_row);
+    }
+    dnnl_sgemm('N', 'N', rows, g.v_head, n, 1.0f, scores.data(), n, vb, g.v.seq, 0.0f, yb, g.y.seq);
+    for (int64_t i = 0; i < rows; ++i) ScaleRow(yb + i * g.y.seq, g.v_head, norm[static_cast<size_t>(i)]);
+  });
+}
+
+}  // namespace aic::cpu::kernels
