@@ -2,7 +2,8 @@
 // kernel (exec/cpu/kernels/rotary.h): f32 X of static shape, 3-D with
 // num_heads or 4-D, interleaved or not, any even rotary_embedding_dim, caches
 // per token ([B, S, dim/2]) or indexed by int64 position_ids ([max_pos,
-// dim/2]). Returns false (nothing emitted) for anything else, and the
+// dim/2]); the geometry is ops/nn/rotary_params.h's, the reference kernel's
+// own. Returns false (nothing emitted) for anything else, and the
 // reference kernel runs, reporting what is wrong with the node.
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/rotary.h"
 #include "exec/cpu/native_step.h"
+#include "ops/nn/rotary_params.h"
 
 namespace aic::cpu {
 
@@ -24,18 +26,17 @@ bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
     if (!L.IsF32(v) || (v != out && !NativeReady(L, v))) return false;
   }
   const std::vector<int64_t>& dims = L.V(x).dims;
-  if ((dims.size() != 3 && dims.size() != 4) || L.V(out).dims != dims) return false;
+  if (L.V(out).dims != dims) return false;
+  absl::StatusOr<RotaryDims> geometry = ResolveRotaryDims(dims, n);
+  if (!geometry.ok()) return false;
   kernels::RotaryShape shape;
-  shape.heads_first = dims.size() == 4;
-  shape.batch = dims[0];
-  shape.seq = shape.heads_first ? dims[2] : dims[1];
-  shape.heads = shape.heads_first ? dims[1] : n.GetInt("num_heads", 0);
-  if (shape.heads <= 0 || (!shape.heads_first && dims[2] % shape.heads != 0)) return false;
-  shape.head = shape.heads_first ? dims[3] : dims[2] / shape.heads;
-  shape.rot = n.GetInt("rotary_embedding_dim", 0);
-  if (shape.rot == 0) shape.rot = shape.head;
-  if (shape.rot < 0 || shape.rot > shape.head || shape.rot % 2 != 0) return false;
-  shape.interleaved = n.GetInt("interleaved", 0) != 0;
+  shape.heads_first = geometry->four_d;
+  shape.batch = geometry->batch;
+  shape.seq = geometry->seq;
+  shape.heads = geometry->heads;
+  shape.head = geometry->head;
+  shape.rot = geometry->rot;
+  shape.interleaved = geometry->interleaved;
   if (NumElements(dims) == 0) return false;
   const int64_t half = shape.rot / 2;
 

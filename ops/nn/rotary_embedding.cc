@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/math/matmul_util.h"
 #include "ops/nn/attention_internal.h"
+#include "ops/nn/rotary_params.h"
 #include "ops/util/cost_util.h"
 
 namespace aic {
@@ -37,21 +38,11 @@ absl::Status RotaryEmbeddingKernel(KernelContext& ctx) {
   const Tensor& xt = ctx.input(0);
   DType t = xt.dtype();
   if (!IsRealDType(t)) return ctx.Unimplemented("dtype ", DTypeName(t));
-  if (xt.rank() != 3 && xt.rank() != 4) return ctx.Error("input must be 3-D or 4-D");
-  bool four_d = xt.rank() == 4;
-  int64_t b_n = xt.dim(0), s_n = four_d ? xt.dim(2) : xt.dim(1);
-  int64_t heads = four_d ? xt.dim(1) : ctx.node().GetInt("num_heads", 0);
-  if (heads <= 0 || (!four_d && xt.dim(2) % heads != 0)) {
-    return ctx.Error("a 3-D input needs num_heads dividing its hidden size");
-  }
-  int64_t head = four_d ? xt.dim(3) : xt.dim(2) / heads;
-  int64_t rot = ctx.node().GetInt("rotary_embedding_dim", 0);
-  if (rot == 0) rot = head;
-  if (rot < 0 || rot > head || rot % 2 != 0) {
-    return ctx.Error("rotary_embedding_dim ", rot, " must be even and at most head size ", head);
-  }
-  int64_t half = rot / 2;
-  bool interleaved = ctx.node().GetInt("interleaved", 0) != 0;
+  absl::StatusOr<RotaryDims> dims = ResolveRotaryDims(xt.dims(), ctx.node());
+  if (!dims.ok()) return ctx.Error(dims.status().message());
+  const bool four_d = dims->four_d, interleaved = dims->interleaved;
+  const int64_t b_n = dims->batch, s_n = dims->seq, heads = dims->heads, head = dims->head;
+  const int64_t half = dims->rot / 2;
 
   const Tensor &cos_t = ctx.input(1), &sin_t = ctx.input(2);
   bool by_position = ctx.has_input(3);

@@ -19,10 +19,10 @@ def run_opt(binary, model, tmp, name, flags):
     return src, dst, None
 
 
-def ort_max_diff(src, dst, feeds, rng, trials=3):
+def ort_max_diff(src, dst, feeds, rng, tol, trials=3):
     """(max |original - optimized| over every output and trial, None), or
-    (None, why) when the outputs differ in shape or dtype. `feeds(rng)` makes
-    one feed dict."""
+    (err, why) when the outputs differ in shape or dtype or by more than
+    `tol` (or not finitely). `feeds(rng)` makes one feed dict."""
     import numpy as np
     import onnxruntime as ort
     so = ort.SessionOptions()
@@ -38,4 +38,6 @@ def ort_max_diff(src, dst, feeds, rng, trials=3):
         if bad or len(ya) != len(yb):
             return None, f"outputs differ in shape or dtype: {bad}"
         err = max([err] + [float(np.abs(u.astype(np.float64) - v.astype(np.float64)).max()) for u, v in zip(ya, yb)])
+        if not np.isfinite(err) or err > tol:
+            return err, f"max |diff| {err} > {tol}"
     return err, None

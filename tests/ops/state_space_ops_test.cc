@@ -11,12 +11,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/op_expect.h"
 #include "tests/testing/op_test_util.h"
 
 namespace aic {
 namespace {
 
 using testing::F32;
+using testing::ExpectErrorNaming;
+using testing::ExpectValues;
 using testing::InferNode;
 using testing::NodeTraits;
 using testing::Op;
@@ -24,21 +27,6 @@ using testing::RunNode;
 using testing::SingleNode;
 
 Tensor F(std::vector<float> v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, std::move(dims)); }
-
-void ExpectValues(const Tensor& got, const std::vector<double>& want, const std::string& what,
-                  double tol = 2e-6) {
-  ASSERT_EQ(got.num_elements(), static_cast<int64_t>(want.size())) << what;
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(got.ElementAsDouble(static_cast<int64_t>(i)), want[i], tol * (1 + std::fabs(want[i])))
-        << what << " [" << i << "]";
-  }
-}
-
-void ExpectErrorNaming(const absl::Status& s, const std::string& op, const std::string& words) {
-  ASSERT_FALSE(s.ok()) << op << " should fail with: " << words;
-  EXPECT_NE(s.message().find(op + " '"), std::string::npos) << s;
-  EXPECT_NE(s.message().find(words), std::string::npos) << s;
-}
 
 // ---- CausalConvWithState ----
 

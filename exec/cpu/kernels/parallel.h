@@ -35,6 +35,17 @@ void ParallelFor(int64_t items, int64_t work_per_item, F&& f) {
   for (int64_t i = 0; i < items; ++i) f(i);
 }
 
+// f(begin, length) over [0, n) cut into pieces of 8192 elements, split across
+// threads when n is large: the driver of the elementwise row kernels.
+template <typename F>
+void ParallelPieces(int64_t n, F&& f) {
+  constexpr int64_t kPiece = 8192;
+  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
+    int64_t begin = p * kPiece;
+    f(begin, n - begin < kPiece ? n - begin : kPiece);
+  });
+}
+
 // The number of pieces to cut `rows` rows of `work_per_row` into so every
 // thread gets some when the work is big enough (1 when it is not).
 inline int64_t PiecesPerRow(int64_t rows, int64_t work_per_row) {

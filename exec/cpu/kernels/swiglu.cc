@@ -15,13 +15,7 @@ AIC_KERNEL_CLONES void SwiGluRow(const float* a, const float* b, float* y, int64
 }  // namespace
 
 void SwiGluF32(const float* a, const float* b, float* y, int64_t n, float alpha) {
-  constexpr int64_t kPiece = 8192;
-  int64_t pieces = (n + kPiece - 1) / kPiece;
-  ParallelFor(pieces, kPiece, [&](int64_t p) {
-    int64_t begin = p * kPiece;
-    int64_t len = n - begin < kPiece ? n - begin : kPiece;
-    SwiGluRow(a + begin, b + begin, y + begin, len, alpha);
-  });
+  ParallelPieces(n, [&](int64_t begin, int64_t len) { SwiGluRow(a + begin, b + begin, y + begin, len, alpha); });
 }
 
 }  // namespace aic::cpu::kernels

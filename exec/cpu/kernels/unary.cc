@@ -63,13 +63,7 @@ UnaryRowFn UnaryKernel(const std::string& op) {
 }
 
 void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n) {
-  constexpr int64_t kPiece = 8192;
-  int64_t pieces = (n + kPiece - 1) / kPiece;
-  ParallelFor(pieces, kPiece, [&](int64_t p) {
-    int64_t begin = p * kPiece;
-    int64_t len = n - begin < kPiece ? n - begin : kPiece;
-    fn(x + begin, y + begin, len);
-  });
+  ParallelPieces(n, [&](int64_t begin, int64_t len) { fn(x + begin, y + begin, len); });
 }
 
 namespace {
