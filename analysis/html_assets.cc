@@ -55,8 +55,8 @@ header h1 { font-size: 15px; margin: 0; white-space: nowrap; }
 .none { color: #888; margin: 2px 0; }
 a { color: #1a5fb4; }
 #canvas { flex: 1; position: relative; overflow: hidden; background: #fff; }
-#graph { width: 100%; height: 100%; display: block; cursor: grab; user-select: none; touch-action: none; }
-#graph.dragging { cursor: grabbing; }
+svg.graph { width: 100%; height: 100%; display: block; cursor: grab; user-select: none; touch-action: none; }
+svg.graph.dragging { cursor: grabbing; }
 #panel { width: 380px; overflow: auto; border-left: 1px solid #ddd; background: #fff; padding: 4px 12px 12px;
          font-size: 12px; }
 #panel[hidden] { display: none; }
@@ -81,17 +81,85 @@ g.cp rect { stroke: #b3261e; stroke-width: 2.2; }
 g.hit rect { stroke: #e66100; stroke-width: 3.5; }
 g.sel rect { stroke: #1a5fb4; stroke-width: 4; }
 g.io rect { fill: #fff; stroke: #555; }
-#graph text { text-anchor: middle; text-rendering: optimizeSpeed; font-family: system-ui, "DejaVu Sans", "Liberation Sans", sans-serif;
+svg.graph text { text-anchor: middle; text-rendering: optimizeSpeed; font-family: system-ui, "DejaVu Sans", "Liberation Sans", sans-serif;
               pointer-events: none; }
-#graph text.o { font-size: 12px; font-weight: 600; fill: #111; }
-#graph text.m { font-size: 10px; fill: #444; }
+svg.graph text.o { font-size: 12px; font-weight: 600; fill: #111; }
+svg.graph text.m { font-size: 10px; fill: #444; }
 path.e { fill: none; stroke: #8a8a8a; stroke-width: 1; }
 path.e.hl { stroke: #1a5fb4; stroke-width: 2.2; }
-#arrows { fill: #8a8a8a; }
-#edge-labels text { font-size: 9px; fill: #666; text-anchor: start; }
-#graph.mid #edge-labels { display: none; }
-#graph.far text { display: none; }
+.arrows { fill: #8a8a8a; }
+.edge-labels text { font-size: 9px; fill: #666; text-anchor: start; }
+svg.graph.mid .edge-labels { display: none; }
+svg.graph.far text { display: none; }
 )CSS";
+
+const char kHtmlPanZoomScript[] = R"JS(
+// One drawing's pan and zoom (analysis/svg_graph.h's markup): one transform
+// on its viewport group, applied once per animation frame; labels too small
+// to read are not drawn at all. Shared by the report and opt's page.
+window.aicPanZoom = function (svg, canvas) {
+  'use strict';
+  const viewport = svg.querySelector('g.viewport');
+  const margin = 20;
+  const graphW = +svg.dataset.width, graphH = +svg.dataset.height;
+  let scale = 1, tx = 0, ty = 0, frame = 0;
+  function apply() {
+    frame = 0;
+    viewport.setAttribute('transform', 'translate(' + tx.toFixed(1) + ',' + ty.toFixed(1) + ') scale(' +
+                          scale.toFixed(4) + ')');
+    svg.classList.toggle('mid', scale < 0.75);
+    svg.classList.toggle('far', scale < 0.4);
+  }
+  function schedule() { if (!frame) frame = requestAnimationFrame(apply); }
+  function fit(all) {
+    const w = canvas.clientWidth, h = canvas.clientHeight;
+    const whole = Math.min(w / graphW, h / graphH);
+    // A tall graph fitted whole is unreadable: fit its width, from the top.
+    scale = all || whole >= 0.5 ? Math.min(1.5, whole) : Math.min(1, w / graphW);
+    tx = (w - graphW * scale) / 2;
+    ty = all || whole >= 0.5 ? (h - graphH * scale) / 2 : 0;
+    apply();
+  }
+  let drag = null, dragged = false;
+  svg.addEventListener('pointerdown', function (e) {
+    if (e.button !== 0) return;
+    drag = { x: e.clientX, y: e.clientY, tx: tx, ty: ty, id: e.pointerId };
+    dragged = false;
+  });
+  svg.addEventListener('pointermove', function (e) {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!dragged && Math.abs(dx) + Math.abs(dy) < 4) return;
+    if (!dragged) { dragged = true; svg.setPointerCapture(drag.id); svg.classList.add('dragging'); }
+    tx = drag.tx + dx; ty = drag.ty + dy;
+    schedule();
+  });
+  function endDrag() { drag = null; svg.classList.remove('dragging'); }
+  svg.addEventListener('pointerup', endDrag);
+  svg.addEventListener('pointercancel', endDrag);
+  svg.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const px = e.clientX - r.left, py = e.clientY - r.top;
+    const f = Math.exp(-e.deltaY * (e.deltaMode === 1 ? 0.05 : 0.0015));
+    const s = Math.min(4, Math.max(0.02, scale * f));
+    tx = px - (px - tx) * (s / scale);
+    ty = py - (py - ty) * (s / scale);
+    scale = s;
+    schedule();
+  }, { passive: false });
+  // Centres the drawing's point (x, y) (layout coordinates), at a readable scale.
+  function centerOn(x, y) {
+    if (scale < 0.8) scale = 1;
+    tx = canvas.clientWidth / 2 - (x + margin) * scale;
+    ty = canvas.clientHeight / 2 - (y + margin) * scale;
+    apply();
+  }
+  // Whether the pointer's last press was a drag (then its click is not one).
+  function wasDragged() { const d = dragged; dragged = false; return d; }
+  return { fit: fit, centerOn: centerOn, wasDragged: wasDragged };
+};
+)JS";
 
 const char kHtmlScript[] = R"JS(
 (function () {
@@ -104,11 +172,8 @@ try {
 const data = JSON.parse(document.getElementById('report-data').textContent);
 const nodes = data.nodes, totals = data.totals;
 const svg = document.getElementById('graph');
-const viewport = document.getElementById('viewport');
 const canvas = document.getElementById('canvas');
 const panel = document.getElementById('panel');
-const margin = 20;
-const graphW = +svg.dataset.width, graphH = +svg.dataset.height;
 
 const boxes = new Array(nodes.length);
 for (const g of svg.querySelectorAll('#nodes g.n')) boxes[+g.dataset.i] = g;
@@ -121,71 +186,18 @@ for (const p of svg.querySelectorAll('#edges path.e')) {
   }
 }
 
-// ---- pan and zoom: one transform on one group, applied once per frame ----
-let scale = 1, tx = 0, ty = 0, frame = 0;
-function apply() {
-  frame = 0;
-  viewport.setAttribute('transform', 'translate(' + tx.toFixed(1) + ',' + ty.toFixed(1) + ') scale(' +
-                        scale.toFixed(4) + ')');
-  // Level of detail: labels too small to read are not drawn at all.
-  svg.classList.toggle('mid', scale < 0.75);
-  svg.classList.toggle('far', scale < 0.4);
-}
-function schedule() { if (!frame) frame = requestAnimationFrame(apply); }
-function fit(all) {
-  const w = canvas.clientWidth, h = canvas.clientHeight;
-  const whole = Math.min(w / graphW, h / graphH);
-  // A tall graph fitted whole is unreadable: fit its width, from the top.
-  scale = all || whole >= 0.5 ? Math.min(1.5, whole) : Math.min(1, w / graphW);
-  tx = (w - graphW * scale) / 2;
-  ty = all || whole >= 0.5 ? (h - graphH * scale) / 2 : 0;
-  apply();
-}
-let drag = null, dragged = false;
-svg.addEventListener('pointerdown', function (e) {
-  if (e.button !== 0) return;
-  drag = { x: e.clientX, y: e.clientY, tx: tx, ty: ty, id: e.pointerId };
-  dragged = false;
-});
-svg.addEventListener('pointermove', function (e) {
-  if (!drag) return;
-  const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-  if (!dragged && Math.abs(dx) + Math.abs(dy) < 4) return;
-  if (!dragged) { dragged = true; svg.setPointerCapture(drag.id); svg.classList.add('dragging'); }
-  tx = drag.tx + dx; ty = drag.ty + dy;
-  schedule();
-});
-function endDrag() { drag = null; svg.classList.remove('dragging'); }
-svg.addEventListener('pointerup', endDrag);
-svg.addEventListener('pointercancel', endDrag);
-svg.addEventListener('wheel', function (e) {
-  e.preventDefault();
-  const r = svg.getBoundingClientRect();
-  const px = e.clientX - r.left, py = e.clientY - r.top;
-  const f = Math.exp(-e.deltaY * (e.deltaMode === 1 ? 0.05 : 0.0015));
-  const s = Math.min(4, Math.max(0.02, scale * f));
-  tx = px - (px - tx) * (s / scale);
-  ty = py - (py - ty) * (s / scale);
-  scale = s;
-  schedule();
-}, { passive: false });
+const pz = window.aicPanZoom(svg, canvas);
 svg.addEventListener('click', function (e) {
-  if (dragged) { dragged = false; return; }
+  if (pz.wasDragged()) return;
   const g = e.target.closest('g.n');
   if (g) select(+g.dataset.i, false);
 });
 document.addEventListener('keydown', function (e) {
   if (e.target.tagName === 'INPUT') return;
-  if (e.key === '0') fit(true);
+  if (e.key === '0') pz.fit(true);
   if (e.key === 'Escape') closePanel();
 });
-function centerOn(i) {
-  const n = nodes[i];
-  if (scale < 0.8) scale = 1;
-  tx = canvas.clientWidth / 2 - (n.x + margin) * scale;
-  ty = canvas.clientHeight / 2 - (n.y + margin) * scale;
-  apply();
-}
+function centerOn(i) { pz.centerOn(nodes[i].x, nodes[i].y); }
 
 // ---- the node panel ----
 function el(tag, attrs, text) {
@@ -473,12 +485,226 @@ function open(fragment) {
 }
 window.addEventListener('hashchange', () => open(location.hash));
 
-fit(false);
+pz.fit(false);
 colour('class');
 open(location.hash);
 svg.getBoundingClientRect();
 document.body.dataset.nodesDrawn = String(svg.querySelectorAll('#nodes g.n').length);
 document.body.dataset.edgesDrawn = String(svg.querySelectorAll('#edges path.e').length);
+document.body.dataset.renderMs = String(Math.round(performance.now()));
+document.body.dataset.ready = '1';
+} catch (e) {
+  window.__aicError('error: ' + (e && e.stack ? e.stack : e));
+}
+})();
+)JS";
+
+const char kOptHtmlStyle[] = R"CSS(
+#panes { flex: 1; display: flex; min-width: 0; position: relative; }
+.pane { flex: 1; display: flex; flex-direction: column; min-width: 0; border-right: 1px solid #ddd; }
+.pane-title { padding: 3px 10px; font-weight: 600; background: #f3f3f3; border-bottom: 1px solid #ddd; }
+.canvas { flex: 1; position: relative; overflow: hidden; background: #fff; }
+#legend { flex-wrap: wrap; }
+.k-kept rect, i.k-kept { fill: #f3f3f3; background: #f3f3f3; }
+.k-new rect, i.k-new { fill: #bfe6b4; background: #bfe6b4; }
+.k-merged rect, i.k-merged { fill: #e2f2dc; background: #e2f2dc; }
+.k-replaced rect, i.k-replaced { fill: #fbd98a; background: #fbd98a; }
+.k-folded rect, i.k-folded { fill: #cfe3f7; background: #cfe3f7; }
+.k-bypassed rect, i.k-bypassed { fill: #e6d5ef; background: #e6d5ef; }
+.k-unused rect, i.k-unused { fill: #f4a6a0; background: #f4a6a0; }
+.k-folded rect, .k-bypassed rect, .k-unused rect { stroke-dasharray: 4 2; }
+g.rel rect { stroke: #7b3294; stroke-width: 3.5; }
+#op-table tr.changed th, #op-table tr.changed td { background: #fff6d8; }
+#panel ul { padding-left: 16px; margin: 2px 0; }
+#panel li { margin: 1px 0; }
+)CSS";
+
+const char kOptHtmlScript[] = R"JS(
+(function () {
+'use strict';
+for (const m of window.__aicErrors) {
+  const e = document.getElementById('errors');
+  if (!e.textContent.includes(m)) { e.textContent += m + '\n'; e.className = 'has'; }
+}
+try {
+const data = JSON.parse(document.getElementById('opt-data').textContent);
+const panel = document.getElementById('panel');
+const label = { a: 'original', b: 'optimized' };
+const other = k => (k === 'a' ? 'b' : 'a');
+const sides = {};
+for (const k of ['a', 'b']) {
+  const svg = document.getElementById(k + '-graph');
+  const side = { nodes: data[k], svg: svg, boxes: new Array(data[k].length), incident: new Map(),
+                 pz: window.aicPanZoom(svg, document.getElementById(k + '-canvas')) };
+  for (const g of svg.querySelectorAll('g.nodes g.n')) side.boxes[+g.dataset.i] = g;
+  for (const p of svg.querySelectorAll('g.edges path.e')) {
+    for (const v of [+p.dataset.f, +p.dataset.t]) {
+      if (!side.incident.has(v)) side.incident.set(v, []);
+      side.incident.get(v).push(p);
+    }
+  }
+  svg.addEventListener('click', function (e) {
+    if (side.pz.wasDragged()) return;
+    const g = e.target.closest('g.n');
+    if (g) select(k, +g.dataset.i, false);
+  });
+  sides[k] = side;
+}
+// What a node is linked to on the other side: the original nodes an
+// optimized one stands for, the optimized nodes standing for an original one.
+function related(k, i) { const n = sides[k].nodes[i]; return k === 'a' ? n.by : n.rep; }
+
+let marks = [];
+function mark(k, i, c) {
+  const box = sides[k].boxes[i];
+  if (!box) return;
+  box.classList.add(c);
+  marks.push([k, i, c]);
+  if (c === 'sel') for (const p of sides[k].incident.get(i) || []) p.classList.add('hl');
+}
+function clearMarks() {
+  for (const [k, i, c] of marks) {
+    sides[k].boxes[i].classList.remove(c);
+    if (c === 'sel') for (const p of sides[k].incident.get(i) || []) p.classList.remove('hl');
+  }
+  marks = [];
+}
+function closePanel() { clearMarks(); panel.hidden = true; }
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  if (attrs) for (const a in attrs) e.setAttribute(a, attrs[a]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function nodeLink(k, i) {
+  const n = sides[k].nodes[i];
+  return el('a', { href: '#' + k + '=' + i, 'data-side': k, 'data-node': i },
+            label[k] + ' ' + i + ': ' + n.op + (n.name ? " '" + n.name + "'" : ''));
+}
+function linkList(k, list) {
+  const ul = el('ul', { class: 'links-' + k });
+  for (const i of list) { const li = el('li'); li.appendChild(nodeLink(k, i)); ul.appendChild(li); }
+  return ul;
+}
+const fates = { kept: 'kept as it was', replaced: 'replaced by what the rules made of it' };
+function showPanel(k, i) {
+  const n = sides[k].nodes[i];
+  panel.textContent = '';
+  const close = el('button', { class: 'close', title: 'close (Esc)' }, '×');
+  close.onclick = closePanel;
+  panel.appendChild(close);
+  panel.appendChild(el('h1', { id: 'panel-title' }, (k === 'a' ? 'Original' : 'Optimized') + ' node ' + i + ': ' + n.op));
+  panel.appendChild(el('div', { class: 'onnx' }, n.name ? "ONNX node '" + n.name + "'" : 'unnamed node'));
+  const t = el('table');
+  function row(key, v, id) {
+    const tr = el('tr');
+    tr.appendChild(el('th', null, key));
+    tr.appendChild(el('td', id ? { id: id } : null, v));
+    t.appendChild(tr);
+  }
+  if (k === 'b') {
+    row('Rule', n.rule === 'original'
+        ? (n.rep.length === 1 ? 'none: the original node, kept' : 'none: an original node, standing for others merged into it')
+        : n.rule, 'panel-rule');
+  } else {
+    row('Fate', fates[n.fate] || n.why || n.fate, 'panel-fate');
+  }
+  row('Inputs', n.in.length ? n.in.map(v => v[0] + ' ' + v[1]).join(', ') : 'none');
+  row('Outputs', n.out.map(v => v[0] + ' ' + v[1]).join(', '));
+  panel.appendChild(t);
+  if (k === 'b') {
+    panel.appendChild(el('h2', null, (n.prod === 0 ? 'A new intermediate, part of the rewrite of (' :
+                                      'Original nodes it stands for (') + n.rep.length + ')'));
+    panel.appendChild(linkList('a', n.rep));
+  } else if (n.by.length) {
+    panel.appendChild(el('h2', null, 'In the optimized graph (' + n.by.length + ')'));
+    panel.appendChild(linkList('b', n.by));
+  }
+  panel.hidden = false;
+}
+function select(k, i, center) {
+  const side = sides[k];
+  if (!(i >= 0 && i < side.nodes.length)) return;
+  clearMarks();
+  mark(k, i, 'sel');
+  const rel = related(k, i), o = sides[other(k)];
+  for (const j of rel) mark(other(k), j, 'rel');
+  showPanel(k, i);
+  if (center) side.pz.centerOn(side.nodes[i].x, side.nodes[i].y);
+  // The other side follows: to the first node this one is linked to.
+  if (rel.length) o.pz.centerOn(o.nodes[rel[0]].x, o.nodes[rel[0]].y);
+  try { history.replaceState(null, '', '#' + k + '=' + i); } catch (e) { /* file: URLs in some browsers */ }
+}
+document.addEventListener('keydown', function (e) {
+  if (e.target.tagName === 'INPUT') return;
+  if (e.key === '0') { sides.a.pz.fit(true); sides.b.pz.fit(true); }
+  if (e.key === 'Escape') closePanel();
+});
+
+// ---- search: both sides, by op, name or rule ----
+const search = document.getElementById('search'), hits = document.getElementById('hits');
+let found = [];
+function find(q) {
+  for (const [k, i] of found) sides[k].boxes[i].classList.remove('hit');
+  found = [];
+  hits.textContent = '';
+  q = q.trim().toLowerCase();
+  if (!q) { hits.className = ''; return found; }
+  for (const k of ['b', 'a']) {
+    sides[k].nodes.forEach(function (n, i) {
+      if (n.op.toLowerCase().includes(q) || n.name.toLowerCase().includes(q) || String(i) === q ||
+          (n.rule && n.rule.toLowerCase().includes(q))) found.push([k, i]);
+    });
+  }
+  for (const [k, i] of found) sides[k].boxes[i].classList.add('hit');
+  found.slice(0, 50).forEach(function ([k, i], j) {
+    const a = nodeLink(k, i);
+    if (!j) a.className = 'first';
+    hits.appendChild(a);
+  });
+  hits.appendChild(el('div', { class: 'none', id: 'hit-count' },
+      found.length + (found.length === 1 ? ' node' : ' nodes') + (found.length > 50 ? ' (first 50 listed)' : '')));
+  hits.className = 'open';
+  return found;
+}
+search.addEventListener('input', () => find(search.value));
+search.addEventListener('keydown', function (e) {
+  if (e.key === 'Enter' && found.length) { select(found[0][0], found[0][1], true); hits.className = ''; }
+  if (e.key === 'Escape') { search.value = ''; find(''); }
+});
+document.addEventListener('click', function (e) {
+  const a = e.target.closest && e.target.closest('a[data-node], a[data-find]');
+  if (!a) { if (!e.target.closest || !e.target.closest('#hits, #search')) hits.className = ''; return; }
+  e.preventDefault();
+  if (a.dataset.find !== undefined) { search.value = a.dataset.find; find(a.dataset.find); return; }
+  hits.className = '';
+  select(a.dataset.side, +a.dataset.node, true);
+});
+
+// ---- #a=I, #b=I, #node=NAME (an optimized node's name, else an original's), #find=TEXT ----
+function open(fragment) {
+  const m = /^#(a|b|node|find)=(.*)$/.exec(fragment);
+  if (!m) return;
+  let key = m[2];
+  try { key = decodeURIComponent(key); } catch (e) { /* a literal '%' in a name */ }
+  if (m[1] === 'find') { search.value = key; find(key); return; }
+  let k = m[1], i = /^\d+$/.test(key) ? +key : -1;
+  if (k === 'node') {
+    k = 'b';
+    i = sides.b.nodes.findIndex(n => n.name === key);
+    if (i < 0) { k = 'a'; i = sides.a.nodes.findIndex(n => n.name === key); }
+  }
+  if (i < 0 || i >= sides[k].nodes.length) { search.value = key; find(key); return; }
+  select(k, i, true);
+}
+window.addEventListener('hashchange', () => open(location.hash));
+
+sides.a.pz.fit(false);
+sides.b.pz.fit(false);
+open(location.hash);
+document.body.getBoundingClientRect();
+document.body.dataset.nodesDrawnA = String(sides.a.svg.querySelectorAll('g.nodes g.n').length);
+document.body.dataset.nodesDrawnB = String(sides.b.svg.querySelectorAll('g.nodes g.n').length);
 document.body.dataset.renderMs = String(Math.round(performance.now()));
 document.body.dataset.ready = '1';
 } catch (e) {

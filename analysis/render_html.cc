@@ -6,7 +6,7 @@
 // class a node is coloured by is the Report's own traits, the panel's lines
 // are the text report's summaries (render.h), so both say the same.
 //
-// The drawing is static markup, not built by the script: the browser parses
+// The drawing (svg_graph.h, shared with opt's page) is static markup, not built by the script: the browser parses
 // 3000 nodes of SVG faster than a script creates them, and the graph shows
 // even where scripts are off. The DOM stays small: per node one <g> with a
 // rect and two texts, per edge one path and one label, all arrowheads in one
@@ -25,6 +25,7 @@
 #include "analysis/graph_layout.h"
 #include "analysis/html_assets.h"
 #include "analysis/render.h"
+#include "analysis/svg_graph.h"
 #include "support/json.h"
 
 namespace aic::analysis {
@@ -58,47 +59,6 @@ const char* SemanticClass(const ReportNode& n) {
 
 namespace {
 
-// JSON inside <script>: '<', '>' and '&' occur only within strings there, and
-// as \u escapes no "</script>" or "<!--" in a name can end the element early.
-std::string ScriptSafe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// Code points, for estimating a label's width.
-size_t Glyphs(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// Keeps the end: exporters' names are paths ("/features/features.1/attn/
-// MatMul") whose last parts tell nodes apart. The panel shows the whole name.
-std::string Ellipsize(const std::string& s, size_t max_glyphs) {
-  size_t glyphs = Glyphs(s);
-  if (glyphs <= max_glyphs) return s;
-  size_t drop = glyphs - (max_glyphs - 1), seen = 0, i = 0;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == drop) break;
-  }
-  return "…" + s.substr(i);
-}
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", v);
-  return buf;
-}
-
 // What a node's box says under its op: its (first) ONNX node's name.
 std::string DisplayName(const ReportNode& n) {
   if (n.sources.empty()) return "";
@@ -108,64 +68,26 @@ std::string DisplayName(const ReportNode& n) {
   return name;
 }
 
-constexpr size_t kMaxNameGlyphs = 34;
-constexpr double kNodeHeight = 34;
-constexpr double kOpGlyph = 7.0;    // 12px bold sans, average advance
-constexpr double kNameGlyph = 5.6;  // 10px sans
-
-struct DrawnEdge {
-  int from = 0, to = 0;
-  std::vector<std::string> labels;
-};
-
-// The drawing's vertices: the report's nodes, then one per graph input and
-// per graph output.
-struct Drawing {
-  LayoutInput input;
-  std::vector<DrawnEdge> edges;
-  std::vector<std::string> op_line, name_line;  // per vertex
-  size_t first_input = 0, first_output = 0;
-};
-
-Drawing BuildDrawing(const Report& r) {
-  Drawing d;
-  const size_t n = r.nodes.size();
+// The drawing's vertices: the report's nodes (vertex i is node i), then one
+// per graph input and per graph output; one edge per (producer, consumer)
+// pair, labelled with the shapes of the values it carries.
+SvgDrawing BuildDrawing(const Report& r) {
+  SvgDrawing d;
+  std::set<int> collapse_points(r.collapse_points.begin(), r.collapse_points.end());
   for (const ReportNode& node : r.nodes) {
     std::string op = node.name.empty() && !node.sources.empty() ? node.sources[0].op_type : node.name;
-    std::string name = Ellipsize(DisplayName(node), kMaxNameGlyphs);
-    double w = std::max({72.0, Glyphs(op) * kOpGlyph + 18, Glyphs(name) * kNameGlyph + 18});
-    d.input.nodes.push_back({w, kNodeHeight});
-    d.op_line.push_back(op);
-    d.name_line.push_back(name);
+    d.AddNode(op, DisplayName(node),
+              absl::StrCat("n c-", SemanticClass(node), node.on_data_path ? "" : " off",
+                           collapse_points.contains(node.index) ? " cp" : ""),
+              node.index);
   }
-  auto add_io = [&](const std::string& name, const Shape& shape, const char* what) {
-    std::string label = Ellipsize(name, kMaxNameGlyphs);
-    std::string second = Ellipsize(absl::StrCat(what, " ", shape.ToString()), 2 * kMaxNameGlyphs);
-    double w = std::max({90.0, Glyphs(label) * kOpGlyph + 30, Glyphs(second) * kNameGlyph + 30});
-    d.input.nodes.push_back({w, kNodeHeight});
-    d.op_line.push_back(label);
-    d.name_line.push_back(second);
-  };
-  d.first_input = n;
   std::map<std::string, int> input_vertex, output_vertex;
   for (const auto& [name, shape] : r.graph_inputs) {
-    input_vertex[name] = static_cast<int>(d.input.nodes.size());
-    add_io(name, shape, "graph input");
+    input_vertex[name] = d.AddTerminal(name, absl::StrCat("graph input ", shape.ToString()));
   }
-  d.first_output = d.input.nodes.size();
   for (const auto& [name, shape] : r.graph_outputs) {
-    output_vertex[name] = static_cast<int>(d.input.nodes.size());
-    add_io(name, shape, "graph output");
+    output_vertex[name] = d.AddTerminal(name, absl::StrCat("graph output ", shape.ToString()));
   }
-  // One drawn edge per (producer, consumer) pair, labelled with the shapes
-  // of the values it carries.
-  std::map<std::pair<int, int>, size_t> edge_of;
-  auto add_edge = [&](int from, int to, const std::string& label) {
-    auto [it, fresh] = edge_of.try_emplace({from, to}, d.edges.size());
-    if (fresh) d.edges.push_back({from, to, {}});
-    auto& labels = d.edges[it->second].labels;
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-  };
   for (const ReportNode& node : r.nodes) {
     const std::vector<Shape>& shapes = node.ShownInputShapes();
     for (size_t k = 0; k < node.input_from.size() && k < shapes.size(); ++k) {
@@ -174,94 +96,19 @@ Drawing BuildDrawing(const Report& r) {
         auto it = input_vertex.find(node.input_values[k]);
         if (it != input_vertex.end()) from = it->second;
       }
-      if (from >= 0) add_edge(from, node.index, shapes[k].ToString());
+      if (from >= 0) d.AddEdge(from, node.index, shapes[k].ToString());
     }
     const std::vector<Shape>& outs = node.ShownOutputShapes();
     for (size_t k = 0; k < node.output_values.size() && k < outs.size(); ++k) {
       auto it = output_vertex.find(node.output_values[k]);
-      if (it != output_vertex.end()) add_edge(node.index, it->second, outs[k].ToString());
+      if (it != output_vertex.end()) d.AddEdge(node.index, it->second, outs[k].ToString());
     }
   }
-  for (const DrawnEdge& e : d.edges) d.input.edges.push_back({e.from, e.to});
   return d;
 }
 
-LayoutPoint Bezier(const LayoutPoint& a, const LayoutPoint& b, const LayoutPoint& c,
-                   const LayoutPoint& e, double t) {
-  double u = 1 - t;
-  return {u * u * u * a.x + 3 * u * u * t * b.x + 3 * u * t * t * c.x + t * t * t * e.x,
-          u * u * u * a.y + 3 * u * u * t * b.y + 3 * u * t * t * c.y + t * t * t * e.y};
-}
-
-// The point halfway along a path's segments, where its label goes.
-LayoutPoint Midpoint(const std::vector<LayoutPoint>& p) {
-  size_t segments = (p.size() - 1) / 3;
-  if (segments == 0) return p[0];
-  size_t s = segments / 2;
-  if (segments % 2 == 0) return p[3 * s];
-  return Bezier(p[3 * s], p[3 * s + 1], p[3 * s + 2], p[3 * s + 3], 0.5);
-}
-
-void SvgGraph(const Report& r, const Drawing& d, const GraphLayout& lay, std::string& out) {
-  constexpr double kMargin = 20;
-  absl::StrAppend(&out, "<svg id=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" data-width=\"",
-                  Num(lay.width + 2 * kMargin), "\" data-height=\"", Num(lay.height + 2 * kMargin),
-                  "\"><g id=\"viewport\"><g transform=\"translate(", Num(kMargin), ",",
-                  Num(kMargin), ")\">\n<g id=\"edges\">\n");
-  std::string arrows, labels;
-  for (size_t i = 0; i < d.edges.size(); ++i) {
-    const GraphLayout::EdgePath& p = lay.edges[i];
-    if (p.points.size() < 4) continue;
-    std::string path = absl::StrCat("M", Num(p.points[0].x), " ", Num(p.points[0].y), "C");
-    for (size_t k = 1; k < p.points.size(); ++k) {
-      absl::StrAppend(&path, k > 1 ? " " : "", Num(p.points[k].x), " ", Num(p.points[k].y));
-    }
-    absl::StrAppend(&out, "<path class=\"e\" data-f=\"", d.edges[i].from, "\" data-t=\"",
-                    d.edges[i].to, "\" d=\"", path, "\"/>\n");
-    if (p.has_arrow) {
-      const LayoutPoint& base = p.points.back();
-      double dx = p.arrow_tip.x - base.x, dy = p.arrow_tip.y - base.y;
-      double len = std::hypot(dx, dy);
-      if (len > 0) {
-        double nx = -dy / len * 3.5, ny = dx / len * 3.5;
-        absl::StrAppend(&arrows, "M", Num(p.arrow_tip.x), " ", Num(p.arrow_tip.y), "L",
-                        Num(base.x + nx), " ", Num(base.y + ny), "L", Num(base.x - nx), " ",
-                        Num(base.y - ny), "Z");
-      }
-    }
-    LayoutPoint m = Midpoint(p.points);
-    absl::StrAppend(&labels, "<text x=\"", Num(m.x + 5), "\" y=\"", Num(m.y + 3), "\">",
-                    HtmlEscape(absl::StrJoin(d.edges[i].labels, ", ")), "</text>\n");
-  }
-  absl::StrAppend(&out, "</g>\n<path id=\"arrows\" d=\"", arrows, "\"/>\n<g id=\"edge-labels\">\n",
-                  labels, "</g>\n<g id=\"nodes\">\n");
-  std::set<int> collapse_points(r.collapse_points.begin(), r.collapse_points.end());
-  for (size_t v = 0; v < d.input.nodes.size(); ++v) {
-    const LayoutPoint& c = lay.centers[v];
-    const LayoutInput::Node& box = d.input.nodes[v];
-    double w = box.width, h = box.height;
-    if (v < r.nodes.size()) {
-      const ReportNode& n = r.nodes[v];
-      absl::StrAppend(&out, "<g class=\"n c-", SemanticClass(n), n.on_data_path ? "" : " off",
-                      collapse_points.contains(n.index) ? " cp" : "", "\" data-i=\"", v,
-                      "\" transform=\"translate(", Num(c.x), ",", Num(c.y), ")\"><rect x=\"",
-                      Num(-w / 2), "\" y=\"", Num(-h / 2), "\" width=\"", Num(w), "\" height=\"",
-                      Num(h), "\" rx=\"4\"/>");
-    } else {
-      // Graph inputs and outputs: pills (dot laid them out as boxes of this size).
-      absl::StrAppend(&out, "<g class=\"io\" transform=\"translate(", Num(c.x), ",", Num(c.y),
-                      ")\"><rect x=\"", Num(-w / 2), "\" y=\"", Num(-h / 2), "\" width=\"", Num(w),
-                      "\" height=\"", Num(h), "\" rx=\"", Num(h / 2), "\"/>");
-    }
-    absl::StrAppend(&out, "<text class=\"o\" y=\"-3\">", HtmlEscape(d.op_line[v]),
-                    "</text><text class=\"m\" y=\"11\">", HtmlEscape(d.name_line[v]),
-                    "</text></g>\n");
-  }
-  out += "</g>\n</g></g></svg>\n";
-}
-
 // The per-node data the panel shows, as the text report words it.
-std::string NodesJson(const Report& r, const Drawing& d, const GraphLayout& lay) {
+std::string NodesJson(const Report& r, const SvgDrawing& d, const GraphLayout& lay) {
   JsonWriter j(/*one_line=*/true);
   auto shapes = [&](const std::vector<Shape>& v) {
     std::vector<std::string> s;
@@ -273,7 +120,7 @@ std::string NodesJson(const Report& r, const Drawing& d, const GraphLayout& lay)
   for (const ReportNode& n : r.nodes) {
     j.BeginObject();
     j.Field("i", n.index);
-    j.Field("op", d.op_line[n.index]);
+    j.Field("op", d.op_line(n.index));
     j.Key("src");
     j.BeginArray();
     for (const SourceNode& s : n.sources) {
@@ -517,8 +364,8 @@ void SidePanel(const Report& r, std::string& out) {
 }  // namespace
 
 absl::StatusOr<std::string> RenderHtml(const Report& r) {
-  Drawing d = BuildDrawing(r);
-  absl::StatusOr<GraphLayout> lay = LayOutTopToBottom(d.input);
+  SvgDrawing d = BuildDrawing(r);
+  absl::StatusOr<GraphLayout> lay = d.LayOut();
   if (!lay.ok()) return lay.status();
   std::string title = r.model_path.empty() ? "model" : r.model_path;
   size_t slash = title.find_last_of('/');
@@ -540,7 +387,7 @@ absl::StatusOr<std::string> RenderHtml(const Report& r) {
                   "</header>\n<div id=\"main\">\n<aside id=\"side\">\n");
   SidePanel(r, out);
   out += "</aside>\n<div id=\"canvas\">\n<div id=\"help\">drag: pan · wheel: zoom · 0: fit all · Esc: close</div>\n";
-  SvgGraph(r, d, *lay, out);
+  d.AppendSvg(*lay, "", out);
   out += "</div>\n<aside id=\"panel\" hidden></aside>\n</div>\n<pre id=\"errors\"></pre>\n";
 
   JsonWriter totals(/*one_line=*/true);
@@ -553,7 +400,7 @@ absl::StatusOr<std::string> RenderHtml(const Report& r) {
   totals.EndObject();
   absl::StrAppend(&out, "<script type=\"application/json\" id=\"report-data\">{\"totals\": ",
                   ScriptSafe(totals.str()), ", \"nodes\": ", ScriptSafe(NodesJson(r, d, *lay)),
-                  "}</script>\n<script>", kHtmlScript, "</script>\n</body></html>\n");
+                  "}</script>\n<script>", kHtmlPanZoomScript, kHtmlScript, "</script>\n</body></html>\n");
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/render_opt_html.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
@@ -31,8 +32,8 @@ namespace {
 
 constexpr char kHelp[] = R"(usage: aic-onnx opt IN.onnx OUT.onnx [-O0..-O3] [--target onnx|aic]
                     [--fix-shape NAME=D,D,..]... [--fix-dim NAME=D]... [--fold-limit BYTES]
-                    [--verify[=N]|--no-verify] [--stats FILE.json] [--explain RULE]
-                    [--in-place] [--external-data]
+                    [--verify[=N]|--no-verify] [--stats FILE.json] [--html FILE.html]
+                    [--explain RULE] [--in-place] [--external-data]
        aic-onnx opt --list-rules [--format text|md]
 
 Rewrites the model with the e-graph optimizer and writes standard ONNX.
@@ -56,6 +57,10 @@ device, or a symlink (its target is written; the link stays).
                      explicitly, a verification that cannot run exits 1
   --rtol/--atol      verification tolerance (default 1e-3 / 1e-4)
   --stats FILE       write the statistics as JSON
+  --html FILE        write one self-contained page of the changes: the original
+                     and optimized graphs side by side, each optimized node
+                     linked to the original nodes it replaced and the rule that
+                     made it, the op table and the rule counts (main graph only)
   --explain RULE     print where RULE fired or declined, and why
   --in-place         allow OUT to be IN
   --no-shapes        do not write the inferred shapes as value_info (written by default)
@@ -67,24 +72,13 @@ Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 // its count before and after, most frequent first.
 void PrintOpTable(FILE* out, const std::map<std::string, int64_t>& before,
                   const std::map<std::string, int64_t>& after) {
-  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rows;
   int64_t total_before = 0, total_after = 0;
-  std::set<std::string> ops;
-  for (const auto& [op, n] : before) ops.insert(op);
-  for (const auto& [op, n] : after) ops.insert(op);
-  for (const std::string& op : ops) {
-    int64_t b = before.count(op) ? before.at(op) : 0, a = after.count(op) ? after.at(op) : 0;
-    rows.push_back({op, {b, a}});
-    total_before += b;
-    total_after += a;
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-    return std::max(x.second.first, x.second.second) > std::max(y.second.first, y.second.second);
-  });
   std::fprintf(out, "  %-28s %8s %8s\n", "op type", "before", "after");
-  for (const auto& [op, counts] : rows) {
-    std::fprintf(out, "  %-28s %8lld %8lld%s\n", op.c_str(), static_cast<long long>(counts.first),
-                 static_cast<long long>(counts.second), counts.first != counts.second ? "  *" : "");
+  for (const session::OpTableRow& row : session::OpTableRows(before, after)) {
+    std::fprintf(out, "  %-28s %8lld %8lld%s\n", row.op.c_str(), static_cast<long long>(row.before),
+                 static_cast<long long>(row.after), row.before != row.after ? "  *" : "");
+    total_before += row.before;
+    total_after += row.after;
   }
   std::fprintf(out, "  %-28s %8lld %8lld\n", "total", static_cast<long long>(total_before),
                static_cast<long long>(total_after));
@@ -155,7 +149,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     }
   }
   auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--inputs", "--fold-limit", "--stats",
-                                          "--explain", "--format", "--rtol", "--atol", "--seed"},
+                                          "--explain", "--format", "--rtol", "--atol", "--seed", "--html"},
                                          {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes", "--fold-dequantize"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
@@ -173,6 +167,13 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   bool same = in == out || (!output->to_stdout() && std::filesystem::equivalent(in, output->path, ec));
   if (same && !args->Has("--in-place")) {
     return UsageError(out + ": refusing to overwrite the input (give --in-place)");
+  }
+  std::optional<OutputTarget> html_output;
+  if (auto html = args->Get("--html")) {
+    absl::StatusOr<OutputTarget> target = ResolveOutput(*html);
+    if (!target.ok()) return UsageError(std::string(target.status().message()));
+    if (target->to_stdout() && output->to_stdout()) return UsageError("--html -: the model goes to standard output");
+    html_output = *std::move(target);
   }
   // With the model on standard output, what would be printed goes to stderr.
   FILE* info = output->to_stdout() ? stderr : stdout;
@@ -196,6 +197,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     options.fix_dims[parsed->first] = parsed->second[0];
   }
   options.explain_rule = args->GetOr("--explain", "");
+  options.record_provenance = html_output.has_value();
   double rtol = 1e-3, atol = 1e-4;
   try {
     rtol = std::stod(args->GetOr("--rtol", "1e-3"));
@@ -249,6 +251,24 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (args->Has("--external-data")) save_options.external_data = SaveOptions::ExternalData::kAlways;
   if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {
     return UsageError(std::string(s.message()));
+  }
+  if (html_output) {
+    analysis::OptPage page;
+    page.input_path = in;
+    page.output_path = out;
+    page.optimized = (*model)->graph.get();
+    page.provenance = outcome->stats.provenance.get();
+    page.stats = &outcome->stats;
+    page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
+    page.unchanged_reason = outcome->unchanged_reason;
+    absl::StatusOr<std::string> html;
+    {
+      ProgressLine progress("opt");
+      progress.Set(absl::StrCat("laying out ", page.optimized->num_nodes(), " optimized and the original nodes (Graphviz dot)"));
+      html = analysis::RenderOptHtml(page);
+    }
+    if (!html.ok()) return UsageError(in + ": " + std::string(html.status().message()));
+    if (absl::Status s = WriteText(*html, *html_output); !s.ok()) return UsageError(std::string(s.message()));
   }
   if (!outcome->unchanged_reason.empty()) {
     std::fprintf(info, "%s: left unchanged: %s\n", in.c_str(), outcome->unchanged_reason.c_str());

@@ -66,4 +66,28 @@ absl::Status WriteModel(const Model& model, const OutputTarget& target, const Sa
   return absl::OkStatus();
 }
 
+absl::Status WriteText(const std::string& text, const OutputTarget& target) {
+  if (target.kind == OutputTarget::Kind::kStdout) {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+      return absl::DataLossError("-: writing to standard output failed");
+    }
+    return absl::OkStatus();
+  }
+  std::string path = target.kind == OutputTarget::Kind::kFile ? target.path + ".tmp" : target.path;
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::out | std::ios::trunc);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.flush();
+    if (!f) return absl::DataLossError(absl::StrCat(target.given, ": writing failed"));
+  }
+  if (target.kind != OutputTarget::Kind::kFile) return absl::OkStatus();
+  std::error_code ec;
+  fs::rename(path, target.path, ec);
+  if (ec) {
+    fs::remove(path, ec);
+    return absl::DataLossError(absl::StrCat(target.given, ": writing failed"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace aic::cli

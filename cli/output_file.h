@@ -27,4 +27,8 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path);
 // Writes the model there; errors name the path once.
 absl::Status WriteModel(const Model& model, const OutputTarget& target, const SaveOptions& options);
 
+// Writes a text (a page, a report) there, a file atomically (a reader never
+// sees half of it); errors name the path once.
+absl::Status WriteText(const std::string& text, const OutputTarget& target);
+
 }  // namespace aic::cli

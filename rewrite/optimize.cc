@@ -12,6 +12,7 @@
 #include "ops/infer_shapes.h"
 #include "ops/registry.h"
 #include "rewrite/egraph/convert.h"
+#include "rewrite/egraph/trace.h"
 #include "rewrite/rules/rule.h"
 
 namespace aic::rewrite {
@@ -85,13 +86,17 @@ void CollectDeclaredOutputs(const Graph& graph, DeclaredTypes& declared) {
   }
 }
 
+// `provenance`, when given, receives where each emitted node came from
+// (rewrite/egraph/trace.h); only the main graph is traced.
 absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t opset,
                                                      const OptimizeOptions& options,
-                                                     const DeclaredTypes& declared, OptimizeStats& stats) {
+                                                     const DeclaredTypes& declared, OptimizeStats& stats,
+                                                     GraphProvenance* provenance = nullptr) {
   Clock::time_point start = Clock::now();
   auto elapsed = [&] { return SecondsSince(start); };
   EGraph eg(opset);
   eg.set_first_symbol(stats.fresh_symbols);
+  eg.set_value_dequantized_weights(options.fold_dequantize);
   Clock::time_point phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
   stats.opaque_nodes += imported.opaque_nodes;
@@ -105,6 +110,16 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   }
   for (const Rule* r : options.extra_rules) {
     if (RuleEnabled(*r, options, opset)) rules.push_back(r);
+  }
+  // Provenance: every e-node tagged with what added it (0: the import, then
+  // one tag per rule, then If inlining). Tags are indices into rule_names.
+  ENodeOrigins origins;
+  const int16_t inline_tag = static_cast<int16_t>(rules.size() + 1);
+  if (provenance != nullptr) {
+    origins.rule_names.push_back(kOriginalRule);
+    for (const Rule* r : rules) origins.rule_names.push_back(r->name);
+    origins.rule_names.push_back("inline_known_if");
+    origins.tag.assign(eg.num_nodes(), 0);
   }
   std::vector<int> banned_until(rules.size(), 0);
   rule_time.assign(rules.size(), 0.0);
@@ -146,6 +161,8 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
         Clock::time_point rule_start = Clock::now();
         ClassId result = rule.apply(ctx, cls, n);
         rule_time[r] += SecondsSince(rule_start);
+        // E-nodes the rule added are its (hashconsed ones keep their first tag).
+        if (provenance != nullptr) origins.tag.resize(eg.num_nodes(), static_cast<int16_t>(r + 1));
         bool explain = options.explain_rule == rule.name;
         if (result == kNoClass && ctx.extra_unions.empty()) {
           if (explain && !ctx.declined.empty()) {
@@ -182,7 +199,9 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
     }
     // An If whose condition is known (at import, or folded by this
     // iteration) becomes its branch, which the next iteration rewrites.
-    if (int inlined = InlineKnownIfs(eg, graph, imported, ifs_seen); inlined > 0) {
+    int inlined = InlineKnownIfs(eg, graph, imported, ifs_seen);
+    if (provenance != nullptr) origins.tag.resize(eg.num_nodes(), inline_tag);
+    if (inlined > 0) {
       stats.rule_counts["inline_known_if"] += inlined;
       changed = true;
     }
@@ -202,7 +221,10 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   for (size_t r = 0; r < rules.size(); ++r) stats.rule_seconds[rules[r]->name] += rule_time[r];
   stats.phase_seconds["rewrite"] += SecondsSince(phase);
   phase = Clock::now();
-  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, ExtractGraph(eg, graph, imported));
+  EmitTrace trace;
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out,
+                       ExtractGraph(eg, graph, imported, provenance != nullptr ? &trace : nullptr));
+  if (provenance != nullptr) *provenance = TraceProvenance(graph, imported, eg, origins, *out, trace);
   stats.phase_seconds["extract"] += SecondsSince(phase);
   for (size_t k = 0; k < graph.outputs().size() && k < out->outputs().size(); ++k) {
     auto it = declared.find(graph.outputs()[k]);
@@ -370,15 +392,28 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
 
   int64_t opset = model.OpsetFor("");
   if (opset < 0) opset = 1;
-  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, OptimizeGraph(graph, opset, options, declared, stats));
+  GraphProvenance provenance;
+  GraphProvenance* traced = options.record_provenance ? &provenance : nullptr;
+  AIC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> out, OptimizeGraph(graph, opset, options, declared, stats, traced));
   if (OptimizeBodies(*out, opset, options, declared, stats)) {
-    AIC_ASSIGN_OR_RETURN(out, OptimizeGraph(*out, opset, options, declared, stats));
+    GraphProvenance again;
+    AIC_ASSIGN_OR_RETURN(out, OptimizeGraph(*out, opset, options, declared, stats,
+                                            traced != nullptr ? &again : nullptr));
+    if (traced != nullptr) provenance = ComposeProvenance(provenance, again, graph.num_nodes());
   }
   if (model.ir_version < 4) {
     // Before IR 4 every initializer must also be listed as a graph input.
     for (Value* v : out->initializers()) {
       if (!v->is_graph_input()) out->AddInput(v);
     }
+  }
+  if (options.record_provenance) {
+    // The original graph is kept (not destroyed) for the page that shows it.
+    auto record = std::make_shared<OptimizeProvenance>();
+    record->nodes = std::move(provenance.nodes);
+    record->removed = std::move(provenance.removed);
+    record->original = std::shared_ptr<const Graph>(std::move(model.graph));
+    stats.provenance = std::move(record);
   }
   model.graph = std::move(out);
   if (!options.aic_ops.empty()) {

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/model.h"
+#include "rewrite/provenance.h"
 
 namespace aic::rewrite {
 
@@ -60,6 +62,10 @@ struct OptimizeOptions {
   // For tests only: the graph fuzzer plants a rule with a broken guard here
   // to show that it finds the bug (tests/graph_fuzz/planted_bugs.cc).
   std::vector<const Rule*> extra_rules;
+  // Record where each node of the optimized main graph came from
+  // (OptimizeStats::provenance; `opt --html`). Off by default: it keeps the
+  // original graph alive and tags every e-node with the rule that added it.
+  bool record_provenance = false;
 };
 
 struct OptimizeStats {
@@ -83,6 +89,9 @@ struct OptimizeStats {
   // from here, so that one Optimize never gives one name two meanings (a body,
   // or a second pass, reads types the first e-graph named).
   int64_t fresh_symbols = 0;
+  // With OptimizeOptions::record_provenance (null otherwise, and when the
+  // rewriter did not run: -O0).
+  std::shared_ptr<const OptimizeProvenance> provenance;
   bool changed() const { return !rule_counts.empty() || nodes_after != nodes_before; }
 };
 

@@ -57,6 +57,22 @@ std::map<std::string, int64_t> OpTypeCounts(const Graph& g) {
   return counts;
 }
 
+std::vector<OpTableRow> OpTableRows(const std::map<std::string, int64_t>& before,
+                                    const std::map<std::string, int64_t>& after) {
+  std::map<std::string, OpTableRow> rows;
+  for (const auto& [op, n] : before) rows[op] = {op, n, 0};
+  for (const auto& [op, n] : after) {
+    rows.try_emplace(op, OpTableRow{op, 0, 0});
+    rows[op].after = n;
+  }
+  std::vector<OpTableRow> out;
+  for (auto& [op, row] : rows) out.push_back(std::move(row));
+  std::stable_sort(out.begin(), out.end(), [](const OpTableRow& x, const OpTableRow& y) {
+    return std::max(x.before, x.after) > std::max(y.before, y.after);
+  });
+  return out;
+}
+
 absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model, const ModelLoader& reload,
                                                   const OptimizeJob& job) {
   OptimizeOutcome outcome;
@@ -73,17 +89,22 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   std::unique_ptr<Model> original;
   std::unique_ptr<Comparison> comparison;
   size_t feed_sets = job.verify_feeds.size();
+  CompareOptions compare;
+  compare.rtol = job.rtol;
+  compare.atol = job.atol;
+  InputShapes given;   // test shapes asked for or fixed: never varied
+  InputShapes shapes;  // the test shapes, when we chose them
   if (outcome.verify_wanted) {
     AIC_ASSIGN_OR_RETURN(original, reload());
     absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> feeds = job.verify_feeds;
     if (job.verify_feeds.empty()) {
       // Test shapes: those asked for, else the fixed inputs at their new
       // shapes, else a realistic size for every symbolic dim.
-      InputShapes shapes = job.verify_shapes;
+      given = job.verify_shapes;
       for (const auto& [name, type] : fixed) {
-        if (type.shape.IsStatic() && !shapes.count(name)) shapes[name] = type.shape.Values();
+        if (type.shape.IsStatic() && !given.count(name)) given[name] = type.shape.Values();
       }
-      shapes = TestShapes(*original, std::move(shapes));
+      shapes = TestShapes(*original, given);
       outcome.verify_inputs = ShapesText(*original, shapes);
       feeds = RandomFeedSets(*original, shapes, job.verify_runs);
     } else {
@@ -93,9 +114,6 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
       outcome.verify_skipped = std::string(feeds.status().message());
     } else {
       feed_sets = feeds->size();
-      CompareOptions compare;
-      compare.rtol = job.rtol;
-      compare.atol = job.atol;
       comparison = std::make_unique<Comparison>(*original, *std::move(feeds), compare);
     }
   }
@@ -120,6 +138,21 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   step(absl::StrCat("verifying on ", feed_sets, " input set(s)",
                     outcome.verify_inputs.empty() ? "" : " at ", outcome.verify_inputs));
   absl::StatusOr<CompareReport> report = comparison->Against(*model);
+  comparison.reset();
+  if (!report.ok() && absl::IsFailedPrecondition(report.status()) && job.verify_feeds.empty()) {
+    // The original cannot run at the sizes we chose (dims it ties by
+    // arithmetic got one size): try nearby sizes, and keep the first that runs.
+    for (const InputShapes& other : NearbyTestShapes(*original, shapes, given)) {
+      absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> feeds =
+          RandomFeedSets(*original, other, job.verify_runs);
+      if (!feeds.ok()) continue;
+      absl::StatusOr<CompareReport> retry = CompareModels(*original, *model, *feeds, compare);
+      if (!retry.ok() && absl::IsFailedPrecondition(retry.status())) continue;
+      report = std::move(retry);
+      outcome.verify_inputs = ShapesText(*original, other);
+      break;
+    }
+  }
   if (!report.ok()) {
     outcome.verify_skipped = std::string(report.status().message());
   } else {

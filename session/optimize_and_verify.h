@@ -70,4 +70,14 @@ std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::strin
 
 std::map<std::string, int64_t> OpTypeCounts(const Graph& g);
 
+// The per-op-type table `opt` prints (and its --html page shows): every op
+// type of either count, most frequent first.
+struct OpTableRow {
+  std::string op;
+  int64_t before = 0;
+  int64_t after = 0;
+};
+std::vector<OpTableRow> OpTableRows(const std::map<std::string, int64_t>& before,
+                                    const std::map<std::string, int64_t>& after);
+
 }  // namespace aic::session

@@ -49,6 +49,42 @@ InputShapes TestShapes(const Model& model, InputShapes given) {
   return given;
 }
 
+std::vector<InputShapes> NearbyTestShapes(const Model& model, const InputShapes& shapes, const InputShapes& given,
+                                          size_t limit) {
+  // Each symbol's places: (input, axis). A named symbol is one size wherever
+  // it appears; an unnamed dim is its own.
+  std::vector<std::vector<std::pair<std::string, size_t>>> symbols;
+  std::map<std::string, size_t> by_name;
+  for (const Value* v : model.graph->inputs()) {
+    const TypeInfo& t = v->type();
+    auto it = shapes.find(v->name());
+    if (given.count(v->name()) || it == shapes.end() || !t.is_tensor() || !t.shape.has_rank()) continue;
+    for (size_t i = 0; i < t.shape.dims().size() && i < it->second.size(); ++i) {
+      const Dim& d = t.shape.dims()[i];
+      if (d.is_value()) continue;
+      if (d.is_symbol()) {
+        auto [slot, fresh] = by_name.emplace(d.symbol(), symbols.size());
+        if (fresh) symbols.emplace_back();
+        symbols[slot->second].emplace_back(v->name(), i);
+      } else {
+        symbols.push_back({{v->name(), i}});
+      }
+    }
+  }
+  std::vector<InputShapes> out;
+  for (const auto& places : symbols) {
+    int64_t size = shapes.at(places[0].first)[places[0].second];
+    std::set<int64_t> tried = {size};
+    for (int64_t other : {size + 1, size - 1, 2 * size, int64_t{1}}) {
+      if (other < 1 || !tried.insert(other).second || out.size() >= limit) continue;
+      InputShapes variant = shapes;
+      for (const auto& [name, axis] : places) variant[name][axis] = other;
+      out.push_back(std::move(variant));
+    }
+  }
+  return out;
+}
+
 std::string ShapesText(const Model& model, const InputShapes& shapes) {
   std::vector<std::string> parts;
   std::set<std::string> seen;

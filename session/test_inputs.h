@@ -40,6 +40,15 @@ absl::StatusOr<std::map<std::string, RuntimeValue>> FeedsFromDir(const Model& m,
 // rather than 1 (graph/realistic_size.h's RealisticDimSize).
 InputShapes TestShapes(const Model& model, InputShapes given);
 
+// Other test shapes to try when the model cannot run at `shapes`, the
+// TestShapes of `given`: the dims a model ties together by arithmetic (a KV
+// cache's total_length = past_length + 1) cannot all take one size. For each
+// symbol of the graph inputs not in `given` (by name; an unnamed dim on its
+// own), in input order, that symbol at size+1, size-1 and 2·size with the
+// others kept, and at 1 (a batch two inputs share); at most `limit` of them.
+std::vector<InputShapes> NearbyTestShapes(const Model& model, const InputShapes& shapes, const InputShapes& given,
+                                          size_t limit = 8);
+
 // "x=1,3,224,224 mask=1,16", in graph input order: shapes as the CLI takes
 // and prints them.
 std::string ShapesText(const Model& model, const InputShapes& shapes);

@@ -117,9 +117,21 @@ absl::Status InferRange(OpContext& ctx) {
     if (delta == 0) return ctx.Error("delta is 0");
     double n = std::ceil((l->ElementAsDouble(0) - s->ElementAsDouble(0)) / delta);
     ctx.set_output(0, dt, Shape({Dim(std::max<int64_t>(static_cast<int64_t>(n), 0))}));
-  } else {
-    ctx.set_output(0, dt, Shape({ctx.FreshDim()}));
+    return absl::OkStatus();
   }
+  // Range(0, d, 1) over a dim d read off a shape (torch's arange(seq_len)):
+  // d elements, so the positions it makes keep the dim's name.
+  bool integral = dt == DType::kInt64 || dt == DType::kInt32;
+  if (integral && s && d && s->num_elements() == 1 && d->num_elements() == 1 && s->ElementAsDouble(0) == 0 &&
+      d->ElementAsDouble(0) == 1) {
+    std::optional<std::vector<Dim>> limit = ShapeValueOf(ctx, 1);
+    if (limit && limit->size() == 1 && !(*limit)[0].is_unknown()) {
+      const Dim& n = (*limit)[0];
+      ctx.set_output(0, dt, Shape({n.is_value() ? Dim(std::max<int64_t>(n.value(), 0)) : n}));
+      return absl::OkStatus();
+    }
+  }
+  ctx.set_output(0, dt, Shape({ctx.FreshDim()}));
   return absl::OkStatus();
 }
 

@@ -271,6 +271,23 @@ std::optional<std::vector<Dim>> IntElementsAsDims(const Value* v, const Tensor* 
     }
     return out;
   }
+  if (op == "ConstantOfShape") {
+    // torch's legacy exporter spells the `1` and `-1` of its Expand targets
+    // as ConstantOfShape(Shape(target)) (times -1): a fill of known length.
+    std::optional<std::vector<Dim>> len = InputDims(*p, 0, opset, depth);
+    const Attribute* fill = p->FindAttr("value");
+    if (!len || len->size() != 1 || !(*len)[0].is_value() || (*len)[0].value() > kMaxShapeValueElements) {
+      return std::nullopt;
+    }
+    int64_t value = 0;
+    if (fill != nullptr) {
+      if (fill->t.num_elements() != 1 || (fill->t.dtype() != DType::kInt64 && fill->t.dtype() != DType::kInt32)) {
+        return std::nullopt;
+      }
+      value = static_cast<int64_t>(fill->t.ElementAsDouble(0));
+    }
+    return std::vector<Dim>(static_cast<size_t>((*len)[0].value()), Dim(value));
+  }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     std::optional<std::vector<Dim>> a = InputDims(*p, 0, opset, depth);
     std::optional<std::vector<Dim>> b = InputDims(*p, 1, opset, depth);

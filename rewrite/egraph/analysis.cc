@@ -31,6 +31,14 @@ void EGraph::AnalyzeOp(const ENode& e, EClassData& d) {
     in_consts.push_back(cd.values.empty() || !cd.values[0] ? nullptr : &*cd.values[0]);
     weight_only = weight_only && cd.weight_only;
   }
+  // A quantized weight's float value is never used where folding keeps it
+  // quantized (see set_value_dequantized_weights): computing it was most of
+  // `opt`'s time on int8 models. Small ones (scales, shape-like) still fold.
+  constexpr int64_t kSmallDequantized = 4096;
+  if (!value_dequantized_weights_ && e.op->op_type == "DequantizeLinear" && e.op->domain.empty() &&
+      !in_consts.empty() && in_consts[0] != nullptr && in_consts[0]->num_elements() > kSmallDequantized) {
+    in_consts[0] = nullptr;
+  }
   // Constant folding *is* the reference kernel (ops/evaluate.h), bounded so
   // the e-graph never holds huge tensors.
   EvaluateLimits limits;

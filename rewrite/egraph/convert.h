@@ -44,9 +44,21 @@ absl::StatusOr<ImportResult> ImportGraph(const Graph& graph, EGraph& egraph);
 absl::StatusOr<std::vector<ClassId>> ImportBranch(const Graph& graph, const Graph& branch, EGraph& egraph,
                                                   ImportResult& imported);
 
+// What emission did, for provenance (rewrite/provenance.h); filled only when
+// asked for.
+struct EmitTrace {
+  // Per node of the emitted graph, in nodes() order: the e-node it was
+  // emitted from (-1 for the Identity that copies an input or a constant
+  // under an output's name).
+  std::vector<int32_t> node_enode;
+  // The e-class each value of the emitted graph computes (inputs, outer
+  // values and initializers included).
+  absl::flat_hash_map<const Value*, ClassId> value_class;
+};
+
 // Builds the extracted graph. `source` is the imported graph: its inputs,
 // outputs (names), initializer-backed inputs and opaque nodes are carried over.
 absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,
-                                                    const ImportResult& imported);
+                                                    const ImportResult& imported, EmitTrace* trace = nullptr);
 
 }  // namespace aic::rewrite

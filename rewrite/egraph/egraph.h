@@ -73,6 +73,10 @@ class EGraph {
   EGraph& operator=(const EGraph&) = delete;
 
   int64_t opset() const { return opset_; }
+  // Whether the analysis computes the float value of a large
+  // DequantizeLinear of constants (a QDQ model's weights). Off when nothing
+  // may fold it (OptimizeOptions::fold_dequantize): set before importing.
+  void set_value_dequantized_weights(bool on) { value_dequantized_weights_ = on; }
   // Fresh dim symbols are "unk__rwN" from N = `first` on (see OptimizeStats::fresh_symbols).
   void set_first_symbol(int64_t first) { symbol_counter_ = first; }
   int64_t next_symbol() const { return symbol_counter_; }
@@ -169,6 +173,7 @@ class EGraph {
   absl::flat_hash_map<std::string, Node*> signature_nodes_;  // see AddOp
   Graph scratch_;  // holds the op signature nodes
   int64_t opaque_counter_ = 0;
+  bool value_dequantized_weights_ = true;
   int64_t symbol_counter_ = 0;
 };
 

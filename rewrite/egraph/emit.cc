@@ -14,8 +14,9 @@ namespace {
 
 class Emitter {
  public:
-  Emitter(const EGraph& eg, const Choice& choice, const Graph& source, const ImportResult& imported)
-      : eg_(eg), choice_(choice), source_(source), imported_(imported) {}
+  Emitter(const EGraph& eg, const Choice& choice, const Graph& source, const ImportResult& imported,
+          EmitTrace* trace)
+      : eg_(eg), choice_(choice), source_(source), imported_(imported), trace_(trace) {}
 
   absl::StatusOr<std::unique_ptr<Graph>> Run() {
     out_ = std::make_unique<Graph>(source_.parent());
@@ -60,6 +61,10 @@ class Emitter {
         // An input, a constant or an output listed twice: copy under the output's name.
         Value* copy = out_->AddValue(src->name(), v->type());
         out_->AddNode("Identity", {v}, {copy}, FreshNodeName("Identity"));
+        if (trace_ != nullptr) {
+          trace_->node_enode.push_back(-1);
+          trace_->value_class[copy] = eg_.Find(imported_.outputs[k]);
+        }
         v = copy;
       }
       // The declared type stays true (and keeps the file's dim names).
@@ -68,6 +73,15 @@ class Emitter {
       outputs.push_back(v);
     }
     out_->set_outputs(outputs);
+    if (trace_ != nullptr) {
+      // Provenance only: which class each emitted value computes.
+      for (const auto& [c, v] : value_) trace_->value_class.emplace(v, c);
+      for (const auto& [key, proj] : proj_class_) {
+        auto t = tuple_outputs_.find(key.first);
+        if (t == tuple_outputs_.end() || key.second >= static_cast<int64_t>(t->second.size())) continue;
+        if (Value* v = t->second[key.second]; v != nullptr) trace_->value_class.emplace(v, proj);
+      }
+    }
     return std::move(out_);
   }
 
@@ -115,13 +129,13 @@ class Emitter {
         }
         continue;
       }
-      AIC_RETURN_IF_ERROR(EmitNode(c, n));
+      AIC_RETURN_IF_ERROR(EmitNode(c, n, bi));
     }
     ClassId c = eg_.Find(root);
     return value_.at(c);
   }
 
-  absl::Status EmitNode(ClassId c, const ENode& n) {
+  absl::Status EmitNode(ClassId c, const ENode& n, int32_t index) {
     const EClassData& d = eg_.data(c);
     switch (n.kind) {
       case ENodeKind::kInput:
@@ -194,6 +208,7 @@ class Emitter {
                                proto.domain);
     node->doc_string = proto.doc_string;
     node->attributes = proto.attributes;
+    if (trace_ != nullptr) trace_->node_enode.push_back(index);
     if (n.kind == ENodeKind::kOpaque && !proto.Subgraphs().empty()) {
       // Bodies read outer values by pointer: point them at the emitted ones.
       absl::flat_hash_map<const Value*, Value*> outer;
@@ -217,6 +232,7 @@ class Emitter {
   const Choice& choice_;
   const Graph& source_;
   const ImportResult& imported_;
+  EmitTrace* trace_;  // nullptr unless provenance is recorded
   std::unique_ptr<Graph> out_;
   absl::flat_hash_map<ClassId, Value*> value_;
   absl::flat_hash_map<ClassId, std::vector<Value*>> tuple_outputs_;
@@ -232,8 +248,9 @@ class Emitter {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Graph>> EmitGraph(const EGraph& egraph, const Choice& choice,
-                                                 const Graph& source, const ImportResult& imported) {
-  Emitter em(egraph, choice, source, imported);
+                                                 const Graph& source, const ImportResult& imported,
+                                                 EmitTrace* trace) {
+  Emitter em(egraph, choice, source, imported, trace);
   return em.Run();
 }
 

@@ -184,8 +184,8 @@ Choice ChooseENodes(const EGraph& egraph) {
 }
 
 absl::StatusOr<std::unique_ptr<Graph>> ExtractGraph(const EGraph& egraph, const Graph& source,
-                                                    const ImportResult& imported) {
-  return EmitGraph(egraph, ChooseENodes(egraph), source, imported);
+                                                    const ImportResult& imported, EmitTrace* trace) {
+  return EmitGraph(egraph, ChooseENodes(egraph), source, imported, trace);
 }
 
 }  // namespace aic::rewrite

@@ -27,6 +27,7 @@ Choice ChooseENodes(const EGraph& egraph);
 // The graph the chosen e-nodes compute, reached from `source`'s outputs
 // (emit.cc).
 absl::StatusOr<std::unique_ptr<Graph>> EmitGraph(const EGraph& egraph, const Choice& choice,
-                                                 const Graph& source, const ImportResult& imported);
+                                                 const Graph& source, const ImportResult& imported,
+                                                 EmitTrace* trace = nullptr);
 
 }  // namespace aic::rewrite

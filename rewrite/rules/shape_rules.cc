@@ -234,17 +234,42 @@ ClassId UseReshapeCopies(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (xs == nullptr) return ctx.Decline("rank of the input unknown");
   auto elems = SymbolicInts(g, s, 0);
   if (!elems) return ctx.Decline("shape not followed");
+  // What inference proved of the result: a dim it knows settles an element
+  // the target spells as -1 or as a dim of another position
+  // (view(-1, seq, 32) of a [1, 8, seq, 32] is [8, seq, 32]).
+  const Shape* out = RankedShape(g, cls);
+  if (out != nullptr && out->rank() != static_cast<int64_t>(elems->size())) out = nullptr;
+  auto known_out = [&](size_t i) -> std::optional<int64_t> {
+    if (out == nullptr || !(*out)[i].is_value() || (*out)[i].value() <= 0) return std::nullopt;
+    return (*out)[i].value();
+  };
   std::vector<int64_t> target;
   int unresolved = 0;
   for (size_t i = 0; i < elems->size(); ++i) {
     const SymInt& e = (*elems)[i];
     if (e.known) {
-      if (e.value == -1) ++unresolved;
+      if (e.value == -1) {
+        if (auto v = known_out(i)) {
+          target.push_back(*v);
+          continue;
+        }
+        ++unresolved;
+      }
       target.push_back(e.value);
       continue;
     }
+    if (auto v = known_out(i)) {
+      target.push_back(*v);
+      continue;
+    }
+    // A symbol of the e-graph names one dim (file names, inference's and our
+    // fresh ones; never another tool's unk__, see AdoptImportedTypes), so the
+    // result's dim i named as x's dim i is a copy.
+    bool same_symbol_as_input = out != nullptr && static_cast<int64_t>(i) < xs->rank() &&
+                                (*out)[i].is_symbol() && (*xs)[i].is_symbol() &&
+                                (*out)[i].symbol() == (*xs)[i].symbol();
     bool copy = static_cast<int64_t>(i) < xs->rank() &&
-                ((e.of == x && e.dim == static_cast<int64_t>(i)) ||
+                ((e.of == x && e.dim == static_cast<int64_t>(i)) || same_symbol_as_input ||
                  (!e.symbol.empty() && (*xs)[i].is_symbol() && (*xs)[i].symbol() == e.symbol));
     if (copy) {
       target.push_back(0);
@@ -353,6 +378,71 @@ ClassId TransposeAsReshape(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (unknown > 1) return ctx.Decline("more than one moved dim unknown");
   ClassId shape = g.AddConst(Int64Tensor(target, {static_cast<int64_t>(target.size())}));
   return g.AddOp("Reshape", "", {x, shape});
+}
+
+// Transpose(Reshape(x), p) -> Reshape(Transpose(x, p'), s)   when the
+// Reshape only drops or adds axes of size 1. torch's bmm attention writes
+// k.transpose(1, 2).reshape(b*h, t, d).transpose(1, 2).reshape(b, h, d, t):
+// moved ahead of the unit reshapes, the Transposes compose into one and the
+// reshapes into one (or none).
+ClassId TransposeThroughUnitReshape(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId y = Child(g, n, 0);
+  const ENode* reshape = nullptr;
+  for (int32_t i : g.data(y).nodes) {
+    const ENode& m = g.node(i);
+    if (m.kind == ENodeKind::kOp && IsReshapeLike(*m.op)) {
+      reshape = &m;
+      break;
+    }
+  }
+  if (reshape == nullptr) return ctx.Decline("input is not reshaped");
+  ClassId x = Child(g, *reshape, 0);
+  const Shape* xs = RankedShape(g, x);
+  const Shape* ys = RankedShape(g, y);
+  const Shape* zs = RankedShape(g, cls);
+  std::vector<int64_t> perm = PermOf(g, n);
+  if (xs == nullptr || ys == nullptr || zs == nullptr || perm.size() != static_cast<size_t>(ys->rank())) {
+    return ctx.Decline("shapes unknown");
+  }
+  auto is_one = [](const Dim& d) { return d.is_value() && d.value() == 1; };
+  // The axes not known to be 1, of x and of y: the same dims in the same order.
+  std::vector<int64_t> x_axes, y_axes;
+  for (int64_t i = 0; i < xs->rank(); ++i) {
+    if (!is_one((*xs)[i])) x_axes.push_back(i);
+  }
+  for (int64_t i = 0; i < ys->rank(); ++i) {
+    if (!is_one((*ys)[i])) y_axes.push_back(i);
+  }
+  if (x_axes.size() != y_axes.size()) return ctx.Decline("the reshape does more than drop or add axes of size 1");
+  std::vector<int64_t> x_of_y(static_cast<size_t>(ys->rank()), -1);
+  for (size_t k = 0; k < x_axes.size(); ++k) {
+    if (!(*xs)[x_axes[k]].SameAs((*ys)[y_axes[k]])) {
+      return ctx.Decline("the reshape does more than drop or add axes of size 1");
+    }
+    x_of_y[y_axes[k]] = x_axes[k];
+  }
+  // x's unit axes first, then its other axes in the order the Transpose puts them.
+  std::vector<int64_t> moved;
+  for (int64_t i = 0; i < xs->rank(); ++i) {
+    if (is_one((*xs)[i])) moved.push_back(i);
+  }
+  for (int64_t a : perm) {
+    if (x_of_y[a] >= 0) moved.push_back(x_of_y[a]);
+  }
+  // The result's shape as a constant: its known dims, and one -1 at most.
+  std::vector<int64_t> target;
+  int unknown = 0;
+  for (int64_t i = 0; i < zs->rank(); ++i) {
+    const Dim& d = (*zs)[i];
+    if (d.is_value() && d.value() == 0) return ctx.Decline("an empty axis");
+    target.push_back(d.is_value() ? d.value() : -1);
+    unknown += d.is_value() ? 0 : 1;
+  }
+  if (unknown > 1) return ctx.Decline("more than one dim of the result unknown");
+  ClassId t = g.AddOp("Transpose", "", {x}, {Attribute::Ints("perm", moved)});
+  ClassId shape = g.AddConst(Int64Tensor(target, {static_cast<int64_t>(target.size())}));
+  return g.AddOp("Reshape", "", {t, shape});
 }
 
 // Slice(Slice(x, p1), p2) -> Slice(x, p)   axes disjoint, or shared with
@@ -470,6 +560,10 @@ void AddShapeRules(std::vector<Rule>& rules) {
                    Exactness::kExact, 1, ComposeUnsqueezes});
   rules.push_back({"compose_slices", "Slice(Slice(x, p1), p2) -> Slice(x, p1∘p2)", "Slice", Exactness::kExact, 10,
                    ComposeSlices});
+  rules.push_back({"transpose_through_unit_reshape",
+                   "Transpose(Reshape(x), p) -> Reshape(Transpose(x, p'), s)  when the Reshape only drops or adds "
+                   "axes of size 1",
+                   "Transpose", Exactness::kExact, 5, TransposeThroughUnitReshape});
   rules.push_back({"compose_transposes", "Transpose(Transpose(x, p1), p2) -> Transpose(x, p1∘p2)",
                    "Transpose", Exactness::kExact, 1, ComposeTransposes});
 }

@@ -225,6 +225,46 @@ TEST(ShapeOpsTest, ReshapeToAConcatOfShapeElementsKeepsSymbols) {
   EXPECT_EQ(wide->shape()[1], Dim(5));
 }
 
+// torch's legacy (TorchScript) exporter: the Expand target of repeat_kv is
+// Where(t == ConstantOfShape(Shape(t)) * -1, ConstantOfShape(Shape(t)), t),
+// and arange(seq) is Range(0, Shape(x)[1], 1).
+TEST(ShapeOpsTest, LegacyExporterFillsAndRangeKeepSymbols) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {S("batch"), 2, 1, S("seq"), 32});
+  Value* shape = b.Op("Shape", {x});
+  auto element = [&](int64_t i) {
+    Value* g = b.Op("Gather", {shape, b.Constant("i" + std::to_string(i), Tensor::Scalar<int64_t>(i))});
+    return b.Op("Unsqueeze", {g, b.Constant("ax" + std::to_string(i), I({0}))});
+  };
+  Value* t = b.Op("Reshape", {b.Op("Concat", {element(0), b.Constant("two", I({2})), b.Constant("four", I({4})),
+                                              element(3), b.Constant("d", I({32}))},
+                                    {Attribute::Int("axis", 0)}),
+                              b.Constant("flat", I({-1}))});
+  Tensor one = I({1});
+  Value* ones = b.Op("ConstantOfShape", {b.Op("Shape", {t})}, {Attribute::TensorValue("value", one)});
+  Value* minus_ones = b.Op("Mul", {ones, b.Constant("m1", Tensor::Scalar<int64_t>(-1))});
+  Value* target = b.Op("Where", {b.Op("Equal", {t, minus_ones}), ones, t});
+  Value* repeated = b.Op("Expand", {x, target});
+  Value* seq = b.Op("Gather", {shape, b.Constant("three", Tensor::Scalar<int64_t>(3))});
+  Value* positions = b.Op("Range", {b.Constant("zero", Tensor::Scalar<int64_t>(0)), seq,
+                                    b.Constant("step", Tensor::Scalar<int64_t>(1))});
+  // A step other than 1 says nothing of the length's symbol.
+  Value* odd = b.Op("Range", {b.Constant("zero2", Tensor::Scalar<int64_t>(0)), seq,
+                              b.Constant("step2", Tensor::Scalar<int64_t>(2))});
+  b.Output(repeated);
+  b.Output(positions);
+  b.Output(odd);
+  auto model = b.Build(17);
+  InferOptions o;
+  o.best_effort = false;
+  ASSERT_TRUE(InferShapes(*model, o).ok());
+  EXPECT_EQ(repeated->shape(), Shape({S("batch"), 2, 4, S("seq"), 32}));
+  EXPECT_EQ(positions->shape(), Shape({S("seq")}));
+  ASSERT_EQ(odd->shape().rank(), 1);
+  EXPECT_FALSE(odd->shape()[0].is_value());
+  EXPECT_NE(odd->shape()[0], Dim(S("seq")));
+}
+
 TEST(ShapeOpsTest, SizeIsConstantWhenStatic) {
   auto out = RunNode(Op("Size"), {F(std::vector<float>(6, 0.f), {2, 3})});
   ASSERT_TRUE(out.ok());

@@ -41,6 +41,26 @@ TEST(EGraphTest, ConstantsMergeByContentAndFold) {
   EXPECT_TRUE(g.weight_only(sum));
 }
 
+// Where nothing may fold a quantized weight, its float value is not computed
+// (that was most of `opt`'s time on int8 models); scales and other small
+// dequantized values still are.
+TEST(EGraphTest, LargeDequantizedWeightsGetNoValueUnlessFoldable) {
+  for (bool foldable : {false, true}) {
+    EGraph g(13);
+    g.set_value_dequantized_weights(foldable);
+    Tensor big(DType::kInt8, {64, 80});
+    for (int64_t i = 0; i < big.num_elements(); ++i) big.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 5);
+    ClassId scale = g.AddConst(Tensor::Scalar<float>(0.5f));
+    ClassId weight = g.AddOp("DequantizeLinear", "", {g.AddConst(big), scale});
+    ClassId small = g.AddOp("DequantizeLinear", "", {g.AddConst(Tensor::FromVector<int8_t>({2, 4}, {2})), scale});
+    EXPECT_EQ(g.value(weight) != nullptr, foldable);
+    EXPECT_EQ(g.type(weight).shape, Shape::FromValues({64, 80}));
+    EXPECT_TRUE(g.weight_only(weight));
+    ASSERT_NE(g.value(small), nullptr);
+    EXPECT_EQ(g.value(small)->data<float>()[1], 2.f);
+  }
+}
+
 TEST(OptimizeTest, CommonSubexpressionsMerge) {
   auto build = [] {
     GraphBuilder b;

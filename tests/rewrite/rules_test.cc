@@ -335,6 +335,38 @@ std::vector<RuleCase> Cases() {
                      b.Output(b.Op("Reshape", {x, shape}));
                      return b.Build(17);
                    }});
+  cases.push_back({"UseReshapeCopiesOfInferredDims", "use_reshape_copies",
+                   [] {
+                     // view(-1, seq, 32) of a [1, 8, seq, 32]: the -1 is 8 and seq moves to
+                     // position 1 (llama's attention batch): [8, -1, 32].
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {1, 8, Dim::Symbol("seq"), 32});
+                     Value* s = b.Op("Shape", {x});
+                     Value* seq = b.Op("Slice", {s, b.Constant("st", Ints({-2})), b.Constant("en", Ints({-1}))});
+                     Value* shape = b.Op("Concat", {b.Constant("m1", Ints({-1})), seq, b.Constant("d", Ints({32}))},
+                                         {Attribute::Int("axis", 0)});
+                     b.Output(b.Op("Relu", {b.Op("Reshape", {x, shape})}));
+                     return b.Build(17);
+                   },
+                   {{"Reshape", 1}, {"Shape", 0}, {"Concat", 0}, {"Slice", 0}},
+                   nullptr});
+  auto bmm_keys = [](std::vector<int64_t> middle) {
+    return [=] {
+      // k.transpose(1, 2).reshape(middle).transpose(1, 2).reshape(1, 6, 4, t): whisper's keys.
+      GraphBuilder b;
+      Value* k = b.Input("k", DType::kFloat, {1, Dim::Symbol("t"), 6, 4});
+      Value* heads = b.Op("Transpose", {k}, {Attribute::Ints("perm", {0, 2, 1, 3})});
+      Value* flat = b.Op("Reshape", {heads, b.Constant("m", Ints(middle))});
+      Value* kt = b.Op("Transpose", {flat}, {Attribute::Ints("perm", {0, 2, 1})});
+      Value* back = b.Op("Reshape", {kt, b.Constant("s", Ints({1, 6, 4, -1}))});
+      b.Output(b.Op("Relu", {back}));
+      return b.Build(17);
+    };
+  };
+  cases.push_back({"TransposeThroughUnitReshape", "transpose_through_unit_reshape", bmm_keys({6, -1, 4}),
+                   {{"Transpose", 1}, {"Reshape", 0}},
+                   bmm_keys({3, -1, 4}),  // [1, 6, t, 4] -> [3, 2t, 4] mixes axes: not a unit reshape
+                   {"compose_transposes", "compose_reshapes"}});
   cases.push_back({"FuseConvBn", "fuse_conv_bn", ConvThen(Bn), {{"BatchNormalization", 0}, {"Conv", 1}},
                    [] {
                      GraphBuilder b;
