@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "analysis/analyze.h"
 #include "analysis/calibration_sources.h"
 #include "analysis/render.h"
+#include "analysis/render_opt_html.h"
 #include "cli/version.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
@@ -372,7 +374,8 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
                    const std::string& target, const py::object& fix_shapes, const py::object& fix_dims,
                    int64_t fold_limit, bool fold_dequantize, int verify_runs, const py::object& verify_shapes,
                    const py::object& verify_feeds, double rtol, double atol, bool write_shapes,
-                   const std::string& output_path, const std::string& spill_path, bool external_data) {
+                   const std::string& output_path, const std::string& spill_path, bool external_data,
+                   const std::string& html_path) {
   if (level < 0 || level > 3) throw py::value_error("level must be 0..3");
   if (target != "onnx" && target != "aic") throw py::value_error("target must be 'onnx' or 'aic'");
   ModelSource source = SourceOf(model, name, base_dir);
@@ -394,6 +397,7 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
   job.rtol = rtol;
   job.atol = atol;
   job.write_shapes = write_shapes;
+  job.optimize.record_provenance = !html_path.empty();
   std::string error_prefix = source.name + ": ";
   absl::Status status;
   std::string bytes;
@@ -434,6 +438,28 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
           if (!status.ok()) return;
         } else {
           status = absl::Status(serialized.status().code(), absl::StrCat(error_prefix, serialized.status().message()));
+          return;
+        }
+      }
+      if (!html_path.empty()) {
+        // `opt --html`: the page of what the rewriter changed.
+        analysis::OptPage page;
+        page.input_path = source.name;
+        page.output_path = output_path;
+        page.optimized = m->graph.get();
+        page.provenance = outcome->stats.provenance.get();
+        page.stats = &outcome->stats;
+        page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
+        page.unchanged_reason = outcome->unchanged_reason;
+        absl::StatusOr<std::string> html = analysis::RenderOptHtml(page);
+        if (!html.ok()) {
+          status = absl::Status(html.status().code(), error_prefix + std::string(html.status().message()));
+          return;
+        }
+        std::ofstream file(html_path, std::ios::binary | std::ios::trunc);
+        file << *html;
+        if (!file.good()) {
+          status = absl::InvalidArgumentError(absl::StrCat(error_prefix, "cannot write ", html_path));
           return;
         }
       }
@@ -612,7 +638,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("target"), py::arg("fix_shapes"), py::arg("fix_dims"), py::arg("fold_limit"),
         py::arg("fold_dequantize"), py::arg("verify_runs"), py::arg("verify_shapes"), py::arg("verify_feeds"),
         py::arg("rtol"), py::arg("atol"), py::arg("write_shapes"), py::arg("output_path"),
-        py::arg("spill_path"), py::arg("external_data"));
+        py::arg("spill_path"), py::arg("external_data"), py::arg("html_path"));
   m.def("report", &Report, py::arg("model"), py::arg("name"), py::arg("base_dir"), py::arg("shapes"),
         py::arg("calib"), py::arg("energy"), py::arg("spectra"), py::arg("seed"), py::arg("rare"),
         py::arg("max_svd_dim"), py::arg("format"));

@@ -131,6 +131,7 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
              write_shapes: bool = True,
              output_path: Optional[str] = None, external_data: bool = False,
              base_dir: Optional[str] = None,
+             html: Optional[str] = None,
              return_stats: bool = False):
     """Optimizes a model with the e-graph rewriter; returns an ``onnx.ModelProto``
     (``(model, stats)`` with ``return_stats=True``). ``aic-onnx opt`` in memory.
@@ -155,6 +156,10 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
     output_path: also write the model there (``external_data`` to keep its
         tensors in a ``.data`` file beside it).
     base_dir: where a ModelProto's or bytes' external data lives.
+    html: also write what the rewriter changed to this path, as one
+        self-contained page (``aic-onnx opt --html``): the original and
+        optimized graphs side by side, each optimized node linked to the
+        nodes it replaced and the rule that made it.
     return_stats: also return the statistics of ``aic-onnx opt --stats``
         (nodes before/after, rules fired, op types, times, verification).
     """
@@ -169,7 +174,8 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
             dict(fix_dims) if fix_dims is not None else None, int(fold_limit), bool(fold_dequantize),
             int(verify) if test_inputs is None else max(int(verify), 1), _shapes(test_shapes, "test_shapes"),
             list(test_inputs) if test_inputs is not None else None, float(rtol), float(atol),
-            bool(write_shapes), _os.fspath(output_path) if output_path else "", spill, bool(external_data))
+            bool(write_shapes), _os.fspath(output_path) if output_path else "", spill, bool(external_data),
+            _os.fspath(html) if html else "")
         if data is not None:
             result = onnx.ModelProto.FromString(data)
         elif output_path:

@@ -15,8 +15,9 @@ lacks it):
 
 Drives Chromium with html_report_browser.py's DevTools-protocol Browser.
 
-usage: html_opt_browser.py AIC_ONNX_BINARY MODELS_DIR
-Exit 77 without chromium or the model.
+usage: html_opt_browser.py AIC_ONNX_BINARY MODELS_DIR [--screenshot PNG]
+--screenshot writes the page with a fused Conv's panel open (docs/opt_html.png
+is made so). Exit 77 without chromium or the model.
 """
 import os
 import re
@@ -88,6 +89,9 @@ def main():
         print(__doc__)
         return 2
     binary, models = sys.argv[1], sys.argv[2]
+    screenshot = None
+    if "--screenshot" in sys.argv:
+        screenshot = os.path.abspath(sys.argv[sys.argv.index("--screenshot") + 1])
     chromium = find_chromium()
     if chromium is None:
         print("SKIP: no chromium")
@@ -152,6 +156,17 @@ def main():
                 check(s["panel"] is not None and s["panel"].startswith(f"Original node {bn}: BatchNormalization"),
                       f"the link to original node {bn} shows {s['panel']!r}")
                 check(s["relB"] == 1, f"original node {bn}: {s['relB']} optimized nodes marked, want 1")
+                if screenshot:
+                    b.call("Emulation.setDeviceMetricsOverride",
+                           {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+                    b.open(url)
+                    at = centred(b, "b", i)
+                    if at is not None:
+                        b.click(*at)
+                        time.sleep(0.3)
+                        b.screenshot(screenshot)
+                        print("wrote", screenshot)
+                    b.call("Emulation.clearDeviceMetricsOverride")
             # A folded original node says so.
             f = b.eval("(() => { const d = JSON.parse(document.getElementById('opt-data').textContent); "
                        "return d.a.findIndex(n => n.fate === 'folded'); })()")

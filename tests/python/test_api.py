@@ -53,6 +53,19 @@ def test_optimize_takes_bytes_and_paths(tmp_path, testdata):
     assert len(a.graph.node) == len(b.graph.node) == len(c.graph.node)
 
 
+def test_optimize_writes_the_changes_page(tmp_path):
+    model, _, _ = tiny_model()
+    page = tmp_path / "changes.html"
+    out = aic_onnx.optimize(model, html=page)
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "http://" not in html.replace("http://www.w3.org", "")
+    # The rules that made the optimized nodes are named (MatMul+Add became a Gemm).
+    assert "remove_identity" in html and "fuse_matmul_add_into_gemm" in html
+    assert len(out.graph.node) == 2
+    with pytest.raises(Exception, match="cannot write"):
+        aic_onnx.optimize(model, html=tmp_path / "no" / "such" / "dir" / "c.html")
+
+
 def test_optimize_fixes_shapes_and_writes_value_info():
     model, _, _ = tiny_model()
     out = aic_onnx.optimize(model, fix_shapes={"x": [2, 4]})
