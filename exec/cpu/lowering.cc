@@ -11,6 +11,7 @@
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
+#include "ops/ml/ml_ops.h"
 
 namespace aic::cpu {
 
@@ -72,9 +73,16 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Tile", LowerTile},             {"IsNaN", LowerNativePredicate},
       {"IsInf", LowerNativePredicate},
       {"QuantizeLinear", LowerQuantizeLinear}, {"DequantizeLinear", LowerDequantizeLinear},
+      {"DynamicQuantizeLinear", LowerDynamicQuantizeLinear}, {"MatMulInteger", LowerMatMulInteger},
       {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
       {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
       {"ArgMin", LowerArgExtreme},
+      // ai.onnx.ml: what scikit-learn pipelines export (ops_native_ml.cc).
+      {"TreeEnsembleClassifier", LowerTreeEnsemble, kMlDomain}, {"TreeEnsembleRegressor", LowerTreeEnsemble, kMlDomain},
+      {"TreeEnsemble", LowerTreeEnsemble, kMlDomain},          {"Scaler", LowerScaler, kMlDomain},
+      {"Normalizer", LowerNormalizer, kMlDomain},              {"LinearClassifier", LowerLinearModel, kMlDomain},
+      {"LinearRegressor", LowerLinearModel, kMlDomain},
+      {"ArrayFeatureExtractor", LowerArrayFeatureExtractor, kMlDomain},
       // aic-onnx's own fused ops (domain ai.aic: sessions and `opt --target aic` emit them).
       {"FusedLinearReLU", LowerFusedLinearReLU, kAicDomain},
   };

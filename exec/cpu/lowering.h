@@ -183,11 +183,19 @@ bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
+bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n);  // ops_native_integer.cc
+bool LowerMatMulInteger(Lowerer& L, const Node& n);
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerCumSum(Lowerer& L, const Node& n);
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}
 bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization
 bool LowerTopK(Lowerer& L, const Node& n);
 bool LowerArgExtreme(Lowerer& L, const Node& n);  // ArgMax, ArgMin
+// ai.onnx.ml (ops_native_ml.cc)
+bool LowerTreeEnsemble(Lowerer& L, const Node& n);  // TreeEnsembleClassifier/Regressor, TreeEnsemble
+bool LowerScaler(Lowerer& L, const Node& n);
+bool LowerNormalizer(Lowerer& L, const Node& n);
+bool LowerLinearModel(Lowerer& L, const Node& n);  // LinearClassifier, LinearRegressor
+bool LowerArrayFeatureExtractor(Lowerer& L, const Node& n);
 
 }  // namespace aic::cpu

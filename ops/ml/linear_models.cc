@@ -4,10 +4,12 @@
 // ONNX Runtime applies them: a single score is transformed only by PROBIT,
 // and a classifier with one score column and two labels (skl2onnx's binary
 // LinearSVC, for instance) reports [1 − s, s] with label 1 where s > 0.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/ml/linear_models.h"
 #include "ops/ml/ml_common.h"
 #include "ops/ml/ml_ops.h"
 #include "ops/ml/post_transform.h"
@@ -17,15 +19,6 @@
 namespace aic {
 
 namespace {
-
-// W [targets, F] and b [targets] with the post transform.
-struct LinearModel {
-  std::vector<double> coefficients;
-  std::vector<double> intercepts;  // empty: zero
-  int64_t targets = 0;
-  int64_t features = 0;
-  PostTransform post = PostTransform::kNone;
-};
 
 absl::StatusOr<LinearModel> DecodeLinear(const Node& node, int64_t targets) {
   auto fail = [](auto... args) { return absl::InvalidArgumentError(absl::StrCat(args...)); };
@@ -52,13 +45,7 @@ absl::StatusOr<std::vector<double>> LinearScores(const KernelContext& ctx, const
   AIC_ASSIGN_OR_RETURN(x, ReadFeatureRows(ctx));
   if (x.features != m.features) return ctx.Error("X has ", x.features, " features, the model ", m.features);
   std::vector<double> y(static_cast<size_t>(x.rows * m.targets));
-  for (int64_t r = 0; r < x.rows; ++r) {
-    for (int64_t t = 0; t < m.targets; ++t) {
-      double acc = m.intercepts.empty() ? 0.0 : m.intercepts[static_cast<size_t>(t)];
-      for (int64_t j = 0; j < m.features; ++j) acc += x.row(r)[j] * m.coefficients[static_cast<size_t>(t * m.features + j)];
-      y[static_cast<size_t>(r * m.targets + t)] = acc;
-    }
-  }
+  for (int64_t r = 0; r < x.rows; ++r) LinearScoreRow(m, x.row(r), y.data() + r * m.targets);
   return y;
 }
 
@@ -90,11 +77,22 @@ Cost LinearCost(const OpContext& ctx) {
   return c;
 }
 
+}  // namespace
+
 // ---- LinearRegressor ----
+
+absl::StatusOr<LinearModel> DecodeLinearRegressor(const Node& node) { return DecodeLinear(node, node.GetInt("targets", 1)); }
+
+void FinishLinearRegressorRow(const LinearModel& m, double* y) {
+  // ORT transforms a single target only by PROBIT.
+  if (m.targets > 1 || m.post == PostTransform::kProbit) ApplyPostTransform(m.post, y, m.targets);
+}
+
+namespace {
 
 absl::Status InferLinearRegressor(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(CheckFeatureInput(ctx));
-  absl::StatusOr<LinearModel> m = DecodeLinear(ctx.node(), ctx.node().GetInt("targets", 1));
+  absl::StatusOr<LinearModel> m = DecodeLinearRegressor(ctx.node());
   if (!m.ok()) return ctx.Error(m.status().message());
   if (std::optional<int64_t> f = StaticFeatures(ctx); f && *f != m->features) {
     return ctx.Error("X has ", *f, " features, the model ", m->features);
@@ -104,25 +102,18 @@ absl::Status InferLinearRegressor(OpContext& ctx) {
 }
 
 absl::Status LinearRegressorKernel(KernelContext& ctx) {
-  absl::StatusOr<LinearModel> m = DecodeLinear(ctx.node(), ctx.node().GetInt("targets", 1));
+  absl::StatusOr<LinearModel> m = DecodeLinearRegressor(ctx.node());
   if (!m.ok()) return ctx.Error(m.status().message());
   FeatureRows x;
   AIC_ASSIGN_OR_RETURN(std::vector<double> y, LinearScores(ctx, *m, x));
-  // ORT transforms a single target only by PROBIT.
-  if (m->targets > 1 || m->post == PostTransform::kProbit) {
-    for (int64_t r = 0; r < x.rows; ++r) ApplyPostTransform(m->post, y.data() + r * m->targets, m->targets);
-  }
+  for (int64_t r = 0; r < x.rows; ++r) FinishLinearRegressorRow(*m, y.data() + r * m->targets);
   ctx.set_output(0, FloatTensor(y, {x.rows, m->targets}));
   return absl::OkStatus();
 }
 
-// ---- LinearClassifier ----
+}  // namespace
 
-struct LinearClassifierModel {
-  LinearModel linear;
-  ClassLabels labels;
-  int64_t columns() const { return linear.targets == 1 ? 2 : linear.targets; }
-};
+// ---- LinearClassifier ----
 
 absl::StatusOr<LinearClassifierModel> DecodeLinearClassifier(const Node& node) {
   LinearClassifierModel m;
@@ -140,6 +131,21 @@ absl::StatusOr<LinearClassifierModel> DecodeLinearClassifier(const Node& node) {
   }
   return m;
 }
+
+int64_t FinishLinearClassifierRow(const LinearClassifierModel& m, const double* scores, double* z) {
+  const int64_t k = m.linear.targets;
+  if (k == 1) {
+    ExpandBinaryScore(m.linear.post, SecondColumn::kComplement, scores[0], z);
+    return scores[0] > 0 ? 1 : 0;
+  }
+  int64_t best = 0;  // the first of equal scores wins
+  for (int64_t j = 1; j < k; ++j) best = scores[j] > scores[best] ? j : best;
+  std::copy(scores, scores + k, z);
+  ApplyPostTransform(m.linear.post, z, k);
+  return best;
+}
+
+namespace {
 
 absl::Status InferLinearClassifier(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(CheckFeatureInput(ctx));
@@ -163,18 +169,7 @@ absl::Status LinearClassifierKernel(KernelContext& ctx) {
   std::vector<double> z(static_cast<size_t>(x.rows * cols));
   std::vector<int64_t> picks(static_cast<size_t>(x.rows));
   for (int64_t r = 0; r < x.rows; ++r) {
-    const double* row = s.data() + r * k;
-    double* out = z.data() + r * cols;
-    if (k == 1) {
-      picks[static_cast<size_t>(r)] = row[0] > 0 ? 1 : 0;
-      ExpandBinaryScore(m->linear.post, SecondColumn::kComplement, row[0], out);
-      continue;
-    }
-    int64_t best = 0;  // the first of equal scores wins
-    for (int64_t j = 1; j < k; ++j) best = row[j] > row[best] ? j : best;
-    picks[static_cast<size_t>(r)] = best;
-    std::copy(row, row + k, out);
-    ApplyPostTransform(m->linear.post, out, k);
+    picks[static_cast<size_t>(r)] = FinishLinearClassifierRow(*m, s.data() + r * k, z.data() + r * cols);
   }
   ctx.set_output(0, m->labels.Pick(picks));
   if (ctx.num_outputs() > 1) ctx.set_output(1, FloatTensor(z, {x.rows, cols}));

@@ -2,7 +2,9 @@
 // converters emit): each concept file registers its ops through one function
 // declared here; RegisterMlOps (ml.cc) calls them all. Shared pieces:
 // ml_common.h (attribute and input decoding), post_transform.h (score
-// transforms), tree_walk.h (decision forests).
+// transforms), tree_walk.h (decision forests); the decoded models and their
+// per-row finishing that the CPU backend's lowerings reuse: tree_models.h,
+// linear_models.h, preprocessing.h (Scaler, Normalizer).
 #pragma once
 
 #include "ops/registry.h"

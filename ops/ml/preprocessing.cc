@@ -14,6 +14,7 @@
 #include "ops/misc/numeric_util.h"
 #include "ops/ml/ml_common.h"
 #include "ops/ml/ml_ops.h"
+#include "ops/ml/preprocessing.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/util/cost_util.h"
 
@@ -59,14 +60,11 @@ Traits FeatureTraits(std::string name, std::string meaning, Linearity lin, Inver
 
 absl::Status ScalerKernel(KernelContext& ctx) {
   AIC_ASSIGN_OR_RETURN(FeatureRows x, ReadFeatureRows(ctx));
-  absl::StatusOr<std::vector<double>> scale = PerFeature(Floats(ctx.node(), "scale"), "scale", x.features, 1.0);
-  if (!scale.ok()) return ctx.Error(scale.status().message());
-  absl::StatusOr<std::vector<double>> offset = PerFeature(Floats(ctx.node(), "offset"), "offset", x.features, 0.0);
-  if (!offset.ok()) return ctx.Error(offset.status().message());
+  absl::StatusOr<ScalerModel> m = DecodeScaler(ctx.node(), x.features);
+  if (!m.ok()) return ctx.Error(m.status().message());
   std::vector<double> y(x.x.size());
   for (size_t i = 0; i < y.size(); ++i) {
-    const size_t f = i % static_cast<size_t>(x.features);
-    y[i] = (x.x[i] - (*offset)[f]) * (*scale)[f];
+    y[i] = ScaleFeature(*m, x.x[i], static_cast<int64_t>(i % static_cast<size_t>(x.features)));
   }
   ctx.set_output(0, FloatTensor(y, ctx.input(0).dims()));
   return absl::OkStatus();
@@ -75,24 +73,11 @@ absl::Status ScalerKernel(KernelContext& ctx) {
 // ---- Normalizer ----
 
 absl::Status NormalizerKernel(KernelContext& ctx) {
-  const std::string norm = ctx.node().GetString("norm", "MAX");
-  if (norm != "MAX" && norm != "L1" && norm != "L2") return ctx.Error("norm '", norm, "' is not one of MAX, L1, L2");
+  absl::StatusOr<NormKind> norm = DecodeNormalizer(ctx.node());
+  if (!norm.ok()) return ctx.Error(norm.status().message());
   AIC_ASSIGN_OR_RETURN(FeatureRows x, ReadFeatureRows(ctx));
   std::vector<double> y = x.x;
-  for (int64_t r = 0; r < x.rows; ++r) {
-    double* row = y.data() + r * x.features;
-    // MAX divides by the largest value, sign included (as ORT does); a zero
-    // divisor leaves the row as it is.
-    double d = 0;
-    if (norm == "MAX") {
-      d = x.features > 0 ? *std::max_element(row, row + x.features) : 0.0;
-    } else {
-      for (int64_t j = 0; j < x.features; ++j) d += norm == "L1" ? std::abs(row[j]) : row[j] * row[j];
-      if (norm == "L2") d = std::sqrt(d);
-    }
-    if (d == 0) continue;
-    for (int64_t j = 0; j < x.features; ++j) row[j] /= d;
-  }
+  for (int64_t r = 0; r < x.rows; ++r) NormalizeRow(*norm, y.data() + r * x.features, x.features);
   ctx.set_output(0, FloatTensor(y, ctx.input(0).dims()));
   return absl::OkStatus();
 }
@@ -193,6 +178,33 @@ absl::Status FeatureVectorizerKernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+absl::StatusOr<ScalerModel> DecodeScaler(const Node& node, int64_t features) {
+  ScalerModel m;
+  AIC_ASSIGN_OR_RETURN(m.scale, PerFeature(Floats(node, "scale"), "scale", features, 1.0));
+  AIC_ASSIGN_OR_RETURN(m.offset, PerFeature(Floats(node, "offset"), "offset", features, 0.0));
+  return m;
+}
+
+absl::StatusOr<NormKind> DecodeNormalizer(const Node& node) {
+  const std::string norm = node.GetString("norm", "MAX");
+  if (norm == "MAX") return NormKind::kMax;
+  if (norm == "L1") return NormKind::kL1;
+  if (norm == "L2") return NormKind::kL2;
+  return absl::InvalidArgumentError(absl::StrCat("norm '", norm, "' is not one of MAX, L1, L2"));
+}
+
+void NormalizeRow(NormKind norm, double* row, int64_t n) {
+  double d = 0;
+  if (norm == NormKind::kMax) {
+    d = n > 0 ? *std::max_element(row, row + n) : 0.0;
+  } else {
+    for (int64_t j = 0; j < n; ++j) d += norm == NormKind::kL1 ? std::abs(row[j]) : row[j] * row[j];
+    if (norm == NormKind::kL2) d = std::sqrt(d);
+  }
+  if (d == 0) return;
+  for (int64_t j = 0; j < n; ++j) row[j] /= d;
+}
 
 void RegisterPreprocessingOps(OpRegistry& r) {
   r.Register(OpDef{

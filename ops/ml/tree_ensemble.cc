@@ -13,6 +13,7 @@
 #include "ops/misc/numeric_util.h"
 #include "ops/ml/ml_ops.h"
 #include "ops/ml/post_transform.h"
+#include "ops/ml/tree_models.h"
 #include "ops/ml/tree_walk.h"
 #include "ops/tensor/tensor_util.h"
 #include "ops/util/cost_util.h"
@@ -21,21 +22,17 @@ namespace aic {
 
 namespace {
 
-struct Ensemble {
-  Forest forest;
-  Aggregate aggregate = Aggregate::kSum;
-  PostTransform post = PostTransform::kNone;
-};
-
 std::vector<double> TensorAttr(const Node& node, const char* name) {
   const Attribute* a = node.FindAttr(name);
   if (a == nullptr || a->type != AttrType::kTensor) return {};
   return ToDoubles(a->t);
 }
 
-absl::StatusOr<Ensemble> DecodeEnsemble(const Node& node) {
+}  // namespace
+
+absl::StatusOr<TreeEnsembleModel> DecodeTreeEnsemble(const Node& node) {
   auto fail = [](auto... args) { return absl::InvalidArgumentError(absl::StrCat(args...)); };
-  Ensemble e;
+  TreeEnsembleModel e;
   Forest& f = e.forest;
   f.n_targets = node.GetInt("n_targets", 0);
   const int64_t agg = node.GetInt("aggregate_function", 1);
@@ -97,11 +94,18 @@ absl::StatusOr<Ensemble> DecodeEnsemble(const Node& node) {
   return e;
 }
 
+void FinishTreeEnsembleRow(const TreeEnsembleModel& e, const TargetScores& s, double* out) {
+  FinishRegression(e.forest, e.aggregate, {}, s, out);
+  ApplyPostTransform(e.post, out, e.forest.n_targets);
+}
+
+namespace {
+
 absl::Status TreeEnsembleKernel(KernelContext& ctx) {
   AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0}));
   const Tensor& x = ctx.input(0);
   if (!IsRealFloat(x.dtype())) return ctx.Error("X must be float, double or float16, got ", DTypeName(x.dtype()));
-  absl::StatusOr<Ensemble> e = DecodeEnsemble(ctx.node());
+  absl::StatusOr<TreeEnsembleModel> e = DecodeTreeEnsemble(ctx.node());
   if (!e.ok()) return ctx.Error(e.status().message());
   const Forest& f = e->forest;
   if (x.rank() > 2) return ctx.Error("X must be [N, F], got ", DimsToString(x.dims()));
@@ -115,8 +119,7 @@ absl::Status TreeEnsembleKernel(KernelContext& ctx) {
     double* out = y.data() + r * f.n_targets;
     absl::Status s = ScoreRow(f, e->aggregate, xs.data() + r * features, scores);
     if (!s.ok()) return ctx.Error(s.message());
-    FinishRegression(f, e->aggregate, {}, scores, out);
-    ApplyPostTransform(e->post, out, f.n_targets);
+    FinishTreeEnsembleRow(*e, scores, out);
   }
   ctx.set_output(0, FromDoubles(y, {rows, f.n_targets}, x.dtype()));
   return absl::OkStatus();
@@ -124,7 +127,7 @@ absl::Status TreeEnsembleKernel(KernelContext& ctx) {
 
 absl::Status InferTreeEnsemble(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(ExpectFloatInput(ctx, 0, "X"));
-  absl::StatusOr<Ensemble> e = DecodeEnsemble(ctx.node());
+  absl::StatusOr<TreeEnsembleModel> e = DecodeTreeEnsemble(ctx.node());
   if (!e.ok()) return ctx.Error(e.status().message());
   const Shape& x = ctx.input_shape(0);
   if (x.has_rank() && x.rank() > 2) return ctx.Error("X must be [N, F], got ", x.ToString());

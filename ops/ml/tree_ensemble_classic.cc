@@ -22,21 +22,13 @@
 #include "ops/ml/ml_common.h"
 #include "ops/ml/ml_ops.h"
 #include "ops/ml/post_transform.h"
+#include "ops/ml/tree_models.h"
 #include "ops/ml/tree_walk.h"
 #include "ops/tensor/tensor_util.h"
 
 namespace aic {
 
 namespace {
-
-struct ClassicForest {
-  Forest forest;
-  std::vector<double> base;
-  PostTransform post = PostTransform::kNone;
-  Aggregate aggregate = Aggregate::kSum;
-  std::vector<double> raw_weights;  // in attribute order, leaves or not
-  std::vector<int64_t> raw_targets;
-};
 
 absl::StatusOr<NodeMode> ParseMode(const std::string& s) {
   static const std::map<std::string, NodeMode> kModes = {
@@ -139,7 +131,9 @@ absl::StatusOr<Aggregate> ParseAggregate(const std::string& s) {
   return absl::InvalidArgumentError(absl::StrCat("aggregate_function '", s, "' is not one of AVERAGE, SUM, MIN, MAX"));
 }
 
-absl::StatusOr<ClassicForest> DecodeRegressor(const Node& node, int64_t opset) {
+}  // namespace
+
+absl::StatusOr<ClassicForest> DecodeTreeRegressor(const Node& node, int64_t opset) {
   AIC_ASSIGN_OR_RETURN(ClassicForest c, DecodeClassicForest(node, opset, "target", node.GetInt("n_targets", 0)));
   AIC_ASSIGN_OR_RETURN(c.aggregate, ParseAggregate(node.GetString("aggregate_function", "SUM")));
   if (!c.base.empty() && static_cast<int64_t>(c.base.size()) != c.forest.n_targets) {
@@ -149,16 +143,25 @@ absl::StatusOr<ClassicForest> DecodeRegressor(const Node& node, int64_t opset) {
   return c;
 }
 
+void FinishTreeRegressorRow(const ClassicForest& c, const TargetScores& s, double* out) {
+  const Forest& f = c.forest;
+  FinishRegression(f, c.aggregate, c.base, s, out);
+  // ORT transforms a single target only by PROBIT.
+  if (f.n_targets > 1 || c.post == PostTransform::kProbit) ApplyPostTransform(c.post, out, f.n_targets);
+}
+
+namespace {
+
 absl::Status InferRegressor(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(CheckFeatureInput(ctx));
-  absl::StatusOr<ClassicForest> c = DecodeRegressor(ctx.node(), ctx.opset());
+  absl::StatusOr<ClassicForest> c = DecodeTreeRegressor(ctx.node(), ctx.opset());
   if (!c.ok()) return ctx.Error(c.status().message());
   ctx.set_output(0, DType::kFloat, Shape({RowsDim(ctx), Dim(c->forest.n_targets)}));
   return absl::OkStatus();
 }
 
 absl::Status RegressorKernel(KernelContext& ctx) {
-  absl::StatusOr<ClassicForest> c = DecodeRegressor(ctx.node(), ctx.opset());
+  absl::StatusOr<ClassicForest> c = DecodeTreeRegressor(ctx.node(), ctx.opset());
   if (!c.ok()) return ctx.Error(c.status().message());
   const Forest& f = c->forest;
   AIC_ASSIGN_OR_RETURN(FeatureRows x, ReadRowsFor(ctx, f));
@@ -168,9 +171,7 @@ absl::Status RegressorKernel(KernelContext& ctx) {
   for (int64_t r = 0; r < x.rows; ++r) {
     absl::Status s = ScoreRow(f, c->aggregate, x.row(r), scores);
     if (!s.ok()) return ctx.Error(s.message());
-    FinishRegression(f, c->aggregate, c->base, scores, row.data());
-    // ORT transforms a single target only by PROBIT.
-    if (f.n_targets > 1 || c->post == PostTransform::kProbit) ApplyPostTransform(c->post, row.data(), f.n_targets);
+    FinishTreeRegressorRow(*c, scores, row.data());
     for (int64_t t = 0; t < f.n_targets; ++t) y[static_cast<size_t>(r * f.n_targets + t)] = static_cast<float>(row[t]);
   }
   ctx.set_output(0, Tensor::FromVector<float>(y, {x.rows, f.n_targets}));
@@ -179,15 +180,10 @@ absl::Status RegressorKernel(KernelContext& ctx) {
 
 // ---- TreeEnsembleClassifier ----
 
-struct Classifier {
-  ClassicForest c;
-  ClassLabels labels;
-  bool binary_case = false;       // two classes, weights for only one of them
-  bool weights_positive = true;   // every class weight ≥ 0
-};
+}  // namespace
 
-absl::StatusOr<Classifier> DecodeClassifier(const Node& node, int64_t opset) {
-  Classifier k;
+absl::StatusOr<TreeClassifier> DecodeTreeClassifier(const Node& node, int64_t opset) {
+  TreeClassifier k;
   AIC_ASSIGN_OR_RETURN(k.labels, DecodeClassLabels(node, "classlabels_int64s"));
   AIC_ASSIGN_OR_RETURN(k.c, DecodeClassicForest(node, opset, "class", k.labels.size()));
   const int64_t n = k.labels.size();
@@ -204,14 +200,7 @@ absl::StatusOr<Classifier> DecodeClassifier(const Node& node, int64_t opset) {
   return k;
 }
 
-// One row: the [n] scores and the label, either a class index or (ORT's
-// fallback when no class is singled out) the literal label 0 or 1.
-struct RowResult {
-  int64_t pick = 0;
-  bool literal = false;
-};
-
-RowResult FinishClassifierRow(const Classifier& k, TargetScores& s, double* z) {
+TreeClassifierPick FinishTreeClassifierRow(const TreeClassifier& k, TargetScores& s, double* z) {
   const int64_t n = k.labels.size();
   const std::vector<double>& base = k.c.base;
   const PostTransform post = k.c.post;
@@ -254,7 +243,7 @@ RowResult FinishClassifierRow(const Classifier& k, TargetScores& s, double* z) {
     expand = SecondColumn::kNegation;
   }
   const double pos = !single && s.has[1] ? s.value[1] : s.at(0);
-  RowResult result;
+  TreeClassifierPick result;
   if (k.binary_case) {
     const bool positive = k.weights_positive ? pos > 0.5 : pos > 0;
     expand = k.weights_positive ? SecondColumn::kComplement : SecondColumn::kNegation;
@@ -276,9 +265,15 @@ RowResult FinishClassifierRow(const Classifier& k, TargetScores& s, double* z) {
   return result;
 }
 
+int64_t TreeClassifierIntLabel(const TreeClassifier& k, TreeClassifierPick p) {
+  return p.literal ? p.pick : k.labels.ints[static_cast<size_t>(p.pick)];
+}
+
+namespace {
+
 absl::Status InferClassifier(OpContext& ctx) {
   AIC_RETURN_IF_ERROR(CheckFeatureInput(ctx));
-  absl::StatusOr<Classifier> k = DecodeClassifier(ctx.node(), ctx.opset());
+  absl::StatusOr<TreeClassifier> k = DecodeTreeClassifier(ctx.node(), ctx.opset());
   if (!k.ok()) return ctx.Error(k.status().message());
   const Dim rows = RowsDim(ctx);
   ctx.set_output(0, k->labels.dtype(), Shape({rows}));
@@ -287,7 +282,7 @@ absl::Status InferClassifier(OpContext& ctx) {
 }
 
 absl::Status ClassifierKernel(KernelContext& ctx) {
-  absl::StatusOr<Classifier> k = DecodeClassifier(ctx.node(), ctx.opset());
+  absl::StatusOr<TreeClassifier> k = DecodeTreeClassifier(ctx.node(), ctx.opset());
   if (!k.ok()) return k.status().code() == absl::StatusCode::kUnimplemented ? ctx.Unimplemented(k.status().message())
                                                                              : ctx.Error(k.status().message());
   const Forest& f = k->c.forest;
@@ -295,22 +290,24 @@ absl::Status ClassifierKernel(KernelContext& ctx) {
   const int64_t n = k->labels.size();
   std::vector<float> z(static_cast<size_t>(x.rows * n));
   std::vector<double> row(static_cast<size_t>(std::max<int64_t>(n, 2)));
-  std::vector<RowResult> results(static_cast<size_t>(x.rows));
+  std::vector<TreeClassifierPick> results(static_cast<size_t>(x.rows));
   TargetScores scores;
   for (int64_t r = 0; r < x.rows; ++r) {
     absl::Status s = ScoreRow(f, Aggregate::kSum, x.row(r), scores);
     if (!s.ok()) return ctx.Error(s.message());
-    results[static_cast<size_t>(r)] = FinishClassifierRow(*k, scores, row.data());
+    results[static_cast<size_t>(r)] = FinishTreeClassifierRow(*k, scores, row.data());
     for (int64_t j = 0; j < n; ++j) z[static_cast<size_t>(r * n + j)] = static_cast<float>(row[j]);
   }
-  // A literal 0 / 1 is the label itself for int labels; ORT keeps string
-  // labels as indices, so there it picks the first or second name.
-  std::vector<int64_t> picks;
-  for (const RowResult& res : results) picks.push_back(res.literal && !k->labels.strings ? 0 : res.pick);
-  Tensor y = k->labels.Pick(picks);
-  for (int64_t r = 0; r < x.rows; ++r) {
-    const RowResult& res = results[static_cast<size_t>(r)];
-    if (res.literal && !k->labels.strings) y.mutable_data<int64_t>()[r] = res.pick;
+  // ORT keeps string labels as indices, so a literal 0 / 1 picks the first or second name.
+  Tensor y;
+  if (k->labels.strings) {
+    std::vector<int64_t> picks;
+    for (const TreeClassifierPick& res : results) picks.push_back(res.pick);
+    y = k->labels.Pick(picks);
+  } else {
+    std::vector<int64_t> labels;
+    for (const TreeClassifierPick& res : results) labels.push_back(TreeClassifierIntLabel(*k, res));
+    y = Tensor::FromVector<int64_t>(labels, {x.rows});
   }
   ctx.set_output(0, std::move(y));
   if (ctx.num_outputs() > 1) ctx.set_output(1, Tensor::FromVector<float>(z, {x.rows, n}));

@@ -1,0 +1,390 @@
+// Lowerings of the integer ops of dynamically quantized models
+// (onnxruntime.quantization.quantize_dynamic): DynamicQuantizeLinear onto our
+// kernel (exec/cpu/kernels/dynamic_quantize.h), and MatMulInteger as oneDNN's
+// int8 matmul computing the raw product in s32 plus an exact pass applying
+// the zero points (exec/cpu/kernels/integer_matmul.h). oneDNN's matmul takes
+// int8 weights only, so uint8 B is shifted to int8 (B - 128) and its zero
+// point with it; constant B is shifted, summed per column and packed once
+// here. When the product's one reader is Cast to float and that Cast's one
+// reader a Mul by a scalar (the scales quantize_dynamic multiplies in), the
+// pass writes the Mul's f32 output directly, with the rounding of each op.
+// What is not covered returns false and the reference kernel runs it: a
+// computed b zero point, B of rank other than 2, zero points of other sizes,
+// and CPUs without VNNI (oneDNN's u8·s8 pairs then go through vpmaddubsw,
+// which saturates at int16).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/dynamic_quantize.h"
+#include "exec/cpu/kernels/integer_matmul.h"
+#include "exec/cpu/native_step.h"
+
+namespace aic::cpu {
+
+namespace {
+
+bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
+
+bool ExactInt8MatMul() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx2_vnni:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A scratch arena slot of at least `bytes` bytes.
+int ScratchSlot(Lowerer& L, int64_t bytes) { return L.NewArenaSlot(nullptr, PlainMd({(bytes + 3) / 4}), true); }
+
+// The Mul reading `out` through a Cast to float, when both are out's and the
+// Cast's only readers, neither is a graph output, and the Mul's other operand
+// is a one-element f32 value: then *scale is that operand.
+const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale) {
+  const ValueState& st = L.V(out);
+  if (st.graph_output || st.consumers.size() != 1) return nullptr;
+  const Node* cast = st.consumers[0];
+  if (cast->op_type != "Cast" || !cast->domain.empty() || cast->input(0) != out || cast->output(0) == nullptr ||
+      cast->GetInt("to", 0) != static_cast<int64_t>(DType::kFloat)) {
+    return nullptr;
+  }
+  const Value* f = cast->output(0);
+  const ValueState& fs = L.V(f);
+  if (fs.graph_output || fs.consumers.size() != 1 || !L.IsF32(f)) return nullptr;
+  const Node* mul = fs.consumers[0];
+  if (mul->op_type != "Mul" || !mul->domain.empty() || mul->num_inputs() != 2 || mul->output(0) == nullptr) {
+    return nullptr;
+  }
+  const Value* other = mul->input(0) == f ? mul->input(1) : mul->input(0);
+  if (other == f || !L.IsF32(other) || !NativeReady(L, other) || NumElements(L.V(other).dims) != 1 ||
+      !L.IsF32(mul->output(0)) || L.V(mul->output(0)).dims != fs.dims) {
+    return nullptr;
+  }
+  *scale = other;
+  return mul;
+}
+
+
+// A plain row-major desc of `dims` in type t.
+memory::desc PlainOf(const std::vector<int64_t>& dims, memory::data_type t) {
+  memory::dims d = ToDnnlDims(dims);
+  memory::dims strides(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
+  return memory::desc(d, t, strides);
+}
+
+// The post-op operand desc `md` (of a rank-r destination with leading dims
+// 1) as the same bytes against the 2-D [rows, n] destination; false when
+// they are not plain.
+bool FlattenOperand(memory::desc* md) {
+  memory::dims d = md->dims();
+  std::vector<int64_t> dims(d.begin(), d.end());
+  if (dims.size() < 2 || *md != PlainMd(dims)) return false;
+  for (size_t i = 0; i + 2 < dims.size(); ++i) {
+    if (dims[i] != 1) return false;
+  }
+  *md = PlainMd({dims[dims.size() - 2], dims.back()});
+  return true;
+}
+
+// What the fused form needs from LowerMatMulInteger.
+struct ScaledProduct {
+  const Node* cast;
+  const Node* mul;
+  const Value* scale;
+  const Value* a;
+  const Value* azp;  // null: none; else one value
+  memory::data_type a_type;
+  std::vector<int64_t> a_dims;
+  int64_t k, cols;
+  const Tensor* shifted;  // B' (int8, k x cols), no b zero point
+  std::shared_ptr<std::vector<int32_t>> col_sums;
+};
+
+// MatMulInteger -> Cast -> Mul(scale) -> [what CollectPostOps takes] as one
+// oneDNN primitive: the brgemm int8 kernel with an s32 bias of -a_zp·colsum(B')
+// per column and the scale as the first binary post-op. oneDNN 2.6 adds an s32
+// bias in f32 and its brgemm declines runtime output scales; with
+// K·255·128 < 2^24 (checked by the caller) S, the bias and their sum are
+// integers below 2^24, so the f32 sum is exact and equals f32(C), the Cast's
+// result, before the Mul. False (nothing emitted) when oneDNN takes no such
+// primitive on a fast path.
+bool LowerScaledProduct(Lowerer& L, const Node& n, const ScaledProduct& p) {
+  const Value* y = p.mul->output(0);
+  const std::vector<int64_t>& od = L.V(y).dims;
+  const size_t rank = od.size();
+  // [1, .., 1, M, K] runs as the 2-D product (oneDNN packs weights only there).
+  bool flat = true;
+  for (size_t i = 0; i + 2 < rank; ++i) flat = flat && od[i] == 1;
+  std::vector<int64_t> dst_dims = flat ? std::vector<int64_t>{od[rank - 2], p.cols} : od;
+  std::vector<int64_t> a_dims = flat ? std::vector<int64_t>{od[rank - 2], p.k} : p.a_dims;
+  std::vector<int64_t> b_dims(dst_dims.size(), 1), bias_dims(dst_dims.size(), 1);
+  b_dims[b_dims.size() - 2] = p.k;
+  b_dims.back() = p.cols;
+  bias_dims.back() = p.cols;
+  using dt = memory::data_type;
+  memory::desc a_md = PlainOf(a_dims, p.a_type);
+  memory::desc b_plain = PlainOf(b_dims, dt::s8);
+  memory::desc b_any(ToDnnlDims(b_dims), dt::s8, memory::format_tag::any);
+  memory::desc bias_md = p.azp != nullptr ? PlainOf(bias_dims, dt::s32) : memory::desc();
+  memory::desc dst_md = PlainMd(dst_dims);
+
+  PostOp scale;
+  scale.binary = true;
+  scale.alg = dnnl::algorithm::binary_mul;
+  scale.src1_md = PlainMd(std::vector<int64_t>(dst_dims.size(), 1));
+  scale.nodes = {p.cast, p.mul};
+  scale.out = y;
+  scale.name = "Mul(scale)";
+  std::vector<PostOp> chain = {scale};
+  for (PostOp& more : L.CollectPostOps(y)) {
+    if (flat && more.binary && !FlattenOperand(&more.src1_md)) break;
+    chain.push_back(more);
+  }
+  Plan& plan = L.plan();
+  std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
+  try {
+    built = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, bias_md, dst_md), attr, plan.engine);
+    });
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  auto& [pd, k] = *built;
+  if (k == 0 || IsSlowImplementation("matmul", pd.impl_info_str())) return false;
+
+  chain[0].src1_slot = L.PlainSlot(p.scale);
+  int a_slot = L.PlainSlot(p.a);
+  int b_slot = L.PackedConstSlot(*p.shifted, b_plain, pd.weights_desc());
+  int bias_slot = -1;
+  if (p.azp != nullptr) {
+    // -a_zp·colsum(B') per column, each run (a_zp is computed).
+    bias_slot = ScratchSlot(L, p.cols * 4);
+    bool a_signed = p.a_type == dt::s8;
+    int64_t cols = p.cols;
+    AddNativeStep(L, n, {L.PlainSlot(p.azp)}, bias_slot, [a_signed, cols, sums = p.col_sums](const void* const* i, void* o) {
+      kernels::ZeroPointBias(i[0], a_signed, sums->data(), cols, static_cast<int32_t*>(o));
+      return absl::OkStatus();
+    })->kind = "zero_point_bias";
+  }
+  DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
+  step->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
+  step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd.weights_desc(), false);
+  if (bias_slot >= 0) step->AddArg(DNNL_ARG_BIAS, bias_slot, bias_md, false);
+  L.FinishPostOps(step, y, chain, k, PlainMd(od), true, &dst_md);
+  return true;
+}
+
+}  // namespace
+
+bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  if (!L.IsF32(x) || !NativeReady(L, x)) return false;
+  int64_t count = NumElements(L.V(x).dims);
+  if (count == 0) return false;
+  const Value* outs[3] = {n.output(0), n.num_outputs() > 1 ? n.output(1) : nullptr,
+                          n.num_outputs() > 2 ? n.output(2) : nullptr};
+  if (outs[0] != nullptr && (L.V(outs[0]).dtype != DType::kUint8 || L.V(outs[0]).dims != L.V(x).dims)) return false;
+  // Readers of the scale that multiply it by a constant scalar (quantize_dynamic's
+  // x_scale * w_scale, one per product reading x): computed here, in f32 as
+  // the Mul would, instead of as one-element steps of their own (each cost
+  // microseconds, tens of them with two threads).
+  std::vector<const Node*> muls;
+  std::vector<float> factors;
+  if (outs[1] != nullptr) {
+    for (const Node* c : L.V(outs[1]).consumers) {
+      if (c->op_type != "Mul" || !c->domain.empty() || c->num_inputs() != 2 || c->output(0) == nullptr ||
+          L.Done(c) || !L.IsF32(c->output(0)) || NumElements(L.V(c->output(0)).dims) != 1) {
+        continue;
+      }
+      const Value* other = c->input(0) == outs[1] ? c->input(1) : c->input(0);
+      std::optional<float> k = L.V(other).dtype == DType::kFloat ? L.ScalarConst(other) : std::nullopt;
+      if (other == outs[1] || !k) continue;
+      if (std::find(muls.begin(), muls.end(), c) != muls.end()) continue;
+      muls.push_back(c);
+      factors.push_back(*k);
+    }
+  }
+  int in = L.PlainSlot(x);
+  std::vector<int> slots(3, -1);
+  for (int i = 0; i < 3; ++i) {
+    if (outs[i] != nullptr && (slots[i] = NativeOutSlot(L, outs[i])) < 0) return false;
+  }
+  for (const Node* c : muls) {
+    int s = NativeOutSlot(L, c->output(0));
+    if (s < 0) return false;
+    slots.push_back(s);
+  }
+  NativeStep* step = AddNativeStep(L, n, {in}, slots, [count, factors](const void* const* i, void* const* o) {
+    float scale;
+    uint8_t zero;
+    kernels::DynamicQuantizeF32(static_cast<const float*>(i[0]), count, static_cast<uint8_t*>(o[0]), &scale, &zero);
+    if (o[1] != nullptr) *static_cast<float*>(o[1]) = scale;
+    if (o[2] != nullptr) *static_cast<uint8_t*>(o[2]) = zero;
+    for (size_t j = 0; j < factors.size(); ++j) *static_cast<float*>(o[3 + j]) = scale * factors[j];
+    return absl::OkStatus();
+  });
+  step->kind = "dynamic_quantize";
+  if (!muls.empty()) absl::StrAppend(&step->label, " + [", muls.size(), " scale Mul]");
+  for (const Node* c : muls) L.MarkFused(c);
+  return true;
+}
+
+bool LowerMatMulInteger(Lowerer& L, const Node& n) {
+  const Value* a = n.input(0);
+  const Value* b = n.input(1);
+  const Value* azp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
+  const Value* bzp = n.num_inputs() > 3 && n.has_input(3) ? n.input(3) : nullptr;
+  const Value* out = n.output(0);
+  if (!ExactInt8MatMul() || !NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
+  DType at = L.V(a).dtype, bt = L.V(b).dtype;
+  if (!IsEightBit(at) || !IsEightBit(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
+  const std::vector<int64_t>& ad = L.V(a).dims;
+  const std::vector<int64_t>& bd = L.V(b).dims;
+  if (ad.empty() || bd.size() != 2 || ad.back() != bd[0]) return false;
+  const int64_t k = bd[0], cols = bd[1];
+  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
+  od.push_back(cols);
+  if (L.V(out).dims != od || NumElements(od) == 0 || k == 0) return false;
+  const int64_t rows = NumElements(od) / cols;
+  const int64_t m = ad.size() >= 2 ? ad[ad.size() - 2] : 1;
+
+  // a_zp: a scalar or one per row of each matrix (the reference's indexing), read each run.
+  bool a_per_row = false;
+  if (azp != nullptr) {
+    if (!NativeReady(L, azp) || L.V(azp).dtype != at) return false;
+    int64_t c = NumElements(L.V(azp).dims);
+    if (c != 1 && c != m) return false;
+    a_per_row = c != 1;
+  }
+  // b_zp' per column, shifted with uint8 B.
+  const int32_t shift = bt == DType::kUint8 ? 128 : 0;
+  std::vector<int32_t> b_zero(static_cast<size_t>(cols), -shift);
+  if (bzp != nullptr) {
+    const Tensor* z = L.Const(bzp);
+    if (z == nullptr || z->dtype() != bt || (z->num_elements() != 1 && z->num_elements() != cols)) return false;
+    for (int64_t j = 0; j < cols; ++j) {
+      b_zero[static_cast<size_t>(j)] = static_cast<int32_t>(z->ElementAsDouble(z->num_elements() == 1 ? 0 : j)) - shift;
+    }
+  }
+  bool any_b_zero = false;
+  for (int32_t z : b_zero) any_b_zero = any_b_zero || z != 0;
+
+  Plan& plan = L.plan();
+  using dt = memory::data_type;
+  memory::desc a_md({rows, k}, at == DType::kInt8 ? dt::s8 : dt::u8, memory::format_tag::ab);
+  memory::desc b_plain({k, cols}, dt::s8, memory::format_tag::ab);
+  const Tensor* bc = L.Const(b);
+  memory::desc b_md = bc != nullptr ? memory::desc({k, cols}, dt::s8, memory::format_tag::any) : b_plain;
+  memory::desc c_md({rows, cols}, dt::s32, memory::format_tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), plan.engine);
+  if (IsSlowImplementation("matmul", pd.impl_info_str())) return false;
+
+  const Value* scale = nullptr;
+  const Node* mul = ScaledCastOf(L, out, &scale);
+  // B' and its column sums: once here for a constant B, else each run.
+  auto col_sums = std::make_shared<std::vector<int32_t>>();
+  const Tensor* shifted_b = nullptr;
+  if (bc != nullptr) {
+    Tensor shifted(DType::kInt8, {k, cols});
+    if (bt == DType::kUint8) {
+      kernels::ShiftToSigned(bc->data<uint8_t>(), k * cols, shifted.mutable_data<int8_t>());
+    } else {
+      std::memcpy(shifted.mutable_raw_data(), bc->raw_data(), static_cast<size_t>(k * cols));
+    }
+    col_sums->resize(static_cast<size_t>(cols));
+    kernels::ColumnSums(shifted.data<int8_t>(), k, cols, col_sums->data());
+    plan.constants.push_back(shifted);
+    shifted_b = &plan.constants.back();
+  }
+  // |A - a_zp| <= 255 and |B'| <= 128: every partial sum below 2^24.
+  constexpr int64_t kExactF32 = int64_t{1} << 24;
+  if (mul != nullptr && shifted_b != nullptr && !any_b_zero && !a_per_row && ad.size() >= 2 &&
+      k * 255 * 128 < kExactF32) {
+    ScaledProduct p{L.V(out).consumers[0], mul, scale, a, azp, a_md.data_type(), ad, k, cols, shifted_b, col_sums};
+    if (LowerScaledProduct(L, n, p)) return true;
+  }
+
+  // Output slots first: nothing is emitted before the last way to decline.
+  int y_slot = NativeOutSlot(L, mul != nullptr ? mul->output(0) : out);
+  if (y_slot < 0) return false;
+  int a_slot = L.PlainSlot(a);
+  int azp_slot = azp != nullptr ? L.PlainSlot(azp) : -1;
+  int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
+
+  int b_slot = -1, sums_slot = -1;
+  if (shifted_b != nullptr) {
+    b_slot = L.PackedConstSlot(*shifted_b, b_plain, pd.weights_desc());
+  } else {
+    int raw = L.PlainSlot(b);
+    bool flip = bt == DType::kUint8;
+    b_slot = flip ? ScratchSlot(L, k * cols) : raw;
+    sums_slot = ScratchSlot(L, cols * 4);
+    std::vector<int> prep_out = flip ? std::vector<int>{b_slot, sums_slot} : std::vector<int>{sums_slot};
+    AddNativeStep(L, n, {raw}, prep_out, [=](const void* const* i, void* const* o) {
+      const auto* bs = static_cast<const int8_t*>(i[0]);
+      if (flip) {
+        kernels::ShiftToSigned(static_cast<const uint8_t*>(i[0]), k * cols, static_cast<int8_t*>(o[0]));
+        bs = static_cast<const int8_t*>(o[0]);
+      }
+      kernels::ColumnSums(bs, k, cols, static_cast<int32_t*>(o[flip ? 1 : 0]));
+      return absl::OkStatus();
+    })->kind = "integer_weights";
+  }
+
+  // The product: straight into out, or into a scratch the scaled pass reads.
+  int s_slot = mul != nullptr ? ScratchSlot(L, rows * cols * 4) : y_slot;
+  DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
+  step->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
+  step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd.weights_desc(), false);
+  step->AddArg(DNNL_ARG_DST, s_slot, c_md, true);
+
+  kernels::IntegerMatMulFixup f;
+  f.rows = rows;
+  f.m = m;
+  f.k = k;
+  f.n = cols;
+  f.a_signed = at == DType::kInt8;
+  f.a_per_row = a_per_row;
+  auto b_zero_ptr = std::make_shared<std::vector<int32_t>>(std::move(b_zero));
+  bool const_sums = bc != nullptr;
+  auto fixup = [f, col_sums, b_zero_ptr, any_b_zero, const_sums](const void* const* i) {
+    kernels::IntegerMatMulFixup g = f;
+    g.a = i[1];
+    g.a_zero = i[2];
+    g.col_sums = const_sums ? col_sums->data() : static_cast<const int32_t*>(i[3]);
+    g.b_zero = any_b_zero ? b_zero_ptr->data() : nullptr;
+    return g;
+  };
+  if (mul == nullptr) {
+    if (azp == nullptr && !any_b_zero) return true;  // S is C
+    AddNativeStep(L, n, {s_slot, a_slot, azp_slot, sums_slot}, s_slot, [fixup](const void* const* i, void* y) {
+      kernels::ApplyZeroPoints(fixup(i), static_cast<int32_t*>(y));
+      return absl::OkStatus();
+    })->kind = "zero_points";
+    return true;
+  }
+  const Node* cast = L.V(out).consumers[0];
+  NativeStep* scaled = AddNativeStep(L, n, {s_slot, a_slot, azp_slot, sums_slot, scale_slot}, y_slot,
+                                     [fixup](const void* const* i, void* y) {
+                                       kernels::ApplyZeroPointsScaled(fixup(i), static_cast<const int32_t*>(i[0]),
+                                                                      *static_cast<const float*>(i[4]),
+                                                                      static_cast<float*>(y));
+                                       return absl::OkStatus();
+                                     });
+  scaled->kind = "zero_points_scaled";
+  absl::StrAppend(&scaled->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
+  L.MarkFused(cast);
+  L.MarkFused(mul);
+  return true;
+}
+
+}  // namespace aic::cpu
