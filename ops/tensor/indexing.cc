@@ -22,6 +22,35 @@ namespace {
 
 // ---- Slice ----
 
+// x[.., 0:d, ..] on one axis, d a dim read off a shape (HF's
+// position_ids[:, 0:seq_len] of a [1, 512] buffer): the axis keeps d when it
+// is d, and becomes min(d, c) on an axis of length c (MinDimSymbol,
+// ops/util/broadcast.h), which broadcasting against d resolves. nullopt
+// where the slice is not of that form.
+std::optional<std::pair<int64_t, Dim>> SlicedPrefixDim(const OpContext& ctx, const Shape& in) {
+  if (ctx.opset() < 10 || !in.has_rank()) return std::nullopt;
+  std::optional<std::vector<int64_t>> starts = ConstantInts(ctx, 1);
+  std::optional<std::vector<Dim>> ends = ShapeValueOf(ctx, 2);
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || (*starts)[0] != 0) return std::nullopt;
+  int64_t axis = 0;
+  if (ctx.node().has_input(3)) {
+    std::optional<std::vector<int64_t>> axes = ConstantInts(ctx, 3);
+    if (!axes || axes->size() != 1) return std::nullopt;
+    axis = (*axes)[0] < 0 ? (*axes)[0] + in.rank() : (*axes)[0];
+  }
+  if (ctx.node().has_input(4)) {
+    std::optional<std::vector<int64_t>> steps = ConstantInts(ctx, 4);
+    if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+  }
+  if (axis < 0 || axis >= in.rank()) return std::nullopt;
+  const Dim& end = (*ends)[0];
+  const Dim& length = in[axis];
+  if (!end.is_symbol()) return std::nullopt;
+  if (length.SameAs(end)) return std::make_pair(axis, end);
+  if (length.is_value() && length.value() >= 1) return std::make_pair(axis, MinDimSymbol(end, length.value()));
+  return std::nullopt;
+}
+
 absl::Status InferSlice(OpContext& ctx) {
   const Shape& in = ctx.input_shape(0);
   DType dt = ctx.input_dtype(0);
@@ -34,6 +63,11 @@ absl::Status InferSlice(OpContext& ctx) {
   }
   std::vector<Dim> dims = in.dims();
   if (!params->has_value()) {
+    if (auto prefix = SlicedPrefixDim(ctx, in)) {
+      dims[prefix->first] = prefix->second;
+      ctx.set_output(0, dt, Shape(dims));
+      return absl::OkStatus();
+    }
     // Only axes known: other dims pass through.
     std::optional<std::vector<int64_t>> axes = ctx.node().has_input(3) ? ConstantInts(ctx, 3) : std::nullopt;
     if (axes) {

@@ -6,6 +6,24 @@
 
 namespace aic {
 
+Dim MinDimSymbol(const Dim& d, int64_t c) {
+  if (!d.is_symbol()) return Dim::Unknown();  // an unnamed dim: no name could stand for it
+  return Dim::Symbol(absl::StrCat("min(", d.symbol(), ",", c, ")"));
+}
+
+namespace {
+
+// Whether m is min(d, c) for some c (MinDimSymbol).
+bool IsMinOf(const Dim& m, const Dim& d) {
+  if (!m.is_symbol() || !d.is_symbol()) return false;
+  const std::string& name = m.symbol();
+  std::string prefix = absl::StrCat("min(", d.symbol(), ",");
+  return name.size() > prefix.size() + 1 && name.compare(0, prefix.size(), prefix) == 0 && name.back() == ')' &&
+         name.find_first_not_of("0123456789", prefix.size()) == name.size() - 1;
+}
+
+}  // namespace
+
 absl::StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes,
                                       const std::function<Dim()>& fresh) {
   size_t rank = 0;
@@ -34,6 +52,8 @@ absl::StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes,
       }
       if (acc.is_value()) continue;          // value wins over symbol/unknown
       if (dim.is_value()) { acc = dim; continue; }
+      if (IsMinOf(acc, dim)) { acc = dim; continue; }
+      if (IsMinOf(dim, acc)) continue;
       acc = fresh ? fresh() : Dim::Unknown();  // two different symbols
     }
     out[k] = acc;

@@ -12,10 +12,18 @@
 
 namespace aic {
 
+// The dim min(d, c): a symbol named "min(D,c)" (D d's name), so that one
+// name always stands for one value. A slice x[0:d] of an axis of length c has
+// it. Broadcast against d it gives d wherever the model runs: d <= c makes
+// them equal, d > c = 1 gives d, and d > c >= 2 cannot broadcast. Unknown
+// when d has no name.
+Dim MinDimSymbol(const Dim& d, int64_t c);
+
 // Broadcast result of symbolic shapes. A dim of 1 yields to the other; equal
 // dims (values or same symbol) stay; a symbol against a known value > 1 takes
-// the value; two different symbols give `fresh` (unknowable). Unknown rank in
-// any input gives unknown rank. Fails on two known, unequal dims neither 1.
+// the value; d against min(d, c) is d; other different symbols give `fresh`
+// (unknowable). Unknown rank in any input gives unknown rank. Fails on two
+// known, unequal dims neither 1.
 absl::StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes,
                                       const std::function<Dim()>& fresh);
 

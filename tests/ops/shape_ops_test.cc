@@ -225,6 +225,40 @@ TEST(ShapeOpsTest, ReshapeToAConcatOfShapeElementsKeepsSymbols) {
   EXPECT_EQ(wide->shape()[1], Dim(5));
 }
 
+// HF's position embeddings: position_ids[:, 0:seq] of a [1, 512] buffer is
+// min(seq, 512) long, and added to the [batch, seq] word embeddings it gives
+// seq (where the model runs at all); the same slice of a seq axis is seq.
+TEST(ShapeOpsTest, PrefixSliceToADimBroadcastsBackToIt) {
+  GraphBuilder b;
+  Value* ids = b.Input("ids", DType::kInt64, {S("batch"), S("seq")});
+  Value* seq = b.Op("Slice", {b.Op("Shape", {ids}), b.Constant("one", I({1})), b.Constant("two", I({2}))});
+  Value* buffer = b.Constant("buffer", Tensor(DType::kFloat, {1, 512}));
+  Value* zero = b.Constant("zero", I({0}));
+  Value* axis = b.Constant("axis", I({1}));
+  Value* positions = b.Op("Slice", {buffer, zero, seq, axis});
+  Value* words = b.Op("Cast", {ids}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+  Value* sum = b.Op("Add", {words, positions});
+  Value* sum2 = b.Op("Add", {positions, words});
+  Value* own = b.Op("Slice", {words, zero, seq, axis});
+  // A slice that does not start at 0 says nothing of its length.
+  Value* later = b.Op("Slice", {buffer, b.Constant("three", I({3})), seq, axis});
+  b.Output(sum);
+  b.Output(sum2);
+  b.Output(own);
+  b.Output(later);
+  auto model = b.Build(17);
+  InferOptions o;
+  o.best_effort = false;
+  ASSERT_TRUE(InferShapes(*model, o).ok());
+  EXPECT_EQ(positions->shape(), Shape({1, S("min(seq,512)")}));
+  EXPECT_EQ(sum->shape(), Shape({S("batch"), S("seq")}));
+  EXPECT_EQ(sum2->shape(), Shape({S("batch"), S("seq")}));
+  EXPECT_EQ(own->shape(), Shape({S("batch"), S("seq")}));
+  ASSERT_EQ(later->shape().rank(), 2);
+  EXPECT_FALSE(later->shape()[1].SameAs(S("seq")));
+  EXPECT_FALSE(later->shape()[1].SameAs(S("min(seq,512)")));
+}
+
 // torch's legacy (TorchScript) exporter: the Expand target of repeat_kv is
 // Where(t == ConstantOfShape(Shape(t)) * -1, ConstantOfShape(Shape(t)), t),
 // and arange(seq) is Range(0, Shape(x)[1], 1).
