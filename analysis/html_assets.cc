@@ -81,6 +81,12 @@ g.cp rect { stroke: #b3261e; stroke-width: 2.2; }
 g.hit rect { stroke: #e66100; stroke-width: 3.5; }
 g.sel rect { stroke: #1a5fb4; stroke-width: 4; }
 g.io rect { fill: #fff; stroke: #555; }
+g.blk { cursor: pointer; }
+g.blk rect { fill: #eef0f7; stroke: #5a5f80; stroke-width: 1.2; }
+g.blk rect:last-of-type { fill: #dde1f2; stroke-width: 1.6; }
+g.blk:hover rect:last-of-type { fill: #c9d0ee; }
+g.blk.hit rect:last-of-type { stroke: #e66100; stroke-width: 3.5; }
+#collapse[hidden] { display: none; }
 svg.graph text { text-anchor: middle; text-rendering: optimizeSpeed; font-family: system-ui, "DejaVu Sans", "Liberation Sans", sans-serif;
               pointer-events: none; }
 svg.graph text.o { font-size: 12px; font-weight: 600; fill: #111; }
@@ -99,9 +105,9 @@ const char kHtmlPanZoomScript[] = R"JS(
 // to read are not drawn at all. Shared by the report and opt's page.
 window.aicPanZoom = function (svg, canvas) {
   'use strict';
-  const viewport = svg.querySelector('g.viewport');
+  let viewport = svg.querySelector('g.viewport');
   const margin = 20;
-  const graphW = +svg.dataset.width, graphH = +svg.dataset.height;
+  let graphW = +svg.dataset.width, graphH = +svg.dataset.height;
   let scale = 1, tx = 0, ty = 0, frame = 0;
   function apply() {
     frame = 0;
@@ -157,7 +163,17 @@ window.aicPanZoom = function (svg, canvas) {
   }
   // Whether the pointer's last press was a drag (then its click is not one).
   function wasDragged() { const d = dragged; dragged = false; return d; }
-  return { fit: fit, centerOn: centerOn, wasDragged: wasDragged };
+  // After the viewport group or the drawing's size changed (the report's
+  // expanded blocks): the same transform on the new drawing.
+  function reset() {
+    viewport = svg.querySelector('g.viewport');
+    graphW = +svg.dataset.width; graphH = +svg.dataset.height;
+    apply();
+  }
+  // Layout point (x, y) on the canvas, and the transform putting it at (sx, sy).
+  function toScreen(x, y) { return [(x + margin) * scale + tx, (y + margin) * scale + ty]; }
+  function place(x, y, sx, sy) { tx = sx - (x + margin) * scale; ty = sy - (y + margin) * scale; apply(); }
+  return { fit: fit, centerOn: centerOn, wasDragged: wasDragged, reset: reset, toScreen: toScreen, place: place };
 };
 )JS";
 
@@ -170,25 +186,46 @@ for (const m of window.__aicErrors) {
 }
 try {
 const data = JSON.parse(document.getElementById('report-data').textContent);
-const nodes = data.nodes, totals = data.totals;
+const nodes = data.nodes, totals = data.totals, blocks = data.blocks;
 const svg = document.getElementById('graph');
 const canvas = document.getElementById('canvas');
 const panel = document.getElementById('panel');
 
-const boxes = new Array(nodes.length);
-for (const g of svg.querySelectorAll('#nodes g.n')) boxes[+g.dataset.i] = g;
-// Edges touching each node, for highlighting the selection's neighbourhood.
-const incident = new Map();
-for (const p of svg.querySelectorAll('#edges path.e')) {
-  for (const k of [+p.dataset.f, +p.dataset.t]) {
-    if (!incident.has(k)) incident.set(k, []);
-    incident.get(k).push(p);
+// Repeated blocks (analysis/blocks.h): all repeats but the first are drawn
+// as one box; the drawing with one block expanded is text in the page,
+// parsed the first time that block opens. hiddenIn[i]: the block node i is
+// in when collapsed, -1 for none.
+const hiddenIn = new Array(nodes.length).fill(-1);
+blocks.forEach(function (b, k) { for (let i = b.start + b.size; i < b.start + b.size * b.count; i++) hiddenIn[i] = k; });
+let expanded = -1;
+const drawings = new Map([[-1, { vp: svg.querySelector('g.viewport'), w: svg.dataset.width, h: svg.dataset.height }]]);
+
+// The drawn nodes' and blocks' boxes, and the edges touching each node (for
+// highlighting the selection's neighbourhood), of the drawing shown.
+let boxes, blockBoxes, incident;
+function indexDrawing() {
+  boxes = new Array(nodes.length);
+  for (const g of svg.querySelectorAll('#nodes g.n')) boxes[+g.dataset.i] = g;
+  blockBoxes = new Array(blocks.length);
+  for (const g of svg.querySelectorAll('#nodes g.blk')) blockBoxes[+g.dataset.b] = g;
+  incident = new Map();
+  for (const p of svg.querySelectorAll('#edges path.e')) {
+    for (const k of [+p.dataset.f, +p.dataset.t]) {
+      if (!incident.has(k)) incident.set(k, []);
+      incident.get(k).push(p);
+    }
   }
 }
+indexDrawing();
+// Who reads each node's outputs, from the data (a reader may be inside a collapsed block).
+const readers = nodes.map(() => []);
+for (const n of nodes) for (const p of n.from) if (p >= 0 && !readers[p].includes(n.i)) readers[p].push(n.i);
 
 const pz = window.aicPanZoom(svg, canvas);
 svg.addEventListener('click', function (e) {
   if (pz.wasDragged()) return;
+  const k = e.target.closest('g.blk');
+  if (k) { expand(+k.dataset.b); return; }
   const g = e.target.closest('g.n');
   if (g) select(+g.dataset.i, false);
 });
@@ -196,8 +233,60 @@ document.addEventListener('keydown', function (e) {
   if (e.target.tagName === 'INPUT') return;
   if (e.key === '0') pz.fit(true);
   if (e.key === 'Escape') closePanel();
+  if (e.key === 'c' && expanded >= 0) collapseAt(expanded);
 });
-function centerOn(i) { pz.centerOn(nodes[i].x, nodes[i].y); }
+function position(g) {
+  const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(g.getAttribute('transform'));
+  return [+m[1], +m[2]];
+}
+function centerOn(i) { if (boxes[i]) pz.centerOn(...position(boxes[i])); }
+
+// Shows the drawing with block b expanded (-1: none), keeping the
+// selection, the search's marks and the colouring.
+function show(b) {
+  if (b === expanded) return;
+  if (!drawings.has(b)) {
+    const t = document.createElement('template');
+    t.innerHTML = document.getElementById('expanded-' + b).textContent;
+    const s = t.content.querySelector('svg');
+    drawings.set(b, { vp: s.querySelector('g.viewport'), w: s.dataset.width, h: s.dataset.height });
+  }
+  const next = drawings.get(b);
+  svg.replaceChild(next.vp, svg.querySelector('g.viewport'));
+  svg.dataset.width = next.w;
+  svg.dataset.height = next.h;
+  expanded = b;
+  pz.reset();
+  indexDrawing();
+  colour(colourSelect.value);
+  markHits();
+  if (selected >= 0 && boxes[selected]) mark(selected);
+  publish();
+}
+// Expands block b where its box is: its first hidden node lands on the box's place.
+function expand(b) {
+  const g = blockBoxes[b];
+  const at = g ? pz.toScreen(...position(g)) : null;
+  show(b);
+  const first = boxes[blocks[b].start + blocks[b].size];
+  if (at && first) pz.place(...position(first), at[0], at[1]);
+}
+function collapseAt(b) {
+  const first = boxes[blocks[b].start + blocks[b].size];
+  const at = first ? pz.toScreen(...position(first)) : null;
+  show(-1);
+  if (at && blockBoxes[b]) pz.place(...position(blockBoxes[b]), at[0], at[1]);
+}
+function publish() {
+  const drawn = svg.querySelectorAll('#nodes g.n').length;
+  document.body.dataset.nodesDrawn = String(drawn);
+  document.body.dataset.nodesHidden = String(nodes.length - drawn);
+  document.body.dataset.blocksShown = String(svg.querySelectorAll('#nodes g.blk').length);
+  document.body.dataset.expanded = String(expanded);
+  document.body.dataset.edgesDrawn = String(svg.querySelectorAll('#edges path.e').length);
+  document.getElementById('collapse').hidden = expanded < 0;
+}
+document.getElementById('collapse').addEventListener('click', () => { if (expanded >= 0) collapseAt(expanded); });
 
 // ---- the node panel ----
 function el(tag, attrs, text) {
@@ -292,8 +381,12 @@ function closePanel() {
   panel.hidden = true;
 }
 function unmark(i) {
-  boxes[i].classList.remove('sel');
+  if (boxes[i]) boxes[i].classList.remove('sel');
   for (const p of incident.get(i) || []) p.classList.remove('hl');
+}
+function mark(i) {
+  boxes[i].classList.add('sel');
+  for (const p of incident.get(i) || []) p.classList.add('hl');
 }
 function showPanel(n) {
   panel.textContent = '';
@@ -364,12 +457,12 @@ function showPanel(n) {
     if (p >= 0) from.appendChild(nodeLink(p)); else from.appendChild(document.createTextNode("graph input '" + n.inv[k] + "'"));
   });
   if (n.from.length) link('Inputs from', from);
-  const users = (incident.get(n.i) || []).filter(p => +p.dataset.f === n.i && +p.dataset.t < nodes.length);
+  const users = readers[n.i];
   if (users.length) {
     const to = el('td');
-    users.forEach(function (p, k) {
+    users.forEach(function (u, k) {
       if (k) to.appendChild(document.createTextNode(', '));
-      to.appendChild(nodeLink(+p.dataset.t));
+      to.appendChild(nodeLink(u));
     });
     link('Read by', to);
   }
@@ -380,9 +473,11 @@ function showPanel(n) {
 function select(i, center) {
   if (!(i >= 0 && i < nodes.length)) return;
   if (selected >= 0) unmark(selected);
+  selected = -1;
+  // A node inside a collapsed block: that block opens.
+  if (!boxes[i]) show(hiddenIn[i]);
   selected = i;
-  boxes[i].classList.add('sel');
-  for (const p of incident.get(i) || []) p.classList.add('hl');
+  mark(i);
   showPanel(nodes[i]);
   if (center) centerOn(i);
   try { history.replaceState(null, '', '#node=' + i); } catch (e) { /* file: URLs in some browsers */ }
@@ -401,7 +496,7 @@ function ramp(t) {
 function colour(mode) {
   legend.textContent = '';
   if (mode === 'class') {
-    for (const g of boxes) g.firstChild.style.fill = '';
+    for (const g of boxes) if (g) g.firstChild.style.fill = '';
     for (const [c, label] of classes) {
       const span = el('span');
       span.appendChild(el('i', { class: 'c-' + c }));
@@ -415,7 +510,7 @@ function colour(mode) {
   let max = 0, at = -1;
   for (const n of nodes) if (n.known && value(n) > max) { max = value(n); at = n.i; }
   for (const n of nodes) {
-    boxes[n.i].firstChild.style.fill = !n.known ? '#e0e0e0' : max > 0 ? ramp(Math.sqrt(value(n) / max)) : ramp(0);
+    if (boxes[n.i]) boxes[n.i].firstChild.style.fill = !n.known ? '#e0e0e0' : max > 0 ? ramp(Math.sqrt(value(n) / max)) : ramp(0);
   }
   legend.appendChild(el('span', null, '0'));
   legend.appendChild(el('span', { class: 'bar' }));
@@ -430,8 +525,11 @@ colourSelect.addEventListener('change', () => colour(colourSelect.value));
 // ---- search ----
 const search = document.getElementById('search'), hits = document.getElementById('hits');
 let marked = [];
+// A hit inside a collapsed block marks the block's box.
+function hitBox(i) { return boxes[i] || blockBoxes[hiddenIn[i]]; }
+function markHits() { for (const i of marked) { const g = hitBox(i); if (g) g.classList.add('hit'); } }
 function find(q) {
-  for (const i of marked) boxes[i].classList.remove('hit');
+  for (const i of marked) { const g = hitBox(i); if (g) g.classList.remove('hit'); }
   marked = [];
   hits.textContent = '';
   q = q.trim().toLowerCase();
@@ -440,7 +538,7 @@ function find(q) {
     if (n.op.toLowerCase().includes(q) || String(n.i) === q ||
         n.src.some(x => x[0].toLowerCase().includes(q) || x[1].toLowerCase().includes(q))) marked.push(n.i);
   }
-  for (const i of marked) boxes[i].classList.add('hit');
+  markHits();
   const shown = marked.slice(0, 50);
   shown.forEach(function (i, k) {
     const n = nodes[i];
@@ -479,7 +577,8 @@ function open(fragment) {
   if (i < 0) i = nodes.findIndex(n => n.op === key);
   // No node of that name: what a search finds for it (perhaps nothing).
   if (i < 0 || i >= nodes.length) { search.value = key; find(key); return; }
-  // The same path as a click on the node.
+  // The same path as a click on the node (one inside a collapsed block opens it first).
+  if (!boxes[i]) show(hiddenIn[i]);
   boxes[i].dispatchEvent(new MouseEvent('click', { bubbles: true }));
   centerOn(i);
 }
@@ -489,8 +588,7 @@ pz.fit(false);
 colour('class');
 open(location.hash);
 svg.getBoundingClientRect();
-document.body.dataset.nodesDrawn = String(svg.querySelectorAll('#nodes g.n').length);
-document.body.dataset.edgesDrawn = String(svg.querySelectorAll('#edges path.e').length);
+publish();
 document.body.dataset.renderMs = String(Math.round(performance.now()));
 document.body.dataset.ready = '1';
 } catch (e) {

@@ -80,17 +80,28 @@ int SvgDrawing::AddNode(const std::string& op, const std::string& name, const st
   std::string shown = Ellipsize(name, kMaxNameGlyphs);
   double w = std::max({72.0, Glyphs(op) * kOpGlyph + 18, Glyphs(shown) * kNameGlyph + 18});
   input_.nodes.push_back({w, kNodeHeight});
-  vertices_.push_back({op, shown, css_class, data_i});
+  vertices_.push_back({op, shown, css_class, data_i, data_i});
   edges_from_.emplace_back();
   return static_cast<int>(vertices_.size()) - 1;
 }
 
-int SvgDrawing::AddTerminal(const std::string& name, const std::string& second) {
+int SvgDrawing::AddTerminal(const std::string& name, const std::string& second, int id) {
   std::string label = Ellipsize(name, kMaxNameGlyphs);
   std::string below = Ellipsize(second, 2 * kMaxNameGlyphs);
   double w = std::max({90.0, Glyphs(label) * kOpGlyph + 30, Glyphs(below) * kNameGlyph + 30});
   input_.nodes.push_back({w, kNodeHeight});
-  vertices_.push_back({label, below, "io", -1});
+  int v = static_cast<int>(vertices_.size());
+  vertices_.push_back({label, below, "io", -1, id < 0 ? v : id});
+  edges_from_.emplace_back();
+  return v;
+}
+
+int SvgDrawing::AddBlock(const std::string& first, const std::string& second, int block, int id) {
+  std::string label = Ellipsize(first, kMaxNameGlyphs);
+  double w = std::max({120.0, Glyphs(label) * kOpGlyph + 24, Glyphs(second) * kNameGlyph + 24});
+  // Taller than a node: the box is drawn as a stack of them.
+  input_.nodes.push_back({w, kNodeHeight + 8});
+  vertices_.push_back({label, second, "blk", -1, id, block});
   edges_from_.emplace_back();
   return static_cast<int>(vertices_.size()) - 1;
 }
@@ -125,7 +136,8 @@ void SvgDrawing::AppendSvg(const GraphLayout& lay, const std::string& prefix, st
     for (size_t k = 1; k < p.points.size(); ++k) {
       absl::StrAppend(&path, k > 1 ? " " : "", Num(p.points[k].x), " ", Num(p.points[k].y));
     }
-    absl::StrAppend(&out, "<path class=\"e\" data-f=\"", edges_[i].from, "\" data-t=\"", edges_[i].to,
+    absl::StrAppend(&out, "<path class=\"e\" data-f=\"", vertices_[edges_[i].from].id, "\" data-t=\"",
+                    vertices_[edges_[i].to].id,
                     "\" d=\"", path, "\"/>\n");
     if (p.has_arrow) {
       const LayoutPoint& base = p.points.back();
@@ -149,6 +161,19 @@ void SvgDrawing::AppendSvg(const GraphLayout& lay, const std::string& prefix, st
     const LayoutPoint& c = lay.centers[v];
     const LayoutInput::Node& box = input_.nodes[v];
     double w = box.width, h = box.height;
+    if (x.block >= 0) {
+      // Two boxes peeking out behind the front one: a stack of repeats.
+      double fw = w - 8, fh = h - 8;
+      absl::StrAppend(&out, "<g class=\"blk\" data-b=\"", x.block, "\" transform=\"translate(", Num(c.x), ",",
+                      Num(c.y), ")\">");
+      for (int k = 2; k >= 0; --k) {
+        absl::StrAppend(&out, "<rect x=\"", Num(-w / 2 + 4 * k), "\" y=\"", Num(-h / 2 + 4 * (2 - k)),
+                        "\" width=\"", Num(fw), "\" height=\"", Num(fh), "\" rx=\"4\"/>");
+      }
+      absl::StrAppend(&out, "<text class=\"o\" x=\"-4\" y=\"1\">", HtmlEscape(x.op_line), "</text><text class=\"m\" x=\"-4\" y=\"15\">",
+                      HtmlEscape(x.name_line), "</text></g>\n");
+      continue;
+    }
     if (x.data_i >= 0) {
       absl::StrAppend(&out, "<g class=\"", x.css_class, "\" data-i=\"", x.data_i, "\" transform=\"translate(",
                       Num(c.x), ",", Num(c.y), ")\"><rect x=\"", Num(-w / 2), "\" y=\"", Num(-h / 2),

@@ -27,7 +27,11 @@ class SvgDrawing {
   // page's script knows it by.
   int AddNode(const std::string& op, const std::string& name, const std::string& css_class, int data_i);
   // A graph input's or output's pill: its name above `second` ("graph input [1, 3]").
-  int AddTerminal(const std::string& name, const std::string& second);
+  // `id`: what its edges' data-f/data-t say (-1: its vertex index).
+  int AddTerminal(const std::string& name, const std::string& second, int id = -1);
+  // A collapsed run of repeated blocks (blocks.h): a stacked box, <g
+  // class="blk" data-b="{block}">, its edges naming it `id`.
+  int AddBlock(const std::string& first, const std::string& second, int block, int id);
   // One edge per (from, to) pair, labelled with every distinct label given.
   void AddEdge(int from, int to, const std::string& label);
 
@@ -42,7 +46,9 @@ class SvgDrawing {
  private:
   struct Vertex {
     std::string op_line, name_line, css_class;
-    int data_i = -1;  // -1: a terminal
+    int data_i = -1;  // -1: a terminal or a block
+    int id = 0;       // in its edges' data-f/data-t: data_i for a node
+    int block = -1;
   };
   struct Edge {
     int from = 0, to = 0;

@@ -221,6 +221,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   job.verify_runs = verify ? static_cast<int>(verify_runs) : 0;
   job.rtol = rtol;
   job.atol = atol;
+  job.tolerance_given = args->Has("--rtol") || args->Has("--atol");
   for (const std::string& spec : args->GetAll("--shape")) {
     auto parsed = ParseShapeSpec(spec);
     if (!parsed.ok()) return UsageError("--shape: expected NAME=D,D,.., got '" + spec + "'");
@@ -323,8 +324,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       }
       std::fprintf(info, "verify: %d %sinput set(s)%s%s, rtol %g atol %g, on %s: %s\n", report.runs,
                    inputs_dir.empty() ? "random " : "",
-                   shapes_text.empty() ? "" : inputs_dir.empty() ? " at " : " from ", shapes_text.c_str(), rtol,
-                   atol, report.device.c_str(), report.ok() ? "ok" : "MISMATCH");
+                   shapes_text.empty() ? "" : inputs_dir.empty() ? " at " : " from ", shapes_text.c_str(),
+                   outcome->verify_rtol, outcome->verify_atol, report.device.c_str(), report.ok() ? "ok" : "MISMATCH");
       for (const auto& o : report.outputs) {
         std::fprintf(info, "  %-24s max abs %.3g  max rel %.3g%s%s\n", o.name.c_str(), o.max_abs, o.max_rel,
                     o.ok ? "" : "  MISMATCH ", o.problem.c_str());

@@ -74,6 +74,28 @@ std::vector<OpTableRow> OpTableRows(const std::map<std::string, int64_t>& before
   return out;
 }
 
+namespace {
+
+// A QuantizeLinear or DynamicQuantizeLinear of a computed value (not of a
+// weight), in the graph or its bodies.
+bool QuantizesActivations(const Graph& g) {
+  for (const auto& n : g.nodes()) {
+    if (n->domain.empty() && (n->op_type == "QuantizeLinear" || n->op_type == "DynamicQuantizeLinear") &&
+        n->input(0) != nullptr && n->input(0)->initializer() == nullptr) {
+      return true;
+    }
+    for (const Attribute& a : n->attributes) {
+      if (a.g != nullptr && QuantizesActivations(*a.g)) return true;
+      for (const auto& body : a.graphs) {
+        if (body != nullptr && QuantizesActivations(*body)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model, const ModelLoader& reload,
                                                   const OptimizeJob& job) {
   OptimizeOutcome outcome;
@@ -97,6 +119,12 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   InputShapes shapes;  // the test shapes, when we chose them
   if (outcome.verify_wanted) {
     AIC_ASSIGN_OR_RETURN(original, reload());
+    if (!job.tolerance_given && QuantizesActivations(*original->graph)) {
+      compare.rtol = std::max(compare.rtol, 1e-2);
+      compare.atol = std::max(compare.atol, 1e-2);
+    }
+    outcome.verify_rtol = compare.rtol;
+    outcome.verify_atol = compare.atol;
     absl::StatusOr<std::vector<std::map<std::string, RuntimeValue>>> feeds = job.verify_feeds;
     if (job.verify_feeds.empty()) {
       // Test shapes: those asked for, else the fixed inputs at their new
@@ -225,6 +253,8 @@ std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::strin
       json.Field("ok", report.ok());
       json.Field("runs", report.runs);
       json.Field("device", report.device);
+      json.Field("rtol", outcome.verify_rtol);
+      json.Field("atol", outcome.verify_atol);
       json.Key("outputs");
       json.BeginArray();
       for (const auto& o : report.outputs) {

@@ -35,6 +35,12 @@ struct OptimizeJob {
   std::string verify_feeds_source;
   double rtol = 1e-3;
   double atol = 1e-4;
+  // Unless the caller chose rtol/atol: a model that quantizes activations
+  // (QuantizeLinear or DynamicQuantizeLinear of a computed value) is
+  // compared at 1e-2 / 1e-2, the low-precision contract: a rule that
+  // reassociates float arithmetic upstream of a quantizer may move a value
+  // across a rounding boundary, one quantization step.
+  bool tolerance_given = false;
   // Told each step as it starts ("optimizing", "verifying ..."), for a
   // progress line; may be empty.
   std::function<void(const std::string&)> progress;
@@ -50,6 +56,8 @@ struct OptimizeOutcome {
   std::string verify_inputs;    // "x=1,3,224,224" or the feeds' source
   std::string verify_skipped;   // why verification could not run ("" when it ran)
   CompareReport verify;         // its result, when it ran
+  double verify_rtol = 0;       // the tolerance it compared at (OptimizeJob::tolerance_given)
+  double verify_atol = 0;
 };
 
 // Reads the model again as loaded (the CLI re-reads the file, the Python API

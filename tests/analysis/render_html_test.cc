@@ -160,6 +160,53 @@ TEST(RenderHtml, UnknownOpIsOpaque) {
   EXPECT_NE(page->find("<g class=\"n c-opaque\" data-i=\"1\""), std::string::npos);
 }
 
+// Six identical residual layers: the first is drawn, the other five are one
+// box; the drawing with them expanded is in the page as text, and the
+// script knows which nodes the box holds.
+TEST(RenderHtml, RepeatedLayersAreOneBox) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8});
+  for (int k = 0; k < 6; ++k) {
+    std::string layer = "/m/layer." + std::to_string(k) + "/";
+    std::vector<float> w(64);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 5 + k) % 11) / 11.0f - 0.5f;
+    Value* h = b.Op("MatMul", {x, b.Constant("w" + std::to_string(k), Tensor::FromVector<float>(w, {8, 8}))});
+    b.last_node()->name = layer + "MatMul";
+    Value* a = b.Op("Relu", {h});
+    b.last_node()->name = layer + "Relu";
+    Value* t = b.Op("Tanh", {a});
+    b.last_node()->name = layer + "Tanh";
+    x = b.Op("Add", {x, t});
+    b.last_node()->name = layer + "Add";
+  }
+  b.Output(x);
+  auto model = b.Build();
+  AnalysisOptions options;
+  options.spectra = false;
+  auto r = Analyze(*model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->nodes.size(), 24u);
+  auto page = RenderHtml(*r);
+  ASSERT_TRUE(page.ok()) << page.status();
+  const std::string& html = *page;
+  std::string svg = Between(html, "<svg id=\"graph\"", "</svg>");
+  EXPECT_EQ(Count(svg, "<g class=\"n "), 4u);
+  EXPECT_EQ(Count(svg, "<g class=\"blk\" data-b=\"0\""), 1u);
+  EXPECT_NE(svg.find(">×5 m/layer.*</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">4 nodes each · click to expand</text>"), std::string::npos);
+  // Edges name the box past the nodes and the graph's input and output.
+  EXPECT_NE(svg.find("data-f=\"3\" data-t=\"26\""), std::string::npos);
+  std::string expanded = Between(html, "<script type=\"text/x-aic-svg\" id=\"expanded-0\">", "</script>");
+  EXPECT_EQ(Count(expanded, "<g class=\"n "), 24u);
+  EXPECT_EQ(Count(expanded, "<g class=\"blk\""), 0u);
+  EXPECT_EQ(Count(html, "<script"), 4u);
+  std::string data = Between(html, "<script type=\"application/json\" id=\"report-data\">", "</script>");
+  EXPECT_NE(data.find("\"blocks\": [ { \"start\": 0, \"size\": 4, \"count\": 6, \"label\": \"m/layer.*\" } ]"),
+            std::string::npos)
+      << data.substr(0, 300);
+  EXPECT_EQ(Count(data, "\"src\": "), 24u);  // every node's panel data, drawn or not
+}
+
 TEST(RenderHtml, HtmlEscape) {
   EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
   EXPECT_EQ(HtmlEscape("σ → ×"), "σ → ×");

@@ -4,7 +4,9 @@
 For the seed MLP, PaddleOCR rec (skipped with a message when ../shared/models
 lacks it) and a generated 3000-node model (750 residual blocks built with
 onnx.helper):
-- the page draws as many nodes as the JSON report lists, and every edge;
+- the page draws as many nodes as the JSON report lists, counting those inside
+  collapsed repeated blocks (analysis/blocks.h) as the page reports them, and
+  every edge;
 - no script errors (the page writes them into #errors, read here);
 - a real mouse click on a node (Chromium's DevTools protocol over
   --remote-debugging-pipe, Input.dispatchMouseEvent) opens its panel, with the
@@ -15,7 +17,10 @@ onnx.helper):
 - panning the large page stays under 100 ms a frame;
 - the large page is interactive within 3 s of navigation (the page's own
   performance.now() once the drawing is laid out; best of 3 loads, as the
-  machine may be shared).
+  machine may be shared);
+- the large page's repeated layers are one box; a real click on it expands
+  it in place (every node drawn), 'c' collapses it again, and a search for a
+  node inside the collapsed block selects it and expands the block.
 
 usage: html_report_browser.py AIC_ONNX_BINARY SOURCE_DIR [MODELS_DIR] [--screenshot PNG]
 --screenshot writes PaddleOCR rec's page (docs/report_html.png is made so).
@@ -187,7 +192,9 @@ def page_state(b):
       const p = document.getElementById('panel');
       const t = document.getElementById('panel-title');
       return {nodes: document.querySelectorAll('#graph #nodes g.n').length,
-              drawn: document.body.dataset.nodesDrawn, edges: document.querySelectorAll('#graph path.e').length,
+              drawn: document.body.dataset.nodesDrawn, hidden: +document.body.dataset.nodesHidden,
+              blocks: document.querySelectorAll('#graph #nodes g.blk').length,
+              expanded: document.body.dataset.expanded, edges: document.querySelectorAll('#graph path.e').length,
               errors: document.getElementById('errors').textContent,
               panel: p.hidden ? null : (t ? t.textContent : ''), panelText: p.hidden ? '' : p.textContent,
               spectrum: p.querySelectorAll('svg.spectrum polyline').length,
@@ -212,13 +219,15 @@ def check_page(b, chromium, html, report, name, click_node, expect_spectrum=Fals
                fragment_node=None):
     url = "file://" + html
     n_nodes = len(report["nodes"])
-    n_edges_min = n_nodes - 1
     b.open(url)
     s = page_state(b)
     check(s["errors"] == "", f"{name}: script errors: {s['errors']}")
-    check(s["nodes"] == n_nodes and s["drawn"] == str(n_nodes),
-          f"{name}: {s['nodes']} nodes drawn ({s['drawn']} by the page's count), the report has {n_nodes}")
-    check(s["edges"] >= n_edges_min, f"{name}: {s['edges']} edges drawn for {n_nodes} nodes")
+    check(s["nodes"] + s["hidden"] == n_nodes and s["drawn"] == str(s["nodes"]) and (s["hidden"] > 0) == (s["blocks"] > 0),
+          f"{name}: {s['nodes']} nodes drawn ({s['drawn']} by the page's count) and {s['hidden']} inside "
+          f"{s['blocks']} collapsed blocks, the report has {n_nodes}")
+    # Connected: at least one edge per drawn box (node or collapsed block) but one.
+    check(s["edges"] >= s["nodes"] + s["blocks"] - 1,
+          f"{name}: {s['edges']} edges drawn for {s['nodes']} nodes and {s['blocks']} blocks")
     check(s["panel"] is None, f"{name}: a panel is open before any click: {s['panel']}")
     # A real click on the node's box.
     at = node_center(b, click_node)
@@ -261,8 +270,53 @@ def check_page(b, chromium, html, report, name, click_node, expect_spectrum=Fals
     check(f'id="panel-title">{want}<' in dom, f"{name}: #node={onnx_name} does not show '{want}'")
     check('<pre id="errors"></pre>' in dom, f"{name}: script errors with #node=: "
           + (re.search(r'<pre id="errors"[^>]*>([^<]*)', dom) or [None, "?"])[1])
-    check(len(re.findall(r'<g class="n[ "]', dom)) == n_nodes, f"{name}: dumped DOM does not hold {n_nodes} nodes")
+    # The drawing shown (the expanded blocks' drawings are text in the page).
+    live = dom.split('<svg id="graph"')[1].split("</svg>")[0] if '<svg id="graph"' in dom else ""
+    hidden = re.search(r'data-nodes-hidden="(\d+)"', dom)
+    drawn_dom = len(re.findall(r'<g class="n[ "]', live))
+    check(hidden is not None and drawn_dom + int(hidden.group(1)) == n_nodes,
+          f"{name}: dumped DOM draws {drawn_dom} nodes, hides {hidden and hidden.group(1)}, not {n_nodes} in all")
     return s
+
+
+def check_blocks(b, html, report):
+    """The generated model's 750 residual blocks: one box of 749, expanded by a click."""
+    n_nodes = len(report["nodes"])
+    b.open("file://" + html)
+    s = page_state(b)
+    check(s["blocks"] == 1 and s["hidden"] == n_nodes - 4 and s["nodes"] == 4,
+          f"generated model: {s['blocks']} block boxes, {s['nodes']} nodes drawn, {s['hidden']} hidden")
+    label = b.eval("(document.querySelector('#graph g.blk text.o') || {}).textContent")
+    check(label == "×749 block*", f"generated model: the block's box says {label!r}")
+    at = b.eval("""(() => { const g = document.querySelector('#graph g.blk'); if (!g) return null;
+                  const r = g.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()""")
+    if not check(at is not None, "generated model: no block box to click"):
+        return
+    screen_before = at
+    t = time.time()
+    b.click(*at)
+    s = page_state(b)
+    print(f"generated model: block expanded in {1000 * (time.time() - t):.0f} ms (click to DOM)")
+    check(s["nodes"] == n_nodes and s["hidden"] == 0 and s["blocks"] == 0 and s["expanded"] == "0",
+          f"generated model: after the click {s['nodes']} nodes drawn, {s['hidden']} hidden, {s['blocks']} boxes")
+    check(s["errors"] == "", f"generated model: script errors on expanding: {s['errors']}")
+    # In place: the block's first hidden node sits where the box was.
+    first = b.eval("""(() => { const g = document.querySelector('#graph g.n[data-i="4"]');
+                      const r = g.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()""")
+    check(abs(first[1] - screen_before[1]) < 40, f"generated model: expanded node 4 at {first}, the box was at {at}")
+    b.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "c", "text": "c"})
+    b.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": "c"})
+    s = page_state(b)
+    check(s["blocks"] == 1 and s["nodes"] == 4, f"generated model: 'c' leaves {s['blocks']} boxes, {s['nodes']} nodes")
+    # Search finds a node inside the collapsed block; Enter selects it, opening the block.
+    b.eval("""(() => { const q = document.getElementById('search'); q.value = 'block700/Tanh';
+               q.dispatchEvent(new Event('input'));
+               q.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' })); })()""")
+    s = page_state(b)
+    want = f"Node {700 * 4 + 2}: {report['nodes'][700 * 4 + 2]['name']}"
+    check(s["panel"] == want and s["expanded"] == "0" and s["nodes"] == n_nodes,
+          f"generated model: searching block700/Tanh shows {s['panel']!r} (want {want!r}), expanded {s['expanded']}")
+    check(s["errors"] == "", f"generated model: script errors after search: {s['errors']}")
 
 
 def big_model(path, blocks):
@@ -399,6 +453,7 @@ def main():
                                                     "returnByValue": True})["result"]["value"]
                 print(f"generated model: {frame:.1f} ms per frame while panning")
                 check(frame < PAN_FRAME_LIMIT_MS, f"generated model: panning takes {frame:.1f} ms a frame")
+                check_blocks(b, big_html, report)
         finally:
             b.close()
     if failures:
