@@ -7,6 +7,7 @@
 #include <graphviz/gvc.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -64,6 +65,16 @@ absl::StatusOr<GraphLayout> RunDot(GVC_t* gvc, const Piece& piece, const std::st
   agattr(g, AGRAPH, C("ranksep"), C("0.45"));
   // Crossing minimisation: fewer passes on big pieces (the drawing stays readable).
   if (piece.nodes.size() > 800) agattr(g, AGRAPH, C("mclimit"), C("0.3"));
+  // Edges that skip many ranks (DenseNet's concatenations read every earlier
+  // layer of their block) become chains of virtual nodes, one per rank
+  // crossed, and network simplex over those took minutes: bound its passes.
+  int64_t span = 0;
+  for (const LayoutInput::Edge& e : piece.edges) span += std::abs(e.to - e.from);
+  if (span > 20 * static_cast<int64_t>(piece.nodes.size())) {
+    agattr(g, AGRAPH, C("mclimit"), C("0.1"));
+    agattr(g, AGRAPH, C("nslimit"), C("2"));
+    agattr(g, AGRAPH, C("nslimit1"), C("2"));
+  }
   agattr(g, AGRAPH, C("rank"), C(""));
   agattr(g, AGNODE, C("shape"), C("box"));
   agattr(g, AGNODE, C("fixedsize"), C("true"));
