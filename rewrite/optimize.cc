@@ -30,6 +30,7 @@ bool RuleEnabled(const Rule& r, const OptimizeOptions& o, int64_t opset) {
   if (o.disabled_rules.count(r.name)) return false;
   bool aic_allowed = r.aic_op != nullptr && o.AllowsAic(r.aic_op);
   if (r.aic_only && !aic_allowed) return false;
+  if (r.qoperator_op != nullptr && !o.qoperator_ops.count(r.qoperator_op)) return false;
   // Below its opset, a rule runs only when it can emit the ai.aic alias instead.
   if (opset < r.min_opset && !aic_allowed) return false;
   if (r.exactness == Exactness::kApproximate && !o.allow_approximate) return false;

@@ -42,6 +42,11 @@ struct OptimizeOptions {
   // QDQ Conv wants the int32 bias DQ too). Sessions turn it on: their
   // backends compute in float.
   bool fold_dequantize = false;
+  // Standard QOperator ops (QLinearConv) the target runs as int8. Rules that
+  // turn a QDQ pattern into one run only when it is listed: empty for files,
+  // which keep QDQ form (`opt` never undoes the model's representation), and
+  // for backends that compute in float. A session takes its backend's list.
+  std::set<std::string> qoperator_ops;
   // Graph input name -> dims (--fix-shape); -1 keeps that dim as the model
   // has it. Checked against the input's rank and fixed dims (FixedShapes).
   std::map<std::string, std::vector<int64_t>> fix_shapes;

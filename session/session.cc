@@ -84,6 +84,7 @@ rewrite::OptimizeOptions OptimizeOptionsFor(const exec::Backend& backend, int le
   rewrite::OptimizeOptions o;
   o.level = level;
   o.aic_ops = backend.aic_ops;
+  o.qoperator_ops = backend.qoperator_ops;
   o.fold_dequantize = true;  // the backends compute in float
   return o;
 }

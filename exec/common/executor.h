@@ -91,6 +91,9 @@ struct Backend {
   // The ops of domain ai.aic it runs: fused ops and aliases of newer standard
   // ops (ops/fused/standard_aliases.h). The session's rewriter emits no other.
   std::set<std::string> aic_ops;
+  // The standard QOperator ops (QLinearConv) it runs as int8: the session's
+  // rewriter turns QDQ patterns into them (rewrite/rules/quantized_rules.cc).
+  std::set<std::string> qoperator_ops;
   // The -O level a session uses when the user gives none: the reference
   // interpreter is the oracle and runs the model as written (0); fast backends
   // run what the optimizer makes (2).

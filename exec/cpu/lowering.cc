@@ -38,6 +38,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Sub", LowerBinaryOrNative},    {"Mul", LowerBinaryOrNative},
       {"Div", LowerBinaryOrNative},    {"Max", LowerBinaryOrNative},
       {"Min", LowerBinaryOrNative},    {"Conv", LowerConv},
+      {"QLinearConv", LowerQLinearConv},
       {"ConvTranspose", LowerConvTranspose}, {"MaxPool", LowerPool},
       {"AveragePool", LowerPool},      {"GlobalAveragePool", LowerPool},
       {"GlobalMaxPool", LowerPool},    {"MatMul", LowerMatMul},
@@ -147,6 +148,20 @@ int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const me
   return id;
 }
 
+namespace {
+
+// Dense row-major desc of dims in `type` (PlainMd for f32).
+memory::desc PlainMdOfType(const std::vector<int64_t>& dims, memory::data_type type) {
+  memory::desc f32 = PlainMd(dims);
+  if (type == memory::data_type::f32) return f32;
+  memory::dims d = f32.dims();
+  memory::dims strides(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
+  return memory::desc(d, type, strides);
+}
+
+}  // namespace
+
 int Lowerer::PlainSlot(const Value* v) {
   ValueState& st = V(v);
   if (st.constant != nullptr) {
@@ -154,7 +169,8 @@ int Lowerer::PlainSlot(const Value* v) {
   }
   AIC_CHECK(st.slot >= 0, "value without a slot");
   if (plan_.slots[st.slot].plain) return st.slot;
-  return SlotIn(v, PlainMd(st.dims));
+  // In the slot's own data type: QLinearConv leaves u8/s8 activations blocked.
+  return SlotIn(v, PlainMdOfType(st.dims, plan_.slots[st.slot].md.data_type()));
 }
 
 int Lowerer::SlotIn(const Value* v, const memory::desc& md) {
@@ -168,13 +184,20 @@ int Lowerer::SlotIn(const Value* v, const memory::desc& md) {
   }
   int src = st.slot;
   int saved = st.slot;
-  int dst = NewArenaSlot(v, md, md == PlainMd(st.dims));
+  memory::data_type type = md.data_type();
+  bool eight_bit = type == memory::data_type::u8 || type == memory::data_type::s8;
+  DType dtype = type == memory::data_type::u8 ? DType::kUint8 : DType::kInt8;
+  // A plain 8-bit slot of our own kernels describes its bytes only (1-D):
+  // read it as the dense tensor it holds.
+  memory::desc src_md = plan_.slots[src].md;
+  if (eight_bit && plan_.slots[src].plain && plan_.slots[src].dtype == dtype) src_md = PlainMdOfType(st.dims, type);
+  int dst = NewArenaSlot(v, md, md == PlainMdOfType(st.dims, type));
+  if (eight_bit) plan_.slots[dst].dtype = dtype;
   st.slot = saved;  // the produced slot stays the value's primary one
   copies.emplace_back(md, dst);
   auto step = std::make_unique<DnnlStep>();
-  step->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(plan_.engine, plan_.slots[src].md,
-                                                                 plan_.engine, md));
-  step->AddArg(DNNL_ARG_SRC, src, plan_.slots[src].md, false);
+  step->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(plan_.engine, src_md, plan_.engine, md));
+  step->AddArg(DNNL_ARG_SRC, src, src_md, false);
   step->AddArg(DNNL_ARG_DST, dst, md, true);
   step->kind = "reorder";
   step->label = v->name();

@@ -147,6 +147,7 @@ bool LowerView(Lowerer& L, const Node& n);
 bool LowerUnary(Lowerer& L, const Node& n);
 bool LowerBinary(Lowerer& L, const Node& n);
 bool LowerConv(Lowerer& L, const Node& n);
+bool LowerQLinearConv(Lowerer& L, const Node& n);  // int8, ops_conv.cc
 bool LowerConvTranspose(Lowerer& L, const Node& n);
 bool LowerPool(Lowerer& L, const Node& n);
 bool LowerMatMul(Lowerer& L, const Node& n);
@@ -185,6 +186,8 @@ bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
 bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n);  // ops_native_integer.cc
 bool LowerMatMulInteger(Lowerer& L, const Node& n);
+// Whether oneDNN's u8·s8 products are exact here (VNNI; ops_native_integer.cc).
+bool ExactInt8Products();
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerCumSum(Lowerer& L, const Node& n);
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}

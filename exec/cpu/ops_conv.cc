@@ -4,8 +4,11 @@
 // primitive's layout, an inference BatchNormalization right after a conv is
 // folded into its weights, and the successors become post-ops.
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "exec/cpu/lowering.h"
+#include "exec/cpu/native_step.h"
 
 namespace aic::cpu {
 
@@ -367,6 +370,167 @@ bool LowerPool(Lowerer& L, const Node& n) {
   DnnlStep* step = L.AddDnnlStep(dnnl::pooling_forward(pd), "pool", n);
   step->AddArg(DNNL_ARG_SRC, s, src_md, false);
   L.FinishPostOps(step, out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(od));
+  return true;
+}
+
+// QLinearConv (what the session's rewriter makes of a QDQ Conv,
+// rewrite/rules/quantized_rules.cc) as oneDNN's int8 convolution: u8/s8
+// activations, s8 weights packed once, the s32 bias added to the accumulator,
+// one output scale xs*ws[c]/ys per channel (or per tensor), and the x and y
+// zero points as runtime zero points. oneDNN 2.6 treats the padded border as
+// holding the src zero point (it compensates for it), which is QLinearConv's
+// padding with x_zero_point. Results equal the reference kernel's but for
+// the last bit of a rounding: oneDNN scales in f32 and adds y_zero_point
+// before rounding half to even, the reference scales in double and adds it
+// after, so a product at a tie (or within f32 rounding of one) can come out
+// one step apart. Covered: constant scales, zero points, weights and bias; a
+// zero weight zero point; 1-D to 3-D spatial; CPUs with VNNI (without, the
+// u8·s8 pairs saturate in int16). Anything else runs the reference kernel.
+bool LowerQLinearConv(Lowerer& L, const Node& n) {
+  using dt = memory::data_type;
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!ExactInt8Products() || out == nullptr || !NativeReady(L, x) || L.V(x).slot < 0) return false;
+  const ValueState& xs_state = L.V(x);
+  const ValueState& os = L.V(out);
+  auto eight_bit = [](DType t) { return t == DType::kUint8 || t == DType::kInt8; };
+  if (!eight_bit(xs_state.dtype) || !eight_bit(os.dtype) || !os.is_static) return false;
+  const Tensor* xs = L.Const(n.input(1));
+  const Tensor* xz = L.Const(n.input(2));
+  const Tensor* w = L.Const(n.input(3));
+  const Tensor* ws = L.Const(n.input(4));
+  const Tensor* wz = n.has_input(5) ? L.Const(n.input(5)) : nullptr;
+  const Tensor* ys = L.Const(n.input(6));
+  const Tensor* yz = n.has_input(7) ? L.Const(n.input(7)) : nullptr;
+  const Tensor* b = n.has_input(8) ? L.Const(n.input(8)) : nullptr;
+  if (xs == nullptr || xz == nullptr || w == nullptr || ws == nullptr || ys == nullptr) return false;
+  if ((n.has_input(5) && wz == nullptr) || (n.has_input(7) && yz == nullptr) || (n.has_input(8) && b == nullptr)) {
+    return false;
+  }
+  if (xs->dtype() != DType::kFloat || ws->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
+      xs->num_elements() != 1 || ys->num_elements() != 1 || xz->num_elements() != 1 ||
+      (yz != nullptr && yz->num_elements() != 1) || w->dtype() != DType::kInt8) {
+    return false;
+  }
+  const std::vector<int64_t>& xd = xs_state.dims;
+  const std::vector<int64_t>& od = os.dims;
+  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;
+  int64_t oc = w->dim(0);
+  int64_t groups = n.GetInt("group", 1);
+  if (groups < 1 || oc % groups != 0 || od.size() != xd.size() || od[1] != oc) return false;
+  int64_t nscale = ws->num_elements();
+  if (nscale != 1 && nscale != oc) return false;
+  // oneDNN's weights have no zero point: s8 weights quantized symmetrically.
+  if (wz != nullptr) {
+    for (int64_t i = 0; i < wz->num_elements(); ++i) {
+      if (wz->ElementAsDouble(i) != 0) return false;
+    }
+  }
+  if (b != nullptr && (b->dtype() != DType::kInt32 || b->num_elements() != oc)) return false;
+  Window win;
+  if (!ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), false, &win)) return false;
+
+  // The scale each channel's accumulator is multiplied by, rounded as the
+  // reference kernel rounds it (f32 products).
+  std::vector<float> scales(static_cast<size_t>(nscale));
+  for (int64_t c = 0; c < nscale; ++c) {
+    scales[c] = xs->data<float>()[0] * ws->data<float>()[c] / ys->data<float>()[0];
+  }
+  int32_t x_zero = static_cast<int32_t>(xz->ElementAsDouble(0));
+  int32_t y_zero = yz != nullptr ? static_cast<int32_t>(yz->ElementAsDouble(0)) : 0;
+  dt xdt = xs_state.dtype == DType::kUint8 ? dt::u8 : dt::s8;
+  dt ydt = os.dtype == DType::kUint8 ? dt::u8 : dt::s8;
+  memory::dims xdims = ToDnnlDims(xd), odims = ToDnnlDims(od);
+  memory::desc x_plain(xdims, xdt, PlainStrides(xdims));
+  memory::desc y_plain(odims, ydt, PlainStrides(odims));
+  memory::dims wdims = ToDnnlDims(w->dims());
+  if (groups > 1) {
+    wdims.insert(wdims.begin(), groups);
+    wdims[1] = oc / groups;
+  }
+  memory::desc w_plain(wdims, dt::s8, PlainStrides(wdims));
+  memory::desc w_any(wdims, dt::s8, memory::format_tag::any);
+  memory::desc b_md = b != nullptr ? memory::desc({oc}, dt::s32, memory::format_tag::a) : memory::desc();
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(nscale == 1 ? 0 : 1 << 1, scales);
+  if (x_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (y_zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  Plan& plan = L.plan();
+  auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_any,
+                                        b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
+        attr, plan.engine);
+  };
+  // The producer's layout first (a QLinearConv's blocked output), then the
+  // plain layouts; oneDNN's int8 kernels want channels-last or blocked
+  // activations, so usually a layout of its choice.
+  memory::desc x_md = plan.slots[L.V(x).slot].md;
+  bool x_blocked = !plan.slots[L.V(x).slot].plain;
+  memory::desc y_any(odims, ydt, memory::format_tag::any);
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  try {
+    pd = x_blocked ? build(x_md, y_any) : build(x_plain, y_plain);
+  } catch (const dnnl::error&) {
+  }
+  if (!pd || IsSlowImplementation("conv", pd->impl_info_str())) {
+    try {
+      auto alt = build(memory::desc(xdims, xdt, memory::format_tag::any), memory::desc(odims, ydt, memory::format_tag::any));
+      if (!pd || !IsSlowImplementation("conv", alt.impl_info_str())) pd = alt;
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!pd) return false;
+  // The output stays in the conv's layout when its readers take any layout
+  // (a QLinearConv reads it as it is, a DequantizeLinear through one shared
+  // reorder to plain, PlainSlot); otherwise it is reordered to plain here.
+  bool keep_blocked = pd->dst_desc() != y_plain && !os.graph_output && !os.consumers.empty();
+  for (const Node* c : os.consumers) {
+    keep_blocked = keep_blocked && c->domain.empty() && (c->op_type == "QLinearConv" || c->op_type == "DequantizeLinear");
+  }
+  // Output slot first: nothing is emitted before the last way to decline.
+  int y_slot = keep_blocked ? -1 : NativeOutSlot(L, out);
+  if (!keep_blocked && y_slot < 0) return false;
+  int x_slot = L.V(x).slot;
+
+  auto reorder = [&](int from, const memory::desc& from_md, int to, const memory::desc& to_md, const std::string& label) {
+    auto step = std::make_unique<DnnlStep>();
+    step->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(plan.engine, from_md, plan.engine, to_md));
+    step->AddArg(DNNL_ARG_SRC, from, from_md, false);
+    step->AddArg(DNNL_ARG_DST, to, to_md, true);
+    step->kind = "reorder";
+    step->label = label;
+    plan.steps.push_back(std::move(step));
+  };
+  // One reorder per (value, layout), shared by the convs reading it.
+  int src = !x_blocked && pd->src_desc() == x_plain ? x_slot : L.SlotIn(x, pd->src_desc());
+  Tensor wt = *w;  // the slot keeps the packed copy, or this one when layouts agree
+  int w_slot = L.PackedConstSlot(wt, w_plain, pd->weights_desc());
+  int b_slot = -1;
+  if (b != nullptr) {
+    plan.constants.push_back(*b);
+    b_slot = L.ConstSlot(plan.constants.back(), b_md);
+  }
+  auto zero_slot = [&](int32_t v) {
+    Tensor t(DType::kInt32, {1});
+    t.mutable_data<int32_t>()[0] = v;
+    plan.constants.push_back(t);
+    return L.ConstSlot(plan.constants.back(), memory::desc({1}, dt::s32, memory::format_tag::a));
+  };
+  bool dst_direct = pd->dst_desc() == y_plain || keep_blocked;
+  int dst = keep_blocked ? L.NewArenaSlot(out, pd->dst_desc(), false)
+                         : dst_direct ? y_slot : L.NewArenaSlot(nullptr, pd->dst_desc(), false);
+  if (keep_blocked) plan.slots[dst].dtype = os.dtype;
+  DnnlStep* step = L.AddDnnlStep(dnnl::convolution_forward(*pd), "conv", n);
+  step->AddArg(DNNL_ARG_SRC, src, pd->src_desc(), false);
+  step->AddArg(DNNL_ARG_WEIGHTS, w_slot, pd->weights_desc(), false);
+  if (b_slot >= 0) step->AddArg(DNNL_ARG_BIAS, b_slot, b_md, false);
+  memory::desc zp_md({1}, dt::s32, memory::format_tag::a);
+  if (x_zero != 0) step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_slot(x_zero), zp_md, false);
+  if (y_zero != 0) step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_slot(y_zero), zp_md, false);
+  step->AddArg(DNNL_ARG_DST, dst, pd->dst_desc(), true);
+  step->label += " [int8]";
+  if (!dst_direct) reorder(dst, pd->dst_desc(), y_slot, y_plain, out->name());
   return true;
 }
 

@@ -185,6 +185,8 @@ bool LowerScaledProduct(Lowerer& L, const Node& n, const ScaledProduct& p) {
 
 }  // namespace
 
+bool ExactInt8Products() { return ExactInt8MatMul(); }
+
 bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   if (!L.IsF32(x) || !NativeReady(L, x)) return false;

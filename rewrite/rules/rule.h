@@ -50,6 +50,9 @@ struct Rule {
   const char* aic_op = nullptr;
   bool aic_only = false;
   int level = 1;          // lowest -O level that runs it
+  // A standard QOperator op the rule emits (QLinearConv): the rule runs only
+  // for targets that run that op in int8 (OptimizeOptions::qoperator_ops).
+  const char* qoperator_op = nullptr;
 };
 
 // Every rule, in the order the driver tries them.
@@ -66,5 +69,6 @@ void AddLinearRules(std::vector<Rule>& rules);
 void AddLayerNormRules(std::vector<Rule>& rules);
 void AddAttentionRules(std::vector<Rule>& rules);
 void AddRotaryRules(std::vector<Rule>& rules);
+void AddQuantizedRules(std::vector<Rule>& rules);
 
 }  // namespace aic::rewrite

@@ -25,6 +25,7 @@ const std::vector<Rule>& AllRules() {
     AddLayerNormRules(*r);
     AddAttentionRules(*r);
     AddRotaryRules(*r);
+    AddQuantizedRules(*r);
     return r;
   }();
   return *rules;
