@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "tests/testing/run_cli.h"
 #include "graph/builder.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
@@ -15,21 +16,9 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr
-};
+using Result = aic::testing::CliResult;
 
-Result RunCli(const std::string& args) {
-  std::string cmd = std::string(AIC_BINARY_DIR) + "/aic-onnx " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
+Result RunCli(const std::string& args) { return aic::testing::RunAicOnnx(args); }
 
 std::string Testdata(const std::string& name) {
   return std::string(AIC_SOURCE_DIR) + "/testdata/" + name;

@@ -11,23 +11,13 @@
 #include <iterator>
 #include <string>
 
+#include "tests/testing/run_cli.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr
-};
+using Result = aic::testing::CliResult;
 
-Result RunAic(const std::string& args) {
-  std::string cmd = std::string(AIC_BINARY_DIR) + "/aic-onnx " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
+Result RunAic(const std::string& args) { return aic::testing::RunAicOnnx(args); }
 
 TEST(OptHtmlCli, WritesThePageOfChanges) {
   std::string dir = std::string(AIC_BINARY_DIR) + "/opt_html_cli_test";
