@@ -30,18 +30,6 @@ namespace {
 
 bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
 
-bool ExactInt8MatMul() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-    case dnnl::cpu_isa::avx2_vnni:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A scratch arena slot of at least `bytes` bytes.
 int ScratchSlot(Lowerer& L, int64_t bytes) { return L.NewArenaSlot(nullptr, PlainMd({(bytes + 3) / 4}), true); }
 
@@ -185,7 +173,19 @@ bool LowerScaledProduct(Lowerer& L, const Node& n, const ScaledProduct& p) {
 
 }  // namespace
 
-bool ExactInt8Products() { return ExactInt8MatMul(); }
+// Without VNNI, oneDNN's u8·s8 products saturate in int16: not exact.
+bool ExactInt8Products() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx2_vnni:
+      return true;
+    default:
+      return false;
+  }
+}
+
 
 bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
@@ -246,7 +246,7 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   const Value* azp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
   const Value* bzp = n.num_inputs() > 3 && n.has_input(3) ? n.input(3) : nullptr;
   const Value* out = n.output(0);
-  if (!ExactInt8MatMul() || !NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
+  if (!ExactInt8Products() || !NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
   DType at = L.V(a).dtype, bt = L.V(b).dtype;
   if (!IsEightBit(at) || !IsEightBit(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
   const std::vector<int64_t>& ad = L.V(a).dims;

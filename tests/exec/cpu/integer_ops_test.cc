@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
-#include "oneapi/dnnl/dnnl.hpp"
+#include "exec/cpu/lowering.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -20,17 +20,7 @@ namespace {
 
 // Without VNNI the lowering declines MatMulInteger (ops_native_integer.cc)
 // and the reference runs it: one fallback step per product then.
-bool HasVnni() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-    case dnnl::cpu_isa::avx2_vnni:
-      return true;
-    default:
-      return false;
-  }
-}
+bool HasVnni() { return ExactInt8Products(); }
 
 Tensor Eight(DType t, const std::vector<int64_t>& dims, uint32_t seed) {
   return t == DType::kUint8 ? RandomInts<uint8_t>(dims, seed, 0, 255) : RandomInts<int8_t>(dims, seed, -128, 127);
