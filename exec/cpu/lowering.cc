@@ -75,6 +75,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"IsInf", LowerNativePredicate},
       {"QuantizeLinear", LowerQuantizeLinear}, {"DequantizeLinear", LowerDequantizeLinear},
       {"DynamicQuantizeLinear", LowerDynamicQuantizeLinear}, {"MatMulInteger", LowerMatMulInteger},
+      {"QLinearMatMul", LowerQLinearMatMul},
       {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
       {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
       {"ArgMin", LowerArgExtreme},
@@ -86,6 +87,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"ArrayFeatureExtractor", LowerArrayFeatureExtractor, kMlDomain},
       // aic-onnx's own fused ops (domain ai.aic: sessions and `opt --target aic` emit them).
       {"FusedLinearReLU", LowerFusedLinearReLU, kAicDomain},
+      {"QLinearMatMulBias", LowerQLinearMatMul, kAicDomain},
   };
   return *table;
 }

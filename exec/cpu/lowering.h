@@ -186,6 +186,7 @@ bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
 bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n);  // ops_native_integer.cc
 bool LowerMatMulInteger(Lowerer& L, const Node& n);
+bool LowerQLinearMatMul(Lowerer& L, const Node& n);  // int8, constant B
 // Whether oneDNN's u8·s8 products are exact here (VNNI; ops_native_integer.cc).
 bool ExactInt8Products();
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax

@@ -1,4 +1,6 @@
-// Lowerings of the integer ops of dynamically quantized models
+// Lowerings of the integer ops of quantized models: QLinearMatMul (what a
+// session makes of statically quantized QDQ MatMuls) onto oneDNN's int8
+// matmul, and those of dynamically quantized models
 // (onnxruntime.quantization.quantize_dynamic): DynamicQuantizeLinear onto our
 // kernel (exec/cpu/kernels/dynamic_quantize.h), and MatMulInteger as oneDNN's
 // int8 matmul computing the raw product in s32 plus an exact pass applying
@@ -386,6 +388,123 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   absl::StrAppend(&scaled->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
   L.MarkFused(cast);
   L.MarkFused(mul);
+  return true;
+}
+
+// QLinearMatMul, and ai.aic's QLinearMatMulBias, with a constant int8 B (what
+// the session's rewriter makes of a QDQ MatMul or Gemm,
+// rewrite/rules/quantized_rules.cc) as one oneDNN int8 matmul: A (u8/s8,
+// leading dims folded into rows) times B packed once, an s32 bias of the
+// given bias (QLinearMatMulBias) minus a_zp·colsum(B) per column (a_zp is a
+// constant here), one output scale as·bs[j]/ys per column (or per tensor),
+// and y's zero point as a runtime zero point of the destination. As
+// QLinearConv's lowering: oneDNN scales in f32 and adds y_zero_point before
+// rounding half to even, the reference scales in double and adds it after,
+// so a product at a tie can come out one step apart. Covered: constant
+// scalar a/y scales and zero points, B of rank 2 with zero points 0, CPUs
+// with VNNI. Anything else runs the reference kernel.
+bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
+  using dt = memory::data_type;
+  const Value* a = n.input(0);
+  const Value* out = n.output(0);
+  if (!ExactInt8Products() || out == nullptr || !NativeReady(L, a) || n.num_inputs() < 8) return false;
+  const ValueState& as_state = L.V(a);
+  const ValueState& os = L.V(out);
+  if (!IsEightBit(as_state.dtype) || !IsEightBit(os.dtype) || !os.is_static) return false;
+  const Tensor* as = L.Const(n.input(1));
+  const Tensor* az = L.Const(n.input(2));
+  const Tensor* b = L.Const(n.input(3));
+  const Tensor* bs = L.Const(n.input(4));
+  const Tensor* bz = L.Const(n.input(5));
+  const Tensor* ys = L.Const(n.input(6));
+  const Tensor* yz = L.Const(n.input(7));
+  if (as == nullptr || az == nullptr || b == nullptr || bs == nullptr || bz == nullptr || ys == nullptr ||
+      yz == nullptr) {
+    return false;
+  }
+  const Tensor* given_bias = n.num_inputs() > 8 && n.has_input(8) ? L.Const(n.input(8)) : nullptr;
+  if (n.num_inputs() > 8 && n.has_input(8) && given_bias == nullptr) return false;
+  if (as->dtype() != DType::kFloat || bs->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
+      as->num_elements() != 1 || az->num_elements() != 1 || ys->num_elements() != 1 || yz->num_elements() != 1 ||
+      b->dtype() != DType::kInt8 || b->rank() != 2 || yz->dtype() != os.dtype) {
+    return false;
+  }
+  const int64_t k = b->dim(0), cols = b->dim(1);
+  const std::vector<int64_t>& ad = as_state.dims;
+  if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;
+  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
+  od.push_back(cols);
+  if (os.dims != od || NumElements(od) == 0) return false;
+  const int64_t rows = NumElements(od) / cols;
+  const int64_t nscale = bs->num_elements();
+  if (nscale != 1 && nscale != cols) return false;
+  if (given_bias != nullptr && (given_bias->dtype() != DType::kInt32 || given_bias->num_elements() != cols)) {
+    return false;
+  }
+  for (int64_t i = 0; i < bz->num_elements(); ++i) {
+    if (bz->ElementAsDouble(i) != 0) return false;  // oneDNN's weights have no zero point
+  }
+
+  // Each column's scale rounded as the reference rounds it (f32 products).
+  std::vector<float> scales(static_cast<size_t>(nscale));
+  for (int64_t j = 0; j < nscale; ++j) scales[j] = as->data<float>()[0] * bs->data<float>()[j] / ys->data<float>()[0];
+  const int32_t a_zero = static_cast<int32_t>(az->ElementAsDouble(0));
+  const int32_t y_zero = static_cast<int32_t>(yz->ElementAsDouble(0));
+  const dt adt = as_state.dtype == DType::kUint8 ? dt::u8 : dt::s8;
+  const dt ydt = os.dtype == DType::kUint8 ? dt::u8 : dt::s8;
+  memory::desc a_md({rows, k}, adt, memory::format_tag::ab);
+  memory::desc b_plain({k, cols}, dt::s8, memory::format_tag::ab);
+  memory::desc b_any({k, cols}, dt::s8, memory::format_tag::any);
+  const bool with_bias = a_zero != 0 || given_bias != nullptr;
+  memory::desc bias_md = with_bias ? memory::desc({1, cols}, dt::s32, memory::format_tag::ab) : memory::desc();
+  memory::desc y_md({rows, cols}, ydt, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(nscale == 1 ? 0 : 1 << 1, scales);
+  if (y_zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  Plan& plan = L.plan();
+  std::optional<dnnl::matmul::primitive_desc> pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, bias_md, y_md), attr, plan.engine);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  if (IsSlowImplementation("matmul", pd->impl_info_str())) return false;
+  // Output slot first: nothing is emitted before the last way to decline.
+  int y_slot = NativeOutSlot(L, out);
+  if (y_slot < 0) return false;
+  int a_slot = L.PlainSlot(a);
+  int b_slot = L.PackedConstSlot(*b, b_plain, pd->weights_desc());
+  int bias_slot = -1;
+  if (with_bias) {
+    std::vector<int32_t> sums(static_cast<size_t>(cols));
+    kernels::ColumnSums(b->data<int8_t>(), k, cols, sums.data());
+    Tensor bias(DType::kInt32, {1, cols});
+    int32_t* total = bias.mutable_data<int32_t>();
+    kernels::ZeroPointBias(az->raw_data(), adt == dt::s8, sums.data(), cols, total);
+    if (given_bias != nullptr) {
+      // Wrapping as the accumulator does (the reference sums in int64 and
+      // narrows: equal wherever the product fits in int32).
+      for (int64_t j = 0; j < cols; ++j) {
+        total[j] = static_cast<int32_t>(static_cast<uint32_t>(total[j]) +
+                                        static_cast<uint32_t>(given_bias->data<int32_t>()[j]));
+      }
+    }
+    plan.constants.push_back(bias);
+    bias_slot = L.ConstSlot(plan.constants.back(), bias_md);
+  }
+  DnnlStep* step = L.AddDnnlStep(dnnl::matmul(*pd), "matmul", n);
+  step->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
+  step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd->weights_desc(), false);
+  if (bias_slot >= 0) step->AddArg(DNNL_ARG_BIAS, bias_slot, bias_md, false);
+  if (y_zero != 0) {
+    Tensor zp(DType::kInt32, {1});
+    zp.mutable_data<int32_t>()[0] = y_zero;
+    plan.constants.push_back(zp);
+    memory::desc zp_md({1}, dt::s32, memory::format_tag::a);
+    step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, L.ConstSlot(plan.constants.back(), zp_md), zp_md, false);
+  }
+  step->AddArg(DNNL_ARG_DST, y_slot, y_md, true);
+  step->label += " [int8]";
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ops/fused/standard_aliases.h"
 #include "ops/math/matmul_internal.h"
 #include "ops/math/matmul_util.h"
 #include "ops/registry.h"
@@ -334,10 +335,22 @@ absl::Status MatMulIntegerKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+// inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+// [, bias]: QLinearMatMul, and ai.aic's QLinearMatMulBias with an int32 bias
+// of N values added to the integer product before it is rescaled (as
+// QLinearConv's B).
 absl::Status QLinearMatMulKernel(KernelContext& ctx) {
   std::vector<int64_t> dims;
   AIC_ASSIGN_OR_RETURN(std::vector<int64_t> c, QuantizedProduct(ctx, 0, 2, 3, 5, &dims));
+  if (ctx.has_input(8)) {
+    const Tensor& bias = ctx.input(8);
+    int64_t cols = dims.empty() ? 1 : dims.back();
+    if (bias.dtype() != DType::kInt32 || bias.num_elements() != cols) {
+      return ctx.Error(absl::StrCat("bias must be int32 with one value per column (", cols, ")"));
+    }
+    std::vector<int64_t> b = TensorToInt64(bias);
+    for (size_t i = 0; i < c.size(); ++i) c[i] += b[i % static_cast<size_t>(cols)];
+  }
   std::vector<double> as = TensorToDoubles(ctx.input(1)), bs = TensorToDoubles(ctx.input(4));
   std::vector<double> ys = TensorToDoubles(ctx.input(6));
   if (as.empty() || bs.empty() || ys.empty()) return ctx.Error("empty scale");
@@ -406,6 +419,14 @@ void RegisterMatMulOps(OpRegistry& r) {
                          return c;
                        },
                    .kernel = QLinearMatMulKernel});
+  // What a session makes of quantize_static's Q(Gemm(DQ(a), DQ(w), DQ(bias)))
+  // (rewrite/rules/quantized_rules.cc): QLinearMatMul with QLinearConv's
+  // int32 bias, which no standard op carries.
+  OpDef with_bias = *r.Find("", "QLinearMatMul", 10);
+  with_bias.domain = kAicDomain;
+  with_bias.op_type = "QLinearMatMulBias";
+  with_bias.since_version = 1;
+  r.Register(with_bias);
   RegisterEinsumOp(r);
 }
 

@@ -13,6 +13,8 @@
 //      Conv                     yq
 //       |
 //       Q -> yq
+//
+// and Q(MatMul(DQ(aq), DQ(bq))) with a constant int8 bq as QLinearMatMul.
 #include <cmath>
 #include <optional>
 
@@ -52,6 +54,35 @@ std::optional<QuantParams> ConstQuantParams(const EGraph& g, const ENode& n) {
     p.zeros = ToDoubles(*z);
   }
   return p;
+}
+
+// The bias operand of a quantized product or convolution: DQ(bq) with bq a
+// constant int32, zero points 0 and scales a_scale * w_scale[c] for each of
+// the `m` output channels, as quantize_static writes it (QLinearConv and
+// QLinearMatMulBias add bq to the int32 accumulator, whose scale that is).
+// kNoClass (with *why set) when the operand is anything else.
+ClassId IntegerBias(const EGraph& g, ClassId bc, const QuantParams& x, const QuantParams& w, int64_t m,
+                    const char** why) {
+  const ENode* bdq = g.FindOp(bc, "DequantizeLinear");
+  std::optional<QuantParams> b = bdq == nullptr ? std::nullopt : ConstQuantParams(g, *bdq);
+  if (!b || g.type(b->q).dtype != DType::kInt32 || g.value(b->q) == nullptr ||
+      g.value(b->q)->num_elements() != m) {
+    *why = "bias is not a constant int32 DequantizeLinear";
+    return kNoClass;
+  }
+  bool matches = b->scales.size() == 1 || static_cast<int64_t>(b->scales.size()) == m;
+  for (double z : b->zeros) matches = matches && z == 0;
+  for (int64_t c = 0; matches && c < m; ++c) {
+    double want = static_cast<double>(static_cast<float>(x.scales[0]) *
+                                      static_cast<float>(w.scales[w.scales.size() == 1 ? 0 : c]));
+    double have = b->scales[b->scales.size() == 1 ? 0 : c];
+    matches = std::abs(have - want) <= 1e-6 * std::abs(want);
+  }
+  if (!matches) {
+    *why = "bias scale is not x_scale * w_scale";
+    return kNoClass;
+  }
+  return b->q;
 }
 
 // QuantizeLinear(Conv(DequantizeLinear(xq, xs, xz), DequantizeLinear(wq, ws, wz),
@@ -104,27 +135,12 @@ ClassId FuseQdqConv(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
     }
     ClassId bq = kNoClass;
     if (bc != kNoClass) {
-      const ENode* bdq = g.FindOp(bc, "DequantizeLinear");
-      std::optional<QuantParams> b = bdq == nullptr ? std::nullopt : ConstQuantParams(g, *bdq);
-      if (!b || g.type(b->q).dtype != DType::kInt32 || g.value(b->q) == nullptr) {
-        ctx.Decline("bias is not a constant int32 DequantizeLinear");
+      const char* why = nullptr;
+      bq = IntegerBias(g, bc, *x, *w, m, &why);
+      if (bq == kNoClass) {
+        ctx.Decline(why);
         continue;
       }
-      // Why: QLinearConv adds B to the int32 accumulator, whose scale is
-      // xs*ws[c]; quantize_static writes the bias at exactly that scale.
-      bool matches = b->scales.size() == 1 || static_cast<int64_t>(b->scales.size()) == m;
-      for (double z : b->zeros) matches = matches && z == 0;
-      for (int64_t c = 0; matches && c < m; ++c) {
-        double want = static_cast<double>(static_cast<float>(x->scales[0]) *
-                                          static_cast<float>(w->scales[w->scales.size() == 1 ? 0 : c]));
-        double have = b->scales[b->scales.size() == 1 ? 0 : c];
-        matches = std::abs(have - want) <= 1e-6 * std::abs(want);
-      }
-      if (!matches) {
-        ctx.Decline("bias scale is not x_scale * w_scale");
-        continue;
-      }
-      bq = b->q;
     }
     // Absent zero points are zero; QLinearConv wants x's and w's given (of
     // the operand's type) when y's is.
@@ -139,6 +155,83 @@ ClassId FuseQdqConv(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
   return kNoClass;
 }
 
+// QuantizeLinear(P(DequantizeLinear(aq, as, az), DequantizeLinear(bq, bs)[, DQ(cq)]), ys, yz)
+//   -> QLinearMatMul(aq, as, az, bq, bs, bz, ys, yz)
+//      (P = MatMul, or Gemm without a C)
+//   -> ai.aic QLinearMatMulBias(aq, as, az, bq, bs, bz, ys, yz, cq)
+//      (P = Gemm with C = DQ(cq), cq int32 at scale as*bs)
+// with bq a constant int8 matrix [K, N] quantized symmetrically per tensor or
+// per column: the weight products of quantize_static's transformers (ONNX
+// Runtime's pre-processing turns MatMul + Add into Gemm); their
+// activation-by-activation products, attention scores, stay QDQ.
+ClassId FuseQdqMatMul(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
+  EGraph& g = ctx.g;
+  std::optional<QuantParams> y = ConstQuantParams(g, q);
+  // Why: QLinearMatMul's y_scale is one scalar and its output type is
+  // y_zero_point's.
+  if (!y || y->scales.size() != 1 || y->zero == kNoClass) return ctx.Decline("y scale/zero point not constant scalars");
+  if (!IsEightBit(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
+  std::vector<const ENode*> products = g.FindOps(y->q, "MatMul");
+  for (const ENode* gemm : g.FindOps(y->q, "Gemm")) products.push_back(gemm);
+  for (const ENode* mm : products) {
+    const bool is_gemm = mm->op->op_type == "Gemm";
+    // Why: a Gemm is a plain product plus C only without transposes and scales.
+    if (is_gemm && (mm->op->GetInt("transA", 0) != 0 || mm->op->GetInt("transB", 0) != 0 ||
+                    mm->op->GetFloat("alpha", 1.0f) != 1.0f || mm->op->GetFloat("beta", 1.0f) != 1.0f)) {
+      ctx.Decline("Gemm transposes or scales");
+      continue;
+    }
+    const ENode* adq = g.FindOp(Child(g, *mm, 0), "DequantizeLinear");
+    const ENode* bdq = g.FindOp(Child(g, *mm, 1), "DequantizeLinear");
+    if (adq == nullptr || bdq == nullptr) {
+      ctx.Decline("product operands are not DequantizeLinear");
+      continue;
+    }
+    std::optional<QuantParams> a = ConstQuantParams(g, *adq);
+    std::optional<QuantParams> b = ConstQuantParams(g, *bdq);
+    // Why a scalar a scale: a per-row one would be per row of every matrix,
+    // which no DequantizeLinear of an activation writes.
+    if (!a || a->scales.size() != 1 || a->zero == kNoClass || !b || b->zero == kNoClass) {
+      ctx.Decline("a scale/zero point not constant scalars, or b's not constant");
+      continue;
+    }
+    const Tensor* bt = g.value(b->q);
+    if (!IsEightBit(g.type(a->q).dtype) || bt == nullptr || bt->dtype() != DType::kInt8 || bt->rank() != 2) {
+      ctx.Decline("a not 8-bit, or b not a constant int8 matrix");
+      continue;
+    }
+    bool symmetric = true;
+    for (double z : b->zeros) symmetric = symmetric && z == 0;
+    if (!symmetric) {
+      ctx.Decline("b zero point not 0");
+      continue;
+    }
+    // Why: QLinearMatMul's b_scale is per tensor or per column (axis 1).
+    int64_t cols = bt->dim(1);
+    int64_t b_axis = bdq->op->GetInt("axis", 1);
+    if (b->scales.size() != 1 && (static_cast<int64_t>(b->scales.size()) != cols || (b_axis != 1 && b_axis != -1))) {
+      ctx.Decline("b scale neither per tensor nor per column");
+      continue;
+    }
+    std::vector<ClassId> children = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, y->scale, y->zero};
+    ClassId cc = is_gemm ? Child(g, *mm, 2) : kNoClass;
+    if (cc == kNoClass) return g.AddOp("QLinearMatMul", "", children, {});
+    if (!ctx.options.AllowsAic("QLinearMatMulBias")) {
+      ctx.Decline("Gemm with C, and the target has no QLinearMatMulBias");
+      continue;
+    }
+    const char* why = nullptr;
+    ClassId cq = IntegerBias(g, cc, *a, *b, cols, &why);
+    if (cq == kNoClass) {
+      ctx.Decline(why);
+      continue;
+    }
+    children.push_back(cq);
+    return g.AddOp("QLinearMatMulBias", kAicDomain, children, {});
+  }
+  return kNoClass;
+}
+
 }  // namespace
 
 void AddQuantizedRules(std::vector<Rule>& rules) {
@@ -149,6 +242,11 @@ void AddQuantizedRules(std::vector<Rule>& rules) {
          "QuantizeLinear", Exactness::kReassociating, 10, FuseQdqConv};
   r.qoperator_op = "QLinearConv";
   rules.push_back(r);
+  Rule mm{"fuse_qdq_matmul",
+          "QuantizeLinear(MatMul(DQ(aq), DQ(bq const int8))) -> QLinearMatMul(aq, .., bq, .., ys, yz)",
+          "QuantizeLinear", Exactness::kReassociating, 10, FuseQdqMatMul};
+  mm.qoperator_op = "QLinearMatMul";
+  rules.push_back(mm);
 }
 
 }  // namespace aic::rewrite

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/quantize_run.h"
 
 namespace aic::cpu::kernels {
 
@@ -36,20 +37,6 @@ AIC_KERNEL_CLONES Range RangeOf(const float* x, int64_t n) {
     hi = v > hi ? v : hi;
   }
   return {lo, hi};
-}
-
-AIC_KERNEL_CLONES void QuantizeRun(const float* x, uint8_t* y, int64_t n, float scale, float zero) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    // |x / scale| <= 255 for the x the range came from: the conversion to
-    // int32 is exact, and the clamp runs on integers (float selects
-    // vectorize poorly). A NaN becomes 0.
-    float v = std::nearbyint(x[i] / scale) + zero;
-    auto q = static_cast<int32_t>(v == v ? v : 0.0f);
-    q = q < 0 ? 0 : q;
-    q = q > 255 ? 255 : q;
-    y[i] = static_cast<uint8_t>(q);
-  }
 }
 
 }  // namespace
@@ -83,7 +70,7 @@ void DynamicQuantizeF32(const float* x, int64_t n, uint8_t* y, float* scale, uin
     });
     return;
   }
-  ParallelPieces(n, [&](int64_t begin, int64_t len) { QuantizeRun(x + begin, y + begin, len, s, zero); });
+  ParallelPieces(n, [&](int64_t begin, int64_t len) { QuantizeRunU8(x + begin, y + begin, len, s, zero); });
 }
 
 }  // namespace aic::cpu::kernels

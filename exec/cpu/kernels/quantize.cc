@@ -5,21 +5,11 @@
 #include <cmath>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/quantize_run.h"
 
 namespace aic::cpu::kernels {
 
 namespace {
-
-template <typename Q>
-AIC_KERNEL_CLONES void QuantizeRun(const float* x, Q* y, int64_t n, float scale, float zero, float lo, float hi) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    float v = std::nearbyint(x[i] / scale) + zero;
-    v = v >= lo ? v : lo;  // NaN saturates to lo (a defined cast; the spec leaves it open)
-    v = v <= hi ? v : hi;
-    y[i] = static_cast<Q>(v);
-  }
-}
 
 template <typename Q>
 AIC_KERNEL_CLONES void DequantizeRun(const Q* x, float* y, int64_t n, float scale, float zero) {
@@ -39,9 +29,9 @@ void QuantizeF32(const float* x, void* y, bool is_signed, const QuantLayout& l) 
   ForEachRun(l, [&](int64_t r, int64_t c) {
     int64_t at = r * l.inner;
     if (is_signed) {
-      QuantizeRun(x + at, static_cast<int8_t*>(y) + at, l.inner, l.scale[c], l.zero_point[c], -128.0f, 127.0f);
+      QuantizeRunS8(x + at, static_cast<int8_t*>(y) + at, l.inner, l.scale[c], l.zero_point[c]);
     } else {
-      QuantizeRun(x + at, static_cast<uint8_t*>(y) + at, l.inner, l.scale[c], l.zero_point[c], 0.0f, 255.0f);
+      QuantizeRunU8(x + at, static_cast<uint8_t*>(y) + at, l.inner, l.scale[c], l.zero_point[c]);
     }
   });
 }

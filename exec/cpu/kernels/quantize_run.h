@@ -1,0 +1,25 @@
+// One QuantizeLinear pass over contiguous floats with one scale and zero
+// point: y = saturate(round_half_even(f32(x / scale)) + zero), NaN to the
+// low end, as the reference (ops/misc/quantize.cc) and DynamicQuantizeLinear
+// define it. Shared by QuantizeLinear's kernel (quantize.h) and
+// DynamicQuantizeLinear's (dynamic_quantize.h).
+//
+// Why not a plain loop: compiled for AVX-512F, the division and the float
+// clamps GCC vectorizes as compare-and-blend left a [1, 128, 1024] pass at
+// ~50 µs, the bulk of a statically quantized transformer's run time. With
+// AVX-512F the pass multiplies by 1/scale, rounds, clamps with min/max and
+// narrows with the saturating vpmov{us,s}db. x * (1/scale) is within ~2.5
+// ulps of f32(x / scale), and the two round to different integers only when
+// one of them lies within those ulps of a half-integer: a vector with a lane
+// within |t| * 2^-20 (8 ulps) of one is recomputed with the division, so
+// results are bit-equal to the division's. Elsewhere the plain loop runs.
+#pragma once
+
+#include <cstdint>
+
+namespace aic::cpu::kernels {
+
+void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zero);
+void QuantizeRunS8(const float* x, int8_t* y, int64_t n, float scale, float zero);
+
+}  // namespace aic::cpu::kernels
