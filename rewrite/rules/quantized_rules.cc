@@ -232,6 +232,46 @@ ClassId FuseQdqMatMul(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
   return kNoClass;
 }
 
+// QuantizeLinear(M(DequantizeLinear(xq, s, z), ..), s, z) -> M(xq, ..) for an op
+// M that only moves or selects values (Reshape, Transpose, Slice, Gather,
+// ...): quantize_static wraps each of them in DQ -> M -> Q with the
+// quantization of its input, so the pair is the identity on xq
+// (Q(DQ(q)) = q: (q - z)·s is within an ulp of an integer multiple of s,
+// far from a rounding tie) and M commutes with the elementwise DQ. The
+// integers move instead of four times as many float bytes, and two steps go.
+ClassId DropQdqAroundDataMovement(RuleContext& ctx, ClassId cls, const ENode& q) {
+  static constexpr const char* kMovers[] = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten",
+                                            "Slice",   "Gather",    "Expand",  "Identity",  "DepthToSpace",
+                                            "SpaceToDepth"};
+  EGraph& g = ctx.g;
+  std::optional<QuantParams> y = ConstQuantParams(g, q);
+  // Why per tensor only: a per-axis scale follows its axis, which a
+  // Transpose or Reshape moves.
+  if (!y || y->scales.size() != 1) return ctx.Decline("y scale not a constant scalar");
+  const DType qtype = g.type(cls).dtype;
+  for (const char* mover : kMovers) {
+    for (const ENode* m : g.FindOps(y->q, mover)) {
+      const ENode* dq = g.FindOp(Child(g, *m, 0), "DequantizeLinear");
+      if (dq == nullptr) continue;
+      std::optional<QuantParams> x = ConstQuantParams(g, *dq);
+      if (!x || x->scales.size() != 1 || g.type(x->q).dtype != qtype) {
+        ctx.Decline("x not quantized per tensor to y's type");
+        continue;
+      }
+      // Bitwise the same scale, and the same zero point (absent is 0).
+      double xz = x->zeros.empty() ? 0 : x->zeros[0], yz = y->zeros.empty() ? 0 : y->zeros[0];
+      if (static_cast<float>(x->scales[0]) != static_cast<float>(y->scales[0]) || xz != yz) {
+        ctx.Decline("DQ and Q quantize differently");
+        continue;
+      }
+      std::vector<ClassId> children = m->children;
+      children[0] = x->q;
+      return g.AddOpLike(*m->op, std::move(children), 1);
+    }
+  }
+  return kNoClass;
+}
+
 }  // namespace
 
 void AddQuantizedRules(std::vector<Rule>& rules) {
@@ -247,6 +287,9 @@ void AddQuantizedRules(std::vector<Rule>& rules) {
           "QuantizeLinear", Exactness::kReassociating, 10, FuseQdqMatMul};
   mm.qoperator_op = "QLinearMatMul";
   rules.push_back(mm);
+  rules.push_back({"drop_qdq_around_data_movement",
+                   "QuantizeLinear(M(DQ(xq, s, z), ..), s, z) -> M(xq, ..) for Reshape, Transpose, Slice, Gather, ...",
+                   "QuantizeLinear", Exactness::kExact, 1, DropQdqAroundDataMovement});
 }
 
 }  // namespace aic::rewrite

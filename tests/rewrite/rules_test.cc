@@ -631,6 +631,42 @@ std::vector<RuleCase> Cases() {
                                             b.Constant("hi", Tensor::Scalar<float>(6.f))}));
                      return b.Build(13);
                    }});
+  // quantize_static's DQ -> Transpose -> Q and DQ -> Reshape -> Q with one
+  // quantization: the integers move; a second Q at another scale is kept.
+  auto qdq_movers = [](float second_scale) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+      Value* s = b.Constant("s", Tensor::Scalar<float>(0.037f));
+      Tensor z(DType::kUint8, {});
+      z.mutable_data<uint8_t>()[0] = 121;
+      Value* zp = b.Constant("z", z);
+      Value* s2 = b.Constant("s2", Tensor::Scalar<float>(second_scale));
+      Value* q = b.Op("QuantizeLinear", {x, s, zp});
+      Value* t = b.Op("Transpose", {b.Op("DequantizeLinear", {q, s, zp})}, {Attribute::Ints("perm", {2, 0, 1})});
+      Value* tq = b.Op("QuantizeLinear", {t, s, zp});
+      Value* r = b.Op("Reshape", {b.Op("DequantizeLinear", {tq, s, zp}), b.Constant("shape", Ints({4, 6}))});
+      b.Output(b.Op("DequantizeLinear", {b.Op("QuantizeLinear", {r, s2, zp}), s2, zp}));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"DropQdqAroundDataMovement", "drop_qdq_around_data_movement", qdq_movers(0.037f),
+                   {{"Transpose", 1}, {"Reshape", 1}, {"QuantizeLinear", 1}, {"DequantizeLinear", 1}},
+                   [=] {
+                     // Each Q quantizes differently from the DQ before its mover.
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+                     Value* s = b.Constant("s", Tensor::Scalar<float>(0.037f));
+                     Value* s2 = b.Constant("s2", Tensor::Scalar<float>(0.05f));
+                     Tensor z(DType::kUint8, {});
+                     z.mutable_data<uint8_t>()[0] = 121;
+                     Value* zp = b.Constant("z", z);
+                     Value* q = b.Op("QuantizeLinear", {x, s, zp});
+                     Value* t = b.Op("Transpose", {b.Op("DequantizeLinear", {q, s, zp})},
+                                     {Attribute::Ints("perm", {2, 0, 1})});
+                     b.Output(b.Op("DequantizeLinear", {b.Op("QuantizeLinear", {t, s2, zp}), s2, zp}));
+                     return b.Build(13);
+                   }});
   return cases;
 }
 
