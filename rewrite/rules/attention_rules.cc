@@ -18,6 +18,13 @@
 // - The softmax is per query (last axis). A NaN guard Where(IsNaN(P), 0, P)
 //   between softmax and product (torch's SDPA export) is absorbed for float
 //   and bfloat16 (NanGuardedSoftmax says why not for float16).
+// Grouped-query attention (absorb_kv_repeat): where K and V are both
+// repeat_kv's copies of G key/value heads, Reshape(Expand(Unsqueeze(X, [2]),
+// [B, G, r, S, D]), [B, G·r, S, D]), Attention reads X itself (4-D inputs
+// with fewer key/value heads than query heads; query head h uses head h / r,
+// the order the copies were made in), so neither repeat is computed. A rule
+// of its own, rooted at the Attention: the copies' classes often learn their
+// Reshape form (compose_transposes) only after the attention has fused.
 // Differences that remain where they cannot be proven away: without the
 // guard, a query whose keys are all masked (-inf) gives NaN in the pattern
 // and zeros in Attention (the spec's errata; a known mask with such a row is
@@ -180,6 +187,43 @@ ClassId MaskOverQueries(RuleContext& ctx, ClassId mask, ClassId q, const Dim& sq
   return g.AddOp("Expand", "", {mask, target});
 }
 
+// X where c = Reshape(Expand(Unsqueeze(X, [2]), [B, G, r, S, D]), [B, G·r, S, D])
+// (transformers' repeat_kv) with X = [B, G, S, D]; *repeats = r. kNoClass
+// when c is anything else.
+ClassId UnrepeatedKv(const EGraph& g, ClassId c, int64_t* repeats) {
+  const Shape* cs = RankedShape(g, c);
+  if (cs == nullptr || cs->rank() != 4) return kNoClass;
+  for (const ENode* reshape : g.FindOps(c, "Reshape")) {
+    ClassId e = Child(g, *reshape, 0);
+    const Shape* es = RankedShape(g, e);
+    if (es == nullptr || es->rank() != 5) continue;
+    for (const ENode* expand : g.FindOps(e, "Expand")) {
+      for (const ENode* unsq : g.FindOps(Child(g, *expand, 0), "Unsqueeze")) {
+        ClassId x = Child(g, *unsq, 0);
+        const Shape* xs = RankedShape(g, x);
+        std::optional<std::vector<int64_t>> axes =
+            unsq->children.size() > 1 ? IntValues(g, Child(g, *unsq, 1)) : unsq->op->GetInts("axes");
+        if (xs == nullptr || xs->rank() != 4 || !axes || (*axes != std::vector<int64_t>{2} &&
+                                                          *axes != std::vector<int64_t>{-3})) {
+          continue;
+        }
+        const Shape& X = *xs;
+        const Shape& E = *es;
+        const Shape& C = *cs;
+        // Why each: the copies are of X's heads only, r of each in a row,
+        // and the Reshape merges exactly the group and copy axes.
+        bool repeat = E[0].SameAs(X[0]) && E[1].SameAs(X[1]) && E[2].is_value() && E[3].SameAs(X[2]) &&
+                      E[4].SameAs(X[3]) && X[1].is_value() && C[0].SameAs(X[0]) && C[1].is_value() &&
+                      C[1].value() == X[1].value() * E[2].value() && C[2].SameAs(X[2]) && C[3].SameAs(X[3]);
+        if (!repeat || E[2].value() < 1) continue;
+        *repeats = E[2].value();
+        return x;
+      }
+    }
+  }
+  return kNoClass;
+}
+
 // Attention(Q, K, V[, mask], scale) when class `qk` is MatMul(Q', Kt') with
 // Q' and Kt' scalar multiples of Q and Kt, `factor` the scale applied to the
 // product, `mask` the added mask (kNoClass: none), `v` the values and
@@ -333,12 +377,36 @@ ClassId FuseAttention(RuleContext& ctx, ClassId cls, const ENode& n) {
   return kNoClass;
 }
 
+// Attention(Q, repeat_kv(K), repeat_kv(V)[, mask]) -> Attention(Q, K, V[, mask]).
+ClassId AbsorbKvRepeat(RuleContext& ctx, ClassId /*cls*/, const ENode& att) {
+  EGraph& g = ctx.g;
+  // Why: past key/value and their present outputs have the repeated heads'
+  // shapes; 3-D inputs name their head counts in attributes.
+  if (att.children.size() < 3 || att.children.size() > 4 || att.num_outputs != 1 ||
+      att.op->FindAttr("kv_num_heads") != nullptr || att.op->FindAttr("q_num_heads") != nullptr) {
+    return ctx.Decline("not a 4-D Attention without past key/value");
+  }
+  int64_t k_repeats = 0, v_repeats = 0;
+  ClassId k = UnrepeatedKv(g, Child(g, att, 1), &k_repeats);
+  ClassId v = UnrepeatedKv(g, Child(g, att, 2), &v_repeats);
+  if (k == kNoClass || v == kNoClass) return ctx.Decline("K and V are not both repeat_kv copies");
+  if (k_repeats != v_repeats) return ctx.Decline("K and V repeat their heads a different number of times");
+  std::vector<ClassId> children = att.children;
+  children[1] = k;
+  children[2] = v;
+  return g.AddOpLike(*att.op, std::move(children), 1);
+}
+
 }  // namespace
 
 void AddAttentionRules(std::vector<Rule>& rules) {
   rules.push_back({"fuse_attention",
                    "MatMul(Softmax(MatMul(Q, Transpose(K)) * s + M), V) -> Attention(Q, K, V, M, scale=s)", "MatMul",
                    Exactness::kReassociating, 23, FuseAttention, "Attention"});
+  rules.push_back({"absorb_kv_repeat",
+                   "Attention(Q, Reshape(Expand(Unsqueeze(K, [2]))), Reshape(Expand(Unsqueeze(V, [2])))) -> "
+                   "Attention(Q, K, V) (grouped-query heads)",
+                   "Attention", Exactness::kExact, 23, AbsorbKvRepeat, "Attention"});
 }
 
 }  // namespace aic::rewrite

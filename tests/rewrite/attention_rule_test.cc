@@ -7,7 +7,8 @@
 // constant, MatMuls that broadcast over heads, rank 3, a float16 NaN guard,
 // a scale after the mask, a row that masks every key) stay as they are,
 // bitwise; a float NaN guard folds in.
-// Outputs match the reference executor's on random inputs.
+// Outputs match the reference executor's on random inputs. absorb_kv_repeat
+// then lets grouped-query attention read repeat_kv's source heads.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -47,6 +48,11 @@ struct Sdpa {
   bool symbolic_batch = false;
   bool symbolic_queries = false;  // Q's rows "sq"
   int64_t opset = 23;
+  // K and V as transformers' repeat_kv makes them from 1 head for Q's 2:
+  // Reshape(Expand(Unsqueeze(x, [2]), [B, 1, 2, S, D]), [B, 2, S, D]); with
+  // repeat_k_only, V is a 2-head input.
+  bool repeat_kv = false;
+  bool repeat_k_only = false;
 };
 
 constexpr int64_t kB = 2, kH = 2, kSq = 3, kSkv = 5, kD = 4, kDv = 6;
@@ -68,12 +74,20 @@ ModelFn Build(Sdpa s) {
     std::vector<Dim> q_dims = dims(kH, kSq, kD);
     if (s.symbolic_queries) q_dims[q_dims.size() - 2] = Dim::Symbol("sq");
     Value* q = cast(b.Input("q", DType::kFloat, q_dims));
+    auto repeated = [&](const std::string& name, int64_t cols) {
+      Value* x = b.Input(name, DType::kFloat, dims(1, kSkv, cols));
+      Value* u = b.Op("Unsqueeze", {x, b.Constant(name + "_axes", Tensor::FromVector<int64_t>({2}, {1}))});
+      Value* e = b.Op("Expand", {u, b.Constant(name + "_to", Tensor::FromVector<int64_t>({kB, 1, kH, kSkv, cols}, {5}))});
+      return b.Op("Reshape", {e, b.Constant(name + "_shape", Tensor::FromVector<int64_t>({kB, kH, kSkv, cols}, {4}))});
+    };
+    Value* k_in = s.repeat_kv ? cast(repeated("k", kD)) : cast(b.Input("k", DType::kFloat, dims(s.kv_heads, kSkv, kD)));
     Value* kt = s.kt_by_transpose
-                    ? b.Op("Transpose", {cast(b.Input("k", DType::kFloat, dims(s.kv_heads, kSkv, kD)))},
+                    ? b.Op("Transpose", {k_in},
                            {Attribute::Ints("perm", s.rank3 ? std::vector<int64_t>{0, 2, 1}
                                                             : std::vector<int64_t>{0, 1, 3, 2})})
                     : cast(b.Input("kt", DType::kFloat, dims(s.kv_heads, kD, kSkv)));
-    Value* v = cast(b.Input("v", DType::kFloat, dims(s.kv_heads, kSkv, kDv)));
+    Value* v = s.repeat_kv && !s.repeat_k_only ? cast(repeated("v", kDv))
+                                               : cast(b.Input("v", DType::kFloat, dims(s.kv_heads, kSkv, kDv)));
     if (s.scale == Scale::kBothSides) {
       q = b.Op("Mul", {q, scalar("sq", std::sqrt(s.factor))});
       kt = b.Op("Mul", {scalar("sk", std::sqrt(s.factor)), kt});
@@ -141,7 +155,7 @@ void ExpectFused(const Sdpa& s, double tolerance = 1e-4, int transposes = 0) {
   EXPECT_EQ(counts["Softmax"], 0);
   EXPECT_EQ(counts["MatMul"], 0);
   EXPECT_EQ(counts["Transpose"], transposes);
-  EXPECT_EQ(counts["Expand"], s.mask == Mask::kPadding ? 1 : 0);
+  EXPECT_EQ(counts["Expand"], (s.mask == Mask::kPadding ? 1 : 0) + (s.repeat_kv ? (s.repeat_k_only ? 1 : 2) : 0));
   EXPECT_EQ(counts["Shape"], s.mask == Mask::kPadding && s.symbolic_queries ? 1 : 0);
   const Node* att = FindNode(*r.model->graph, "Attention");
   ASSERT_NE(att, nullptr);
@@ -186,6 +200,37 @@ TEST(FuseAttentionTest, BFloat16) {
 }
 
 // Near misses.
+// absorb_kv_repeat: grouped-query attention reads the one key/value head
+// itself; no repeat is left, the Attention's K and V have 1 head for Q's 2,
+// and the outputs are bitwise the repeated form's.
+TEST(AbsorbKvRepeatTest, GroupedQueryHeadsReadTheUnrepeatedKeysAndValues) {
+  ExpectFused({.mask = Mask::kCausal, .repeat_kv = true});  // the repeat as given
+  ModelFn build = Build({.mask = Mask::kCausal, .repeat_kv = true});
+  auto fused = OptimizeWith(build, kRule, {"fold_constants"});
+  ASSERT_NE(fused.model, nullptr);
+  auto r = OptimizeModel(std::move(fused.model), {"absorb_kv_repeat"});
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_EQ(r.stats.rule_counts["absorb_kv_repeat"], 1);
+  const Node* att = FindNode(*r.model->graph, "Attention");
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->input(1)->shape()[1], Dim(1));
+  EXPECT_EQ(att->input(2)->shape()[1], Dim(1));
+  auto counts = OpCounts(*r.model->graph);
+  EXPECT_EQ(counts["Reshape"], 0);
+  EXPECT_EQ(counts["Expand"], 0);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false), 1e-4);
+  auto again = OptimizeModel(std::move(r.model), {"absorb_kv_repeat"});
+  EXPECT_EQ(again.stats.rule_counts.count("absorb_kv_repeat"), 0u);
+}
+// Only K repeated: K and V must have the same heads, so both stay as given.
+TEST(AbsorbKvRepeatTest, KeysRepeatedAloneStayRepeated) {
+  ExpectFused({.repeat_kv = true, .repeat_k_only = true});
+  auto fused = OptimizeWith(Build({.repeat_kv = true, .repeat_k_only = true}), kRule, {"fold_constants"});
+  ASSERT_NE(fused.model, nullptr);
+  auto r = OptimizeModel(std::move(fused.model), {"absorb_kv_repeat"});
+  EXPECT_EQ(r.stats.rule_counts.count("absorb_kv_repeat"), 0u);
+  EXPECT_EQ(OpCounts(*r.model->graph)["Expand"], 1);
+}
 TEST(FuseAttentionTest, DeclinesAMaskOfLastDimOne) { ExpectDeclined({.mask = Mask::kLastDimOne}); }
 TEST(FuseAttentionTest, DeclinesSoftmaxOverAnotherAxis) { ExpectDeclined({.softmax_axis = 2}); }
 TEST(FuseAttentionTest, DeclinesANonConstantScale) { ExpectDeclined({.scale = Scale::kInput}); }
