@@ -18,10 +18,22 @@
 
 namespace aic::cpu::kernels {
 
-// Elements (or comparable units of work) below which a kernel runs serially:
-// a worker that has gone to sleep (threading.cc) costs tens of microseconds
-// to wake, more than a cheap pass over 256K floats takes on one core.
-inline constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+// Elements (or comparable units of work) below which a kernel runs serially.
+// Small, because what costs is a worker that fell asleep: it spins for about
+// 10 µs after a parallel region (threading.cc) and then takes tens of
+// microseconds to wake, so a serial step longer than the spin makes the next
+// oneDNN primitive (which always runs on every thread) pay the wake-up. With
+// 2^18 here, the many serial 30K-150K element steps of a QDQ model cost more
+// than the second thread gained: bert_small int8 ran 10.8 ms on 2 threads
+// against 4.2 on one, mobilenet_v3_large int8 16 against 7.4. Measured
+// (`aic-onnx bench M --threads 2`, medians, one sitting; the 2^18 column from
+// run_zoo.py the same hour):
+//   threshold       2^18   2^16   2^14   2^12
+//   bert int8       10.8    7.3    2.9    2.7 ms
+//   vit_tiny int8   25      17     10.2   9.3
+//   mobilenet int8  16      13.4   10.0   9.5
+//   mobilenet fp32   3.8    3.0    3.8    3.3
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 12;
 
 // f(i) for i in [0, items); split across threads when items * work_per_item
 // is worth it.
