@@ -59,20 +59,10 @@ inline std::unique_ptr<Model> BuildQdqConv(const QdqConvSpec& s) {
     double dev = std::sqrt(static_cast<double>(cg * s.k * s.k)) * 74 * 73 * s.x_scale * 0.006;
     y_scale = static_cast<float>(3 * dev / 128);
   }
-  auto scalar_f = [](float v) {
-    Tensor t(DType::kFloat, {});
-    t.mutable_data<float>()[0] = v;
-    return t;
-  };
-  auto scalar_u8 = [](uint8_t v) {
-    Tensor t(DType::kUint8, {});
-    t.mutable_data<uint8_t>()[0] = v;
-    return t;
-  };
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {s.n, s.c, s.h, s.w});
-  Value* xs = b.Constant("xs", scalar_f(s.x_scale));
-  Value* xz = b.Constant("xz", scalar_u8(s.x_zero));
+  Value* xs = b.Constant("xs", Tensor::Scalar<float>(s.x_scale));
+  Value* xz = b.Constant("xz", Tensor::Scalar<uint8_t>(s.x_zero));
   Value* xq = b.Op("QuantizeLinear", {x, xs, xz});
   Value* xdq = b.Op("DequantizeLinear", {xq, xs, xz});
   std::vector<Attribute> axis0 = {Attribute::Int("axis", 0)};
@@ -88,8 +78,8 @@ inline std::unique_ptr<Model> BuildQdqConv(const QdqConvSpec& s) {
                                   Attribute::Ints("pads", {s.pad, s.pad, s.pad, s.pad}),
                                   Attribute::Int("group", s.group)};
   Value* y = b.Op("Conv", conv_in, attrs);
-  Value* ys = s.y_scale_input ? b.Input("ys", DType::kFloat, {}) : b.Constant("ys", scalar_f(y_scale));
-  Value* yz = b.Constant("yz", scalar_u8(s.y_zero));
+  Value* ys = s.y_scale_input ? b.Input("ys", DType::kFloat, {}) : b.Constant("ys", Tensor::Scalar<float>(y_scale));
+  Value* yz = b.Constant("yz", Tensor::Scalar<uint8_t>(s.y_zero));
   Value* yq = b.Op("QuantizeLinear", {y, ys, yz});
   b.Output(b.Op("DequantizeLinear", {yq, ys, yz}));
   return b.Build(13);

@@ -50,26 +50,16 @@ inline std::unique_ptr<Model> BuildQdqMatMul(const QdqMatMulSpec& s) {
     bs.mutable_data<float>()[j] = 0.004f + 0.001f * static_cast<float>(j % 5);
     bz.mutable_data<int8_t>()[j] = s.b_zero;
   }
-  auto scalar_f = [](float v) {
-    Tensor t(DType::kFloat, {});
-    t.mutable_data<float>()[0] = v;
-    return t;
-  };
-  auto scalar_u8 = [](uint8_t v) {
-    Tensor t(DType::kUint8, {});
-    t.mutable_data<uint8_t>()[0] = v;
-    return t;
-  };
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, std::vector<Dim>(s.a_dims.begin(), s.a_dims.end()));
-  Value* as = b.Constant("as", scalar_f(s.a_scale));
-  Value* az = b.Constant("az", scalar_u8(s.a_zero));
+  Value* as = b.Constant("as", Tensor::Scalar<float>(s.a_scale));
+  Value* az = b.Constant("az", Tensor::Scalar<uint8_t>(s.a_zero));
   Value* adq = b.Op("DequantizeLinear", {b.Op("QuantizeLinear", {x, as, az}), as, az});
   Value* bdq = nullptr;
   if (s.b_activation) {
     Value* bf = b.Input("b", DType::kFloat, {k, s.n});
-    Value* bsc = b.Constant("bsc", scalar_f(0.02f));
-    Value* bzp = b.Constant("bzp", scalar_u8(128));
+    Value* bsc = b.Constant("bsc", Tensor::Scalar<float>(0.02f));
+    Value* bzp = b.Constant("bzp", Tensor::Scalar<uint8_t>(128));
     bdq = b.Op("DequantizeLinear", {b.Op("QuantizeLinear", {bf, bsc, bzp}), bsc, bzp});
   } else {
     std::vector<Attribute> axis1 = {Attribute::Int("axis", 1)};
@@ -91,8 +81,8 @@ inline std::unique_ptr<Model> BuildQdqMatMul(const QdqMatMulSpec& s) {
   } else {
     y = b.Op("MatMul", {adq, bdq});
   }
-  Value* ys = b.Constant("ys", scalar_f(QdqMatMulYScale(s)));
-  Value* yz = b.Constant("yz", scalar_u8(s.y_zero));
+  Value* ys = b.Constant("ys", Tensor::Scalar<float>(QdqMatMulYScale(s)));
+  Value* yz = b.Constant("yz", Tensor::Scalar<uint8_t>(s.y_zero));
   b.Output(b.Op("DequantizeLinear", {b.Op("QuantizeLinear", {y, ys, yz}), ys, yz}));
   return b.Build(13);
 }

@@ -32,11 +32,10 @@ OptimizeStats OptimizeForInt8(Model& m, std::string* explain = nullptr, const ch
   return stats.ok() ? *stats : OptimizeStats{};
 }
 
-// Max |y - y_original| in units of y's quantization step, on random inputs.
-double StepsOff(const QdqConvSpec& s, const Model& optimized) {
-  auto original = BuildQdqConv(s);
-  auto feeds = testing::RandomFeeds(*original, 11);
-  auto a = ReferenceExecutor(*original).Run(feeds);
+// Max |y - y_original| in units of y's quantization step (y_scale), on random inputs.
+double StepsOff(const Model& original, const Model& optimized, float y_scale, uint32_t seed) {
+  auto feeds = testing::RandomFeeds(original, seed);
+  auto a = ReferenceExecutor(original).Run(feeds);
   auto b = ReferenceExecutor(optimized).Run(feeds);
   EXPECT_TRUE(a.ok() && b.ok());
   if (!a.ok() || !b.ok()) return 1e9;
@@ -47,7 +46,11 @@ double StepsOff(const QdqConvSpec& s, const Model& optimized) {
   for (int64_t i = 0; i < ta.num_elements(); ++i) {
     worst = std::max(worst, std::abs(ta.ElementAsDouble(i) - tb.ElementAsDouble(i)));
   }
-  return worst / aic::testing::QdqConvYScale(s);
+  return worst / y_scale;
+}
+
+double StepsOff(const QdqConvSpec& s, const Model& optimized) {
+  return StepsOff(*BuildQdqConv(s), optimized, aic::testing::QdqConvYScale(s), 11);
 }
 
 TEST(FuseQdqConvTest, FiresAndStaysWithinOneStep) {
@@ -116,22 +119,8 @@ TEST(FuseQdqConvTest, DeclinesOnAsymmetricWeights) {
 using aic::testing::BuildQdqMatMul;
 using aic::testing::QdqMatMulSpec;
 
-// Max |y - y_original| in units of y's quantization step, on random inputs.
 double MatMulStepsOff(const QdqMatMulSpec& s, const Model& optimized) {
-  auto original = BuildQdqMatMul(s);
-  auto feeds = testing::RandomFeeds(*original, 13);
-  auto a = ReferenceExecutor(*original).Run(feeds);
-  auto b = ReferenceExecutor(optimized).Run(feeds);
-  EXPECT_TRUE(a.ok() && b.ok());
-  if (!a.ok() || !b.ok()) return 1e9;
-  const Tensor& ta = (*a)[0].tensor;
-  const Tensor& tb = (*b)[0].tensor;
-  EXPECT_EQ(ta.dims(), tb.dims());
-  double worst = 0;
-  for (int64_t i = 0; i < ta.num_elements(); ++i) {
-    worst = std::max(worst, std::abs(ta.ElementAsDouble(i) - tb.ElementAsDouble(i)));
-  }
-  return worst / aic::testing::QdqMatMulYScale(s);
+  return StepsOff(*BuildQdqMatMul(s), optimized, aic::testing::QdqMatMulYScale(s), 13);
 }
 
 TEST(FuseQdqMatMulTest, FiresAndStaysWithinOneStep) {

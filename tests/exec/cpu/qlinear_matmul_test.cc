@@ -97,17 +97,8 @@ TEST(QLinearMatMulTest, MatchesTheReferenceWithinOne) {
     auto got = cpu.Run(feeds);
     ASSERT_TRUE(got.ok()) << got.status();
     const Tensor& g = (*got)[0].tensor;
-    const Tensor& r = (*want)[0].tensor;
-    ASSERT_EQ(g.dims(), r.dims());
-    ASSERT_EQ(g.dtype(), r.dtype());
-    int64_t off = 0, saturated = 0;
-    for (int64_t i = 0; i < g.num_elements(); ++i) {
-      double d = std::abs(g.ElementAsDouble(i) - r.ElementAsDouble(i));
-      ASSERT_LE(d, 1.0) << "element " << i << ": " << g.ElementAsDouble(i) << " vs " << r.ElementAsDouble(i);
-      off += d != 0;
-      double v = r.ElementAsDouble(i);
-      saturated += c.y_type == DType::kUint8 ? (v == 0 || v == 255) : (v == -128 || v == 127);
-    }
+    EightBitAgreement agree = CompareEightBit(g, (*want)[0].tensor);
+    int64_t off = agree.off_by_one, saturated = agree.saturated;
     ::testing::Test::RecordProperty(absl::StrCat("off_by_one_", &c - cases.data()),
                                     absl::StrCat(off, " of ", g.num_elements()));
     EXPECT_LE(off * 100, g.num_elements()) << off << " of " << g.num_elements();

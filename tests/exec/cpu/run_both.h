@@ -56,6 +56,33 @@ inline void ExpectClose(const Tensor& got, const Tensor& want, double atol = 1e-
   }
 }
 
+// An int8/uint8 result against the reference's, where the two may round a
+// tie one step apart (oneDNN's requantization scales in f32 and adds the zero
+// point before rounding): every element within 1 (a failure names the
+// first that is not), how many differ and how many saturate.
+struct EightBitAgreement {
+  int64_t off_by_one = 0;
+  int64_t saturated = 0;
+};
+inline EightBitAgreement CompareEightBit(const Tensor& got, const Tensor& want) {
+  EightBitAgreement a;
+  EXPECT_EQ(got.dims(), want.dims());
+  EXPECT_EQ(got.dtype(), want.dtype());
+  if (got.dims() != want.dims() || got.dtype() != want.dtype()) return a;
+  const bool is_unsigned = want.dtype() == DType::kUint8;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double d = std::abs(got.ElementAsDouble(i) - want.ElementAsDouble(i));
+    if (d > 1.0) {
+      ADD_FAILURE() << "element " << i << ": " << got.ElementAsDouble(i) << " vs " << want.ElementAsDouble(i);
+      return a;
+    }
+    a.off_by_one += d != 0;
+    double v = want.ElementAsDouble(i);
+    a.saturated += is_unsigned ? (v == 0 || v == 255) : (v == -128 || v == 127);
+  }
+  return a;
+}
+
 // Runs `model` on both executors; checks the outputs agree and returns the plan's description.
 inline std::string RunBoth(const Model& model, const std::map<std::string, RuntimeValue>& feeds, int max_fallbacks = 0,
                     double atol = 1e-5, double rtol = 1e-5) {
