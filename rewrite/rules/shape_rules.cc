@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "ops/tensor/slice_params.h"
 #include "rewrite/egraph/cost_model.h"
+#include "absl/container/flat_hash_map.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -39,9 +40,17 @@ std::optional<std::vector<SymInt>> OpaqueInts(const EGraph& g, ClassId c) {
   return std::vector<SymInt>(static_cast<size_t>(count));
 }
 
-std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth);
+// One question's walk over the e-graph: what each class visited gave. Why:
+// a class can hold several forms and each form's operands several more, so
+// trying them all afresh at every level is exponential in the depth (a
+// fuzzed graph of nested Where/Concat shapes kept opt busy for minutes).
+// Each class is worked out once per walk; a class that failed only because
+// the walk was deep when it got there stays failed (conservative).
+using SymbolicWalk = absl::flat_hash_map<ClassId, std::optional<std::vector<SymInt>>>;
 
-std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int depth) {
+std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth, SymbolicWalk& walk);
+
+std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int depth, SymbolicWalk& walk) {
   const std::string& op = n.op->op_type;
   auto child = [&](size_t i) { return Child(g, n, i); };
   if (op == "Shape") {
@@ -73,15 +82,15 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
   if (op == "Cast") {
     DType to = static_cast<DType>(n.op->GetInt("to", 0));
     if (to != DType::kInt64 && to != DType::kInt32) return std::nullopt;
-    return SymbolicInts(g, child(0), depth + 1);
+    return SymbolicInts(g, child(0), depth + 1, walk);
   }
   if (op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
-    return SymbolicInts(g, child(0), depth + 1);
+    return SymbolicInts(g, child(0), depth + 1, walk);
   }
   if (op == "Concat") {
     std::vector<SymInt> out;
     for (size_t i = 0; i < n.children.size(); ++i) {
-      auto part = SymbolicInts(g, child(i), depth + 1);
+      auto part = SymbolicInts(g, child(i), depth + 1, walk);
       if (!part) part = OpaqueInts(g, child(i));
       if (!part) return std::nullopt;
       out.insert(out.end(), part->begin(), part->end());
@@ -90,7 +99,7 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
   }
   if (op == "Gather") {
     if (n.op->GetInt("axis", 0) != 0) return std::nullopt;
-    auto data = SymbolicInts(g, child(0), depth + 1);
+    auto data = SymbolicInts(g, child(0), depth + 1, walk);
     auto idx = IntValues(g, child(1));
     if (!data || !idx) return std::nullopt;
     std::vector<SymInt> out;
@@ -106,8 +115,8 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
     // Where(c, a, b) with c known: element by element from a or b (torch's
     // Expand spells its target Where(shape == -1, 1, shape)).
     const Tensor* cond = g.value(child(0));
-    auto a = SymbolicInts(g, child(1), depth + 1);
-    auto b = SymbolicInts(g, child(2), depth + 1);
+    auto a = SymbolicInts(g, child(1), depth + 1, walk);
+    auto b = SymbolicInts(g, child(2), depth + 1, walk);
     if (cond == nullptr || cond->dtype() != DType::kBool || cond->rank() > 1 || !a || !b) return std::nullopt;
     size_t size = std::max({static_cast<size_t>(cond->num_elements()), a->size(), b->size()});
     auto fits = [&](size_t k) { return k == size || k == 1; };
@@ -121,7 +130,7 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
     return out;
   }
   if (op == "Slice") {
-    auto data = SymbolicInts(g, child(0), depth + 1);
+    auto data = SymbolicInts(g, child(0), depth + 1, walk);
     if (!data) return std::nullopt;
     int64_t size = static_cast<int64_t>(data->size());
     auto params = SliceParamsOf(*n.op, g.opset(), 1, [&](size_t i) -> std::optional<std::vector<int64_t>> {
@@ -139,19 +148,34 @@ std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n, int
   return std::nullopt;
 }
 
-std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth) {
+std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c, int depth, SymbolicWalk& walk) {
   if (c == kNoClass || depth > kMaxDepth) return std::nullopt;
+  c = g.Find(c);
+  if (auto seen = walk.find(c); seen != walk.end()) return seen->second;
+  std::optional<std::vector<SymInt>> result;
   if (auto v = IntValues(g, c)) {
     std::vector<SymInt> out;
     for (int64_t x : *v) out.push_back(SymInt{true, x, kNoClass, -1, ""});
-    return out;
+    result = std::move(out);
+  } else {
+    for (int32_t i : g.data(c).nodes) {
+      const ENode& n = g.node(i);
+      if (n.kind != ENodeKind::kOp) continue;
+      if ((result = FromNode(g, n, depth, walk))) break;
+    }
   }
-  for (int32_t i : g.data(c).nodes) {
-    const ENode& n = g.node(i);
-    if (n.kind != ENodeKind::kOp) continue;
-    if (auto r = FromNode(g, n, depth)) return r;
-  }
-  return std::nullopt;
+  walk[c] = result;
+  return result;
+}
+
+// The walks the rules start.
+std::optional<std::vector<SymInt>> SymbolicInts(const EGraph& g, ClassId c) {
+  SymbolicWalk walk;
+  return SymbolicInts(g, c, 0, walk);
+}
+std::optional<std::vector<SymInt>> FromNode(const EGraph& g, const ENode& n) {
+  SymbolicWalk walk;
+  return FromNode(g, n, 0, walk);
 }
 
 // Shape/Gather/Slice/Concat/Cast over shapes -> Const   when every element is known
@@ -163,7 +187,7 @@ ClassId FoldShapeArithmetic(RuleContext& ctx, ClassId cls, const ENode& n) {
       !t.shape.has_rank() || t.shape.rank() > 1) {
     return ctx.Decline("not a 0-D/1-D integer tensor");
   }
-  auto elems = FromNode(g, n, 0);
+  auto elems = FromNode(g, n);
   if (!elems) return ctx.Decline("not shape arithmetic we follow");
   std::vector<int64_t> values;
   for (const SymInt& e : *elems) {
@@ -189,8 +213,8 @@ ClassId FoldShapeComparison(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (g.value(cls) != nullptr) return kNoClass;  // fold_constants' job
   const Shape* out_shape = RankedShape(g, cls);
   if (out_shape == nullptr || out_shape->rank() > 1) return ctx.Decline("not a 0-D/1-D comparison");
-  auto a = SymbolicInts(g, Child(g, n, 0), 0);
-  auto b = SymbolicInts(g, Child(g, n, 1), 0);
+  auto a = SymbolicInts(g, Child(g, n, 0));
+  auto b = SymbolicInts(g, Child(g, n, 1));
   if (!a || !b) return ctx.Decline("not shape elements we follow");
   size_t size = std::max(a->size(), b->size());
   if ((a->size() != size && a->size() != 1) || (b->size() != size && b->size() != 1)) {
@@ -232,7 +256,7 @@ ClassId UseReshapeCopies(RuleContext& ctx, ClassId cls, const ENode& n) {
   if (n.op->GetInt("allowzero", 0) != 0) return ctx.Decline("allowzero");
   const Shape* xs = RankedShape(g, x);
   if (xs == nullptr) return ctx.Decline("rank of the input unknown");
-  auto elems = SymbolicInts(g, s, 0);
+  auto elems = SymbolicInts(g, s);
   if (!elems) return ctx.Decline("shape not followed");
   // What inference proved of the result: a dim it knows settles an element
   // the target spells as -1 or as a dim of another position

@@ -32,5 +32,24 @@ TEST(FindingsTest, ScalarAffineAfterLayerNormOverOneElement) {
   }
 }
 
+// The graph fuzzer's seed 13000957 (59 nodes of nested shape arithmetic):
+// fold_shape_arithmetic tried every form of every class afresh at each of
+// its 12 levels, exponential in the depth: the rewriter took 12 s here (and
+// past the fuzzer's 60 s beside its other oracles). Each class is now worked
+// out once per walk, a few milliseconds; 2 s is a hang guard with room for
+// ASan and a busy machine, not a benchmark.
+TEST(FindingsTest, NestedShapeArithmeticFinishes) {
+  testing::ModelFn load = [] {
+    auto m = LoadModel(Finding("opt_hang_nested_shape_arithmetic.onnx"));
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? std::move(*m) : nullptr;
+  };
+  auto optimized = testing::OptimizeModel(load(), {});
+  ASSERT_NE(optimized.model, nullptr);
+  EXPECT_LT(optimized.stats.seconds, 2.0);
+  EXPECT_LE(optimized.stats.nodes_after, optimized.stats.nodes_before);
+  EXPECT_LE(testing::MaxOutputDiff(load, *optimized.model, /*bitwise=*/false, 7), 1e-4);
+}
+
 }  // namespace
 }  // namespace aic::rewrite
