@@ -136,6 +136,13 @@ int Lowerer::ConstSlot(const Tensor& t, const memory::desc& md) {
   return static_cast<int>(plan_.slots.size()) - 1;
 }
 
+int Lowerer::ScalarS32Slot(int32_t v) {
+  Tensor t(DType::kInt32, {1});
+  t.mutable_data<int32_t>()[0] = v;
+  plan_.constants.push_back(t);
+  return ConstSlot(plan_.constants.back(), ScalarS32Md());
+}
+
 int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const memory::desc& to) {
   if (from == to) return ConstSlot(t, to);
   Tensor packed(DType::kFloat, {static_cast<int64_t>((to.get_size() + 3) / 4)});

@@ -54,6 +54,10 @@ class Lowerer : public exec::LoweringFrame {
 
   int NewArenaSlot(const Value* v, const memory::desc& md, bool plain);
   int ConstSlot(const Tensor& t, const memory::desc& md);
+  // A one-element s32 constant (an int8 primitive's runtime zero point);
+  // its desc is ScalarS32Md().
+  int ScalarS32Slot(int32_t v);
+  static memory::desc ScalarS32Md() { return memory::desc({1}, memory::data_type::s32, memory::format_tag::a); }
   // Packs constant `t` (whose bytes have layout `from`) into layout `to`.
   int PackedConstSlot(const Tensor& t, const memory::desc& from, const memory::desc& to);
   int PlainSlot(const Value* v);

@@ -511,12 +511,6 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
     plan.constants.push_back(*b);
     b_slot = L.ConstSlot(plan.constants.back(), b_md);
   }
-  auto zero_slot = [&](int32_t v) {
-    Tensor t(DType::kInt32, {1});
-    t.mutable_data<int32_t>()[0] = v;
-    plan.constants.push_back(t);
-    return L.ConstSlot(plan.constants.back(), memory::desc({1}, dt::s32, memory::format_tag::a));
-  };
   bool dst_direct = pd->dst_desc() == y_plain || keep_blocked;
   int dst = keep_blocked ? L.NewArenaSlot(out, pd->dst_desc(), false)
                          : dst_direct ? y_slot : L.NewArenaSlot(nullptr, pd->dst_desc(), false);
@@ -525,9 +519,12 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   step->AddArg(DNNL_ARG_SRC, src, pd->src_desc(), false);
   step->AddArg(DNNL_ARG_WEIGHTS, w_slot, pd->weights_desc(), false);
   if (b_slot >= 0) step->AddArg(DNNL_ARG_BIAS, b_slot, b_md, false);
-  memory::desc zp_md({1}, dt::s32, memory::format_tag::a);
-  if (x_zero != 0) step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_slot(x_zero), zp_md, false);
-  if (y_zero != 0) step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_slot(y_zero), zp_md, false);
+  if (x_zero != 0) {
+    step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, L.ScalarS32Slot(x_zero), Lowerer::ScalarS32Md(), false);
+  }
+  if (y_zero != 0) {
+    step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, L.ScalarS32Slot(y_zero), Lowerer::ScalarS32Md(), false);
+  }
   step->AddArg(DNNL_ARG_DST, dst, pd->dst_desc(), true);
   step->label += " [int8]";
   if (!dst_direct) reorder(dst, pd->dst_desc(), y_slot, y_plain, out->name());

@@ -422,8 +422,9 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
       yz == nullptr) {
     return false;
   }
-  const Tensor* given_bias = n.num_inputs() > 8 && n.has_input(8) ? L.Const(n.input(8)) : nullptr;
-  if (n.num_inputs() > 8 && n.has_input(8) && given_bias == nullptr) return false;
+  const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
+  const Tensor* given_bias = has_bias ? L.Const(n.input(8)) : nullptr;
+  if (has_bias && given_bias == nullptr) return false;
   if (as->dtype() != DType::kFloat || bs->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
       as->num_elements() != 1 || az->num_elements() != 1 || ys->num_elements() != 1 || yz->num_elements() != 1 ||
       b->dtype() != DType::kInt8 || b->rank() != 2 || yz->dtype() != os.dtype) {
@@ -497,11 +498,7 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
   step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd->weights_desc(), false);
   if (bias_slot >= 0) step->AddArg(DNNL_ARG_BIAS, bias_slot, bias_md, false);
   if (y_zero != 0) {
-    Tensor zp(DType::kInt32, {1});
-    zp.mutable_data<int32_t>()[0] = y_zero;
-    plan.constants.push_back(zp);
-    memory::desc zp_md({1}, dt::s32, memory::format_tag::a);
-    step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, L.ConstSlot(plan.constants.back(), zp_md), zp_md, false);
+    step->AddArg(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, L.ScalarS32Slot(y_zero), Lowerer::ScalarS32Md(), false);
   }
   step->AddArg(DNNL_ARG_DST, y_slot, y_md, true);
   step->label += " [int8]";

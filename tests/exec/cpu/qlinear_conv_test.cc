@@ -97,27 +97,7 @@ TEST(QLinearConvTest, MatchesTheReferenceWithinOne) {
     auto model = QLinearConvModel(c, 3);
     Tensor x = RandomInts<uint8_t>({1, c.c, c.hw, c.hw}, 17, 0, 255);
     std::map<std::string, RuntimeValue> feeds = {{"x", x}};
-    auto want = ReferenceExecutor(*model).Run(feeds);
-    ASSERT_TRUE(want.ok()) << want.status();
-    CpuExecutor cpu(*model);
-    auto got = cpu.Run(feeds);
-    ASSERT_TRUE(got.ok()) << got.status();
-    const Tensor& g = (*got)[0].tensor;
-    EightBitAgreement agree = CompareEightBit(g, (*want)[0].tensor);
-    int64_t off = agree.off_by_one, saturated = agree.saturated;
-    ::testing::Test::RecordProperty(absl::StrCat("off_by_one_", &c - cases.data()),
-                                    absl::StrCat(off, " of ", g.num_elements()));
-    // Off by one only at (f32 roundings of) ties: rare.
-    EXPECT_LE(off * 100, g.num_elements()) << off << " of " << g.num_elements();
-    // The case exercises requantization, not mostly saturation (a zero
-    // y_zero_point clamps the negative half).
-    EXPECT_LE(saturated * 10, g.num_elements() * (c.y_zero == 0 ? 6 : 3));
-    auto plan = cpu.PlanFor(feeds);
-    ASSERT_TRUE(plan.ok());
-    std::string desc = DescribePlan(**plan);
-    EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << desc;
-    EXPECT_EQ(StatsOf(**plan).slow_impl_steps, 0) << desc;
-    EXPECT_NE(desc.find("[int8]"), std::string::npos) << desc;
+    ExpectEightBitWithinOne(*model, feeds, c.y_zero, absl::StrCat("off_by_one_", &c - cases.data()));
   }
 }
 
