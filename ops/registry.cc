@@ -28,6 +28,7 @@ const OpRegistry& OpRegistry::Global() {
     RegisterMiscOps(*r);
     RegisterMlOps(*r);
     RegisterFusedOps(*r);
+    RegisterQuantizedElementwiseOps(*r);
     RegisterStandardAliasOps(*r);
     return r;
   }();

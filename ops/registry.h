@@ -53,6 +53,7 @@ void RegisterRnnOps(OpRegistry& r);
 void RegisterMiscOps(OpRegistry& r);
 void RegisterMlOps(OpRegistry& r);  // ai.onnx.ml (ops/ml/)
 void RegisterFusedOps(OpRegistry& r);  // ai.aic: our executors' fused ops
+void RegisterQuantizedElementwiseOps(OpRegistry& r);  // ai.aic: QLinearLookup, QLinearAdd/Mul
 void RegisterStandardAliasOps(OpRegistry& r);  // ai.aic: newer standard ops for older opsets
 
 }  // namespace aic

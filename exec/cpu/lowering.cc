@@ -88,6 +88,9 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       // aic-onnx's own fused ops (domain ai.aic: sessions and `opt --target aic` emit them).
       {"FusedLinearReLU", LowerFusedLinearReLU, kAicDomain},
       {"QLinearMatMulBias", LowerQLinearMatMul, kAicDomain},
+      {"QLinearLookup", LowerQLinearLookup, kAicDomain},
+      {"QLinearAdd", LowerQLinearBinary, kAicDomain},
+      {"QLinearMul", LowerQLinearBinary, kAicDomain},
   };
   return *table;
 }

@@ -188,6 +188,8 @@ bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
+bool LowerQLinearLookup(Lowerer& L, const Node& n);  // ai.aic
+bool LowerQLinearBinary(Lowerer& L, const Node& n);  // ai.aic QLinearAdd, QLinearMul
 bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n);  // ops_native_integer.cc
 bool LowerMatMulInteger(Lowerer& L, const Node& n);
 bool LowerQLinearMatMul(Lowerer& L, const Node& n);  // int8, constant B

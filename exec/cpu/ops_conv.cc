@@ -9,6 +9,7 @@
 
 #include "exec/cpu/lowering.h"
 #include "exec/cpu/native_step.h"
+#include "ops/fused/standard_aliases.h"
 
 namespace aic::cpu {
 
@@ -373,6 +374,19 @@ bool LowerPool(Lowerer& L, const Node& n) {
   return true;
 }
 
+namespace {
+
+// Whether node c reads an 8-bit input in whatever layout it is in: QLinearConv
+// (oneDNN takes the layout) and the elementwise integer steps
+// (ops_native_quantize.cc: in place when unpadded, else after one reorder).
+bool ReadsAnyEightBitLayout(const Node& c) {
+  if (c.domain.empty()) return c.op_type == "QLinearConv" || c.op_type == "DequantizeLinear";
+  return c.domain == kAicDomain &&
+         (c.op_type == "QLinearLookup" || c.op_type == "QLinearAdd" || c.op_type == "QLinearMul");
+}
+
+}  // namespace
+
 // QLinearConv (what the session's rewriter makes of a QDQ Conv,
 // rewrite/rules/quantized_rules.cc) as oneDNN's int8 convolution: u8/s8
 // activations, s8 weights packed once, the s32 bias added to the accumulator,
@@ -482,11 +496,12 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   }
   if (!pd) return false;
   // The output stays in the conv's layout when its readers take any layout
-  // (a QLinearConv reads it as it is, a DequantizeLinear through one shared
-  // reorder to plain, PlainSlot); otherwise it is reordered to plain here.
+  // (a QLinearConv reads it as it is; the elementwise integer steps run in
+  // it when it has no padding, else through one shared reorder to plain,
+  // PlainSlot); otherwise it is reordered to plain here.
   bool keep_blocked = pd->dst_desc() != y_plain && !os.graph_output && !os.consumers.empty();
   for (const Node* c : os.consumers) {
-    keep_blocked = keep_blocked && c->domain.empty() && (c->op_type == "QLinearConv" || c->op_type == "DequantizeLinear");
+    keep_blocked = keep_blocked && ReadsAnyEightBitLayout(*c);
   }
   // Output slot first: nothing is emitted before the last way to decline.
   int y_slot = keep_blocked ? -1 : NativeOutSlot(L, out);

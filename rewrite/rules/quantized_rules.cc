@@ -16,8 +16,13 @@
 //
 // and Q(MatMul(DQ(aq), DQ(bq))) with a constant int8 bq as QLinearMatMul.
 #include <cmath>
+#include <cstring>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "ops/evaluate.h"
+#include "ops/fused/standard_aliases.h"
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -272,6 +277,168 @@ ClassId DropQdqAroundDataMovement(RuleContext& ctx, ClassId cls, const ENode& q)
   return kNoClass;
 }
 
+// The 256 values of an elementwise expression of one 8-bit tensor x, found by
+// running the reference kernels of its e-nodes on the tensor of all 256
+// values of x: what QLinearLookup tabulates. The expression's leaves are x
+// (first met under a DequantizeLinear) and scalar constants; its ops compute
+// each element from the same element of their inputs.
+class TableWalk {
+ public:
+  explicit TableWalk(const EGraph& g) : g_(g) {}
+  ClassId x() const { return x_; }
+  std::optional<Tensor> Eval(ClassId c, int depth) {
+    c = g_.Find(c);
+    if (c == x_) return iota_;
+    if (const Tensor* v = g_.value(c)) {
+      if (v->num_elements() != 1) return std::nullopt;  // broadcast per channel: not one function
+      return *v;
+    }
+    if (depth > 16 || --budget_ < 0) return std::nullopt;
+    if (auto it = memo_.find(c); it != memo_.end()) return it->second;
+    std::optional<Tensor> out;
+    for (int32_t i : g_.data(c).nodes) {
+      const ENode& n = g_.node(i);
+      if (n.kind != ENodeKind::kOp || !Pointwise(*n.op)) continue;
+      const ClassId x_before = x_;
+      if (x_ == kNoClass && n.op->op_type == "DequantizeLinear" && !n.children.empty()) {
+        ClassId q = g_.Find(n.children[0]);
+        if (g_.value(q) == nullptr && IsEightBitType(g_.type(q).dtype)) SetX(q);
+      }
+      out = EvalNode(n, depth);
+      if (out) break;
+      if (x_ != x_before) {  // a failed try does not choose x, nor what it computed with it
+        x_ = x_before;
+        memo_.clear();
+      }
+    }
+    memo_[c] = out;
+    return out;
+  }
+
+ private:
+  static bool IsEightBitType(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
+  // Ops whose output element i is a function of element i of each input
+  // (inputs other than x being scalars here), deterministic, in one dtype
+  // family the reference kernels compute.
+  static bool Pointwise(const Node& op) {
+    static const auto* kOps = new absl::flat_hash_set<std::string>{
+        "Relu",     "LeakyRelu", "HardSigmoid", "HardSwish", "Sigmoid",  "Tanh",     "Clip",  "Abs",
+        "Neg",      "Exp",       "Log",         "Sqrt",      "Elu",      "Selu",     "Celu",  "Gelu",
+        "Erf",      "Softplus",  "Softsign",    "Mish",      "Add",      "Sub",      "Mul",   "Div",
+        "Max",      "Min",       "Pow",         "Floor",     "Ceil",     "Round",    "Identity",
+        "QuantizeLinear", "DequantizeLinear", "Reciprocal", "ThresholdedRelu", "Shrink", "PRelu"};
+    if (op.domain == kAicDomain) return op.op_type == "QLinearLookup";
+    return op.domain.empty() && kOps->count(op.op_type) > 0 && op.GetInt("block_size", 0) == 0;
+  }
+  void SetX(ClassId q) {
+    x_ = q;
+    DType t = g_.type(q).dtype;
+    iota_ = Tensor(t, {256});
+    for (int v = 0; v < 256; ++v) {
+      if (t == DType::kUint8) {
+        iota_.mutable_data<uint8_t>()[v] = static_cast<uint8_t>(v);
+      } else {
+        iota_.mutable_data<int8_t>()[v] = static_cast<int8_t>(v - 128);
+      }
+    }
+  }
+  std::optional<Tensor> EvalNode(const ENode& n, int depth) {
+    std::vector<Tensor> held;
+    held.reserve(n.children.size());
+    std::vector<TypeInfo> types;
+    for (ClassId child : n.children) {
+      if (child == kNoClass) {
+        held.emplace_back();
+        types.emplace_back();
+        continue;
+      }
+      std::optional<Tensor> v = Eval(child, depth + 1);
+      if (!v) return std::nullopt;
+      types.push_back(TypeInfo::Tensor(v->dtype(), Shape::FromValues(v->dims())));
+      held.push_back(std::move(*v));
+    }
+    std::vector<const Tensor*> values;
+    for (size_t i = 0; i < held.size(); ++i) values.push_back(n.children[i] == kNoClass ? nullptr : &held[i]);
+    Evaluation e = EvaluateNode(*n.op, g_.opset(), types, values);
+    if (e.values.empty() || !e.values[0] || e.values[0]->num_elements() != 256) return std::nullopt;
+    return std::move(*e.values[0]);
+  }
+
+  const EGraph& g_;
+  ClassId x_ = kNoClass;
+  Tensor iota_;
+  int budget_ = 64;  // e-nodes evaluated per match
+  absl::flat_hash_map<ClassId, std::optional<Tensor>> memo_;
+};
+
+// Whether class c already holds the ai.aic op `op_type` (a rule that made it
+// need not match again).
+bool HasAicOp(const EGraph& g, ClassId c, const char* op_type) {
+  for (int32_t i : g.data(c).nodes) {
+    const ENode& n = g.node(i);
+    if (n.kind == ENodeKind::kOp && n.op->domain == kAicDomain && n.op->op_type == op_type) return true;
+  }
+  return false;
+}
+
+// QuantizeLinear(f(DequantizeLinear(xq, ..)), ys, yz) -> ai.aic QLinearLookup(xq, table)
+// for f any pointwise expression of xq alone (HardSigmoid, HardSwish as
+// quantize_static leaves it, x·HardSigmoid(x) through its own Q/DQ pair, a
+// requantization): 256 bytes replace the float round trip.
+ClassId FuseQdqLookup(RuleContext& ctx, ClassId cls, const ENode& q) {
+  EGraph& g = ctx.g;
+  if (!IsEightBit(g.type(cls).dtype)) return ctx.Decline("y is not 8-bit");
+  if (q.op->GetInt("block_size", 0) != 0) return ctx.Decline("blocked quantization");
+  if (HasAicOp(g, cls, "QLinearLookup")) return kNoClass;
+  TableWalk walk(g);
+  std::optional<Tensor> table = walk.Eval(cls, 0);
+  if (!table || walk.x() == kNoClass) return ctx.Decline("not a pointwise expression of one 8-bit tensor");
+  // Why: a leaf of higher rank than x would broadcast x to a bigger shape.
+  const Shape* xs = RankedShape(g, walk.x());
+  const Shape* ys = RankedShape(g, cls);
+  if (xs == nullptr || ys == nullptr || !SameShape(*xs, *ys)) return ctx.Decline("output shape differs from x's");
+  if (table->dtype() != g.type(cls).dtype) return ctx.Decline("table type differs from y's");
+  Tensor flat(table->dtype(), {256});
+  std::memcpy(flat.mutable_raw_data(), table->raw_data(), 256);
+  return g.AddOp("QLinearLookup", kAicDomain, {walk.x(), g.AddConst(std::move(flat))}, {});
+}
+
+// QuantizeLinear([Relu](P(DequantizeLinear(aq, as, az), DequantizeLinear(bq, bs, bz))), ys, yz)
+//   -> ai.aic QLinearAdd / QLinearMul(aq, as, az, bq, bs, bz, ys, yz, fuse_relu)
+// for P = Add or Mul with per-tensor constant parameters: a residual add, an
+// SE block's scaling, the product of a HardSwish. Exactly the float ops the
+// pattern computes, in one pass over the integers.
+template <bool kAdd>
+ClassId FuseQdqBinary(RuleContext& ctx, ClassId cls, const ENode& q) {
+  EGraph& g = ctx.g;
+  if (HasAicOp(g, cls, kAdd ? "QLinearAdd" : "QLinearMul")) return kNoClass;
+  std::optional<QuantParams> y = ConstQuantParams(g, q);
+  if (!y || y->scales.size() != 1 || y->zero == kNoClass) return ctx.Decline("y scale/zero point not constant scalars");
+  if (!IsEightBit(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
+  std::vector<std::pair<ClassId, bool>> sums = {{y->q, false}};
+  for (const ENode* relu : g.FindOps(y->q, "Relu")) sums.push_back({Child(g, *relu, 0), true});
+  for (const auto& [sum, relu] : sums) {
+    {
+      for (const ENode* p : g.FindOps(sum, kAdd ? "Add" : "Mul")) {
+        const ENode* adq = g.FindOp(Child(g, *p, 0), "DequantizeLinear");
+        const ENode* bdq = g.FindOp(Child(g, *p, 1), "DequantizeLinear");
+        if (adq == nullptr || bdq == nullptr) continue;
+        std::optional<QuantParams> a = ConstQuantParams(g, *adq);
+        std::optional<QuantParams> b = ConstQuantParams(g, *bdq);
+        if (!a || !b || a->scales.size() != 1 || b->scales.size() != 1 || a->zero == kNoClass || b->zero == kNoClass ||
+            !IsEightBit(g.type(a->q).dtype) || !IsEightBit(g.type(b->q).dtype)) {
+          ctx.Decline("operands not 8-bit DequantizeLinear with constant scalar parameters");
+          continue;
+        }
+        std::vector<ClassId> children = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, y->scale, y->zero};
+        return g.AddOp(kAdd ? "QLinearAdd" : "QLinearMul", kAicDomain, children,
+                       {Attribute::Int("fuse_relu", relu ? 1 : 0)});
+      }
+    }
+  }
+  return kNoClass;
+}
+
 }  // namespace
 
 void AddQuantizedRules(std::vector<Rule>& rules) {
@@ -290,6 +457,23 @@ void AddQuantizedRules(std::vector<Rule>& rules) {
   rules.push_back({"drop_qdq_around_data_movement",
                    "QuantizeLinear(M(DQ(xq, s, z), ..), s, z) -> M(xq, ..) for Reshape, Transpose, Slice, Gather, ...",
                    "QuantizeLinear", Exactness::kExact, 1, DropQdqAroundDataMovement});
+  // Both exact: they compute what the reference kernels of the pattern do.
+  Rule lookup{"fuse_qdq_lookup",
+              "QuantizeLinear(f(DQ(xq))) -> QLinearLookup(xq, table) for f pointwise in xq alone",
+              "QuantizeLinear", Exactness::kExact, 1, FuseQdqLookup};
+  lookup.aic_op = "QLinearLookup";
+  lookup.aic_only = true;
+  rules.push_back(lookup);
+  Rule add{"fuse_qdq_add", "QuantizeLinear([Relu](Add(DQ(aq), DQ(bq)))) -> QLinearAdd(aq, .., bq, .., ys, yz)",
+           "QuantizeLinear", Exactness::kExact, 1, FuseQdqBinary<true>};
+  add.aic_op = "QLinearAdd";
+  add.aic_only = true;
+  rules.push_back(add);
+  Rule mul{"fuse_qdq_mul", "QuantizeLinear([Relu](Mul(DQ(aq), DQ(bq)))) -> QLinearMul(aq, .., bq, .., ys, yz)",
+           "QuantizeLinear", Exactness::kExact, 1, FuseQdqBinary<false>};
+  mul.aic_op = "QLinearMul";
+  mul.aic_only = true;
+  rules.push_back(mul);
 }
 
 }  // namespace aic::rewrite
