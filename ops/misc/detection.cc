@@ -4,6 +4,7 @@
 // inference gives a fresh symbolic row count.
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "ops/misc/misc_ops.h"
 #include "ops/misc/numeric_util.h"
@@ -28,13 +29,57 @@ Box ReadBox(const std::vector<double>& b, size_t at, bool center_point) {
   return {std::min(a, d), std::min(c, e), std::max(a, d), std::max(c, e)};
 }
 
-double Iou(const Box& p, const Box& q) {
-  const double ih = std::min(p.y2, q.y2) - std::max(p.y1, q.y1);
-  const double iw = std::min(p.x2, q.x2) - std::max(p.x1, q.x1);
-  if (ih <= 0 || iw <= 0) return 0;
-  const double inter = ih * iw;
-  const double uni = p.Area() + q.Area() - inter;
-  return uni <= 0 ? 0 : inter / uni;
+// The kept boxes of one class, by coordinate (with their areas, worked out
+// once): a candidate is compared with every one of them, and an SSD-style
+// head keeps hundreds among thousands of candidates.
+struct KeptBoxes {
+  std::vector<double> y1, x1, y2, x2, area;
+  size_t size() const { return y1.size(); }
+  void Add(const Box& b, double a) {
+    y1.push_back(b.y1);
+    x1.push_back(b.x1);
+    y2.push_back(b.y2);
+    x2.push_back(b.x2);
+    area.push_back(a);
+  }
+};
+
+// Whether IoU(p, q) > iou_th for one of kept boxes [begin, end), with p's area
+// given. IoU is intersection / union, 0 where the boxes do not intersect or
+// the union is not positive (the same doubles, NaN included, as a branchy
+// loop: the selects only pick among values every lane computes), written
+// branch-free so it vectorizes: the library builds at -O2, whose cost model
+// leaves it scalar, and the clones pick AVX-512 or AVX2 at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#endif
+bool AnyIouAbove(const Box& p, double p_area, const KeptBoxes& k, size_t begin, size_t end, double iou_th) {
+  const double* y1 = k.y1.data();
+  const double* x1 = k.x1.data();
+  const double* y2 = k.y2.data();
+  const double* x2 = k.x2.data();
+  const double* area = k.area.data();
+  int above = 0;
+  for (size_t j = begin; j < end; ++j) {
+    const double ih = std::min(p.y2, y2[j]) - std::max(p.y1, y1[j]);
+    const double iw = std::min(p.x2, x2[j]) - std::max(p.x1, x1[j]);
+    const double inter = ih * iw;
+    const double uni = p_area + area[j] - inter;
+    const double q = inter / uni;
+    const double iou = (ih <= 0) | (iw <= 0) ? 0.0 : (uni <= 0 ? 0.0 : q);
+    above |= static_cast<int>(iou > iou_th);
+  }
+  return above != 0;
+}
+
+// Whether a kept box suppresses p: blocks of kept boxes in score order, so a
+// candidate the best boxes suppress stops early.
+bool Suppressed(const Box& p, double p_area, const KeptBoxes& k, double iou_th) {
+  constexpr size_t kBlock = 32;
+  for (size_t b0 = 0; b0 < k.size(); b0 += kBlock) {
+    if (AnyIouAbove(p, p_area, k, b0, std::min(k.size(), b0 + kBlock), iou_th)) return true;
+  }
+  return false;
 }
 
 absl::Status NmsKernel(KernelContext& ctx) {
@@ -65,14 +110,13 @@ absl::Status NmsKernel(KernelContext& ctx) {
       }
       // Highest score first; equal scores keep the lower index first.
       std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return s[i] > s[j]; });
-      std::vector<Box> kept;
+      KeptBoxes kept;
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        Box box = ReadBox(boxes, static_cast<size_t>((b * n + i) * 4), center);
-        bool suppressed = false;
-        for (const Box& k : kept) suppressed = suppressed || Iou(box, k) > iou_th;
-        if (suppressed) continue;
-        kept.push_back(box);
+        const Box box = ReadBox(boxes, static_cast<size_t>((b * n + i) * 4), center);
+        const double area = box.Area();
+        if (Suppressed(box, area, kept, iou_th)) continue;
+        kept.Add(box, area);
         selected.insert(selected.end(), {b, c, i});
       }
     }
