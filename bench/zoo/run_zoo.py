@@ -74,7 +74,9 @@ def make_feeds(specs, rng):
                 a[..., -2:] = 0
         else:
             raise ValueError(f"{s['name']}: unknown fill {fill!r}")
-        feeds[s["name"]] = np.ascontiguousarray(a.astype(dtype))
+        # np.array, not np.ascontiguousarray: that makes a scalar input (silero
+        # VAD's sample rate) a [1] array, which the model's [] does not accept.
+        feeds[s["name"]] = np.array(a, dtype=dtype, order="C")
     return feeds
 
 
