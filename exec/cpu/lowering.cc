@@ -79,6 +79,8 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"InstanceNormalization", LowerGroupNorm}, {"GroupNormalization", LowerGroupNorm},
       {"TopK", LowerTopK},             {"ArgMax", LowerArgExtreme},
       {"ArgMin", LowerArgExtreme},
+      {"LSTM", LowerRecurrence},       {"GRU", LowerRecurrence},
+      {"RNN", LowerRecurrence},
       // ai.onnx.ml: what scikit-learn pipelines export (ops_native_ml.cc).
       {"TreeEnsembleClassifier", LowerTreeEnsemble, kMlDomain}, {"TreeEnsembleRegressor", LowerTreeEnsemble, kMlDomain},
       {"TreeEnsemble", LowerTreeEnsemble, kMlDomain},          {"Scaler", LowerScaler, kMlDomain},

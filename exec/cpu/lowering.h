@@ -201,6 +201,7 @@ bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Mi
 bool LowerGroupNorm(Lowerer& L, const Node& n);  // InstanceNormalization, GroupNormalization
 bool LowerTopK(Lowerer& L, const Node& n);
 bool LowerArgExtreme(Lowerer& L, const Node& n);  // ArgMax, ArgMin
+bool LowerRecurrence(Lowerer& L, const Node& n);  // LSTM, GRU, RNN (ops_native_rnn.cc)
 // ai.onnx.ml (ops_native_ml.cc)
 bool LowerTreeEnsemble(Lowerer& L, const Node& n);  // TreeEnsembleClassifier/Regressor, TreeEnsemble
 bool LowerScaler(Lowerer& L, const Node& n);

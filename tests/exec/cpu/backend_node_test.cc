@@ -30,7 +30,7 @@ const std::regex kAccelerated(
     // our own kernels (exec/cpu/ops_native*.cc)
     "erf|reciprocal|floor|ceil|round|sin|cos|softplus|softsign|sign|gelu|prelu|where|equal|less|greater|"
     "less_equal|greater_equal|and|or|xor|layer_normalization|gather|pad|constant_pad|edge_pad|reflect_pad|cast|"
-    "upsample)(_.*)?");
+    "upsample|lstm|gru|rnn|simple_rnn)(_.*)?");
 
 TEST(BackendNodeTest, LoweringsMeetTheSuiteWithConstantOperands) {
   if (!fs::exists(testing::kBackendNodeSuite)) GTEST_SKIP() << testing::kBackendNodeSuite << " is absent";
