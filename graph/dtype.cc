@@ -88,6 +88,8 @@ bool IsInteger(DType t) {
          t == DType::kUint64;
 }
 
+bool IsEightBitInteger(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
+
 bool IsOpaqueStorageOnly(DType t) {
   int v = static_cast<int>(t);
   return v >= static_cast<int>(DType::kFloat8E4M3FN) && v <= kMaxDTypeValue;

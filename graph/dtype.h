@@ -64,6 +64,9 @@ const char* DTypeName(DType t);
 bool IsFloatingPoint(DType t);  // float, double, float16, bfloat16 (not float8)
 bool IsInteger(DType t);        // signed or unsigned, 8..64 bits (not 4-bit)
 bool IsSignedInteger(DType t);
+// int8 or uint8: what QuantizeLinear/DequantizeLinear and the QOperator ops
+// (QLinearConv, QLinearMatMul, ...) compute with on every backend.
+bool IsEightBitInteger(DType t);
 // Storable, and converted by Cast and Q/DQ (ops/util/small_float.h), but not
 // computed with by other kernels: float8 (e8m0 included), float4, 4- and 2-bit
 // integers.

@@ -30,8 +30,6 @@ namespace aic::cpu {
 
 namespace {
 
-bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
-
 // A scratch arena slot of at least `bytes` bytes.
 int ScratchSlot(Lowerer& L, int64_t bytes) { return L.NewArenaSlot(nullptr, PlainMd({(bytes + 3) / 4}), true); }
 
@@ -250,7 +248,7 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   const Value* out = n.output(0);
   if (!ExactInt8Products() || !NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
   DType at = L.V(a).dtype, bt = L.V(b).dtype;
-  if (!IsEightBit(at) || !IsEightBit(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
+  if (!IsEightBitInteger(at) || !IsEightBitInteger(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
   const std::vector<int64_t>& ad = L.V(a).dims;
   const std::vector<int64_t>& bd = L.V(b).dims;
   if (ad.empty() || bd.size() != 2 || ad.back() != bd[0]) return false;
@@ -410,7 +408,7 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
   if (!ExactInt8Products() || out == nullptr || !NativeReady(L, a) || n.num_inputs() < 8) return false;
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
-  if (!IsEightBit(as_state.dtype) || !IsEightBit(os.dtype) || !os.is_static) return false;
+  if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
   const Tensor* as = L.Const(n.input(1));
   const Tensor* az = L.Const(n.input(2));
   const Tensor* b = L.Const(n.input(3));

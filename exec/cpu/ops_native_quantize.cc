@@ -49,8 +49,6 @@ bool QuantLayoutOf(Lowerer& L, const Node& n, const std::vector<int64_t>& dims, 
   return true;
 }
 
-bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
-
 // The layout of x's slot in data type `type`, when x is kept in a blocked
 // layout without padding and quantized per tensor: an elementwise map then
 // reads and writes the bytes in that order, so the value never visits plain
@@ -106,8 +104,8 @@ bool LowerQLinearLookup(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   const Tensor* table = L.Const(n.input(1));
-  if (!NativeReady(L, x) || !IsEightBit(L.V(x).dtype) || out == nullptr || !IsEightBit(L.V(out).dtype) ||
-      table == nullptr || table->num_elements() != 256 || !IsEightBit(table->dtype()) ||
+  if (!NativeReady(L, x) || !IsEightBitInteger(L.V(x).dtype) || out == nullptr || !IsEightBitInteger(L.V(out).dtype) ||
+      table == nullptr || table->num_elements() != 256 || !IsEightBitInteger(table->dtype()) ||
       L.V(out).dims != L.V(x).dims) {
     return false;
   }
@@ -138,7 +136,7 @@ bool LowerQLinearBinary(Lowerer& L, const Node& n) {
     if (params[k] == nullptr) continue;
     const Tensor* t = L.Const(n.input(param_inputs[k]));
     bool is_scale = k == 0 || k == 3 || k == 5;
-    if (t == nullptr || t->num_elements() != 1 || (is_scale ? t->dtype() != DType::kFloat : !IsEightBit(t->dtype()))) {
+    if (t == nullptr || t->num_elements() != 1 || (is_scale ? t->dtype() != DType::kFloat : !IsEightBitInteger(t->dtype()))) {
       return false;
     }
     *params[k] = static_cast<float>(t->ElementAsDouble(0));
@@ -146,8 +144,8 @@ bool LowerQLinearBinary(Lowerer& L, const Node& n) {
   const Value* a = n.input(0);
   const Value* b = n.input(3);
   const Value* out = n.output(0);
-  if (!NativeReady(L, a) || !NativeReady(L, b) || !IsEightBit(L.V(a).dtype) || !IsEightBit(L.V(b).dtype) ||
-      out == nullptr || !IsEightBit(L.V(out).dtype)) {
+  if (!NativeReady(L, a) || !NativeReady(L, b) || !IsEightBitInteger(L.V(a).dtype) || !IsEightBitInteger(L.V(b).dtype) ||
+      out == nullptr || !IsEightBitInteger(L.V(out).dtype)) {
     return false;
   }
   // The full operand first: Add and Mul commute bitwise in IEEE arithmetic.
@@ -215,7 +213,7 @@ bool LowerQLinearBinary(Lowerer& L, const Node& n) {
 bool LowerQuantizeLinear(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  if (!L.IsF32(x) || !NativeReady(L, x) || out == nullptr || !IsEightBit(L.V(out).dtype) ||
+  if (!L.IsF32(x) || !NativeReady(L, x) || out == nullptr || !IsEightBitInteger(L.V(out).dtype) ||
       L.V(out).dims != L.V(x).dims) {
     return false;
   }
@@ -223,7 +221,7 @@ bool LowerQuantizeLinear(Lowerer& L, const Node& n) {
   if (!QuantLayoutOf(L, n, L.V(x).dims, &layout)) return false;
   bool is_signed = L.V(out).dtype == DType::kInt8;
   std::optional<memory::desc> twin;
-  if (layout.channels == 1) twin = BlockedTwin(L, x, is_signed ? memory::data_type::s8 : memory::data_type::u8);
+  if (layout.channels == 1) twin = BlockedTwin(L, x, EightBitType(L.V(out).dtype));
   int in = twin ? L.V(x).slot : L.PlainSlot(x);
   int slot = ElementwiseOutSlot(L, out, twin);
   if (slot < 0) return false;
@@ -237,7 +235,7 @@ bool LowerQuantizeLinear(Lowerer& L, const Node& n) {
 bool LowerDequantizeLinear(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  if (!NativeReady(L, x) || !IsEightBit(L.V(x).dtype) || out == nullptr || !L.IsF32(out) ||
+  if (!NativeReady(L, x) || !IsEightBitInteger(L.V(x).dtype) || out == nullptr || !L.IsF32(out) ||
       L.V(out).dims != L.V(x).dims) {
     return false;
   }

@@ -28,8 +28,6 @@ namespace aic {
 
 namespace {
 
-bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
-
 // One 8-bit element as its integer value.
 int Int8At(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kInt8 ? static_cast<int>(t.data<int8_t>()[i]) : static_cast<int>(t.data<uint8_t>()[i]);
@@ -38,8 +36,8 @@ int Int8At(const Tensor& t, int64_t i) {
 absl::Status InferLookup(OpContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
   const TypeInfo& table = ctx.input_type(1);
-  if (x.dtype != DType::kUndefined && !IsEightBit(x.dtype)) return ctx.Error("x must be int8 or uint8");
-  if (table.dtype != DType::kUndefined && !IsEightBit(table.dtype)) return ctx.Error("table must be int8 or uint8");
+  if (x.dtype != DType::kUndefined && !IsEightBitInteger(x.dtype)) return ctx.Error("x must be int8 or uint8");
+  if (table.dtype != DType::kUndefined && !IsEightBitInteger(table.dtype)) return ctx.Error("table must be int8 or uint8");
   if (table.shape.has_rank() && (table.shape.rank() != 1 || (table.shape[0].is_value() && table.shape[0].value() != 256))) {
     return ctx.Error("table must be 1-D with 256 entries");
   }
@@ -50,7 +48,7 @@ absl::Status InferLookup(OpContext& ctx) {
 absl::Status LookupKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& table = ctx.input(1);
-  if (!IsEightBit(x.dtype()) || !IsEightBit(table.dtype()) || table.num_elements() != 256) {
+  if (!IsEightBitInteger(x.dtype()) || !IsEightBitInteger(table.dtype()) || table.num_elements() != 256) {
     return ctx.Error("x must be 8-bit and table 8-bit with 256 entries");
   }
   const int offset = x.dtype() == DType::kInt8 ? 128 : 0;
@@ -67,10 +65,10 @@ enum class BinaryOp { kAdd, kMul };
 absl::Status InferBinary(OpContext& ctx) {
   for (size_t i : {0, 3}) {
     DType t = ctx.input_type(i).dtype;
-    if (t != DType::kUndefined && !IsEightBit(t)) return ctx.Error("input ", i, " must be int8 or uint8");
+    if (t != DType::kUndefined && !IsEightBitInteger(t)) return ctx.Error("input ", i, " must be int8 or uint8");
   }
   DType out = ctx.input_type(7).dtype;
-  if (out != DType::kUndefined && !IsEightBit(out)) return ctx.Error("y_zero_point must be int8 or uint8");
+  if (out != DType::kUndefined && !IsEightBitInteger(out)) return ctx.Error("y_zero_point must be int8 or uint8");
   int64_t counter = 0;
   AIC_ASSIGN_OR_RETURN(Shape s, BroadcastShapes({ctx.input_type(0).shape, ctx.input_type(3).shape}, [&] {
                          return Dim::Symbol(absl::StrCat("qbin_", counter++));
@@ -84,14 +82,14 @@ absl::StatusOr<float> ScalarParam(KernelContext& ctx, size_t i, bool is_scale) {
   const Tensor& t = ctx.input(i);
   if (t.num_elements() != 1) return ctx.Error("input ", i, " must hold one value (per-tensor quantization)");
   if (is_scale && t.dtype() != DType::kFloat) return ctx.Error("scale ", i, " must be float");
-  if (!is_scale && !IsEightBit(t.dtype())) return ctx.Error("zero point ", i, " must be int8 or uint8");
+  if (!is_scale && !IsEightBitInteger(t.dtype())) return ctx.Error("zero point ", i, " must be int8 or uint8");
   return static_cast<float>(t.ElementAsDouble(0));
 }
 
 absl::Status BinaryKernel(KernelContext& ctx, BinaryOp op) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);
-  if (!IsEightBit(a.dtype()) || !IsEightBit(b.dtype())) return ctx.Error("a and b must be int8 or uint8");
+  if (!IsEightBitInteger(a.dtype()) || !IsEightBitInteger(b.dtype())) return ctx.Error("a and b must be int8 or uint8");
   AIC_ASSIGN_OR_RETURN(float as, ScalarParam(ctx, 1, true));
   AIC_ASSIGN_OR_RETURN(float az, ScalarParam(ctx, 2, false));
   AIC_ASSIGN_OR_RETURN(float bs, ScalarParam(ctx, 4, true));

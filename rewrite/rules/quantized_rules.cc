@@ -16,7 +16,6 @@
 //
 // and Q(MatMul(DQ(aq), DQ(bq))) with a constant int8 bq as QLinearMatMul.
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,8 +28,6 @@
 namespace aic::rewrite {
 
 namespace {
-
-bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
 
 // The operands of a DequantizeLinear/QuantizeLinear e-node with constant f32
 // scale and constant zero point (absent: none).
@@ -98,7 +95,7 @@ ClassId FuseQdqConv(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
   // Why: QLinearConv's y_scale is one scalar, and its output type is
   // y_zero_point's (an absent one would be uint8 0: kept simple, declined).
   if (!y || y->scales.size() != 1 || y->zero == kNoClass) return ctx.Decline("y scale/zero point not constant scalars");
-  if (!IsEightBit(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
+  if (!IsEightBitInteger(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
   for (const ENode* conv : g.FindOps(y->q, "Conv")) {
     ClassId xc = Child(g, *conv, 0), wc = Child(g, *conv, 1), bc = Child(g, *conv, 2);
     const ENode* xdq = g.FindOp(xc, "DequantizeLinear");
@@ -116,7 +113,7 @@ ClassId FuseQdqConv(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
     // Why int8 weights with zero points 0 only: that is what int8 kernels
     // (oneDNN's, ONNX Runtime's) multiply fast, and what quantize_static
     // writes by default; other weights stay QDQ and compute in float.
-    if (!IsEightBit(g.type(x->q).dtype) || g.type(w->q).dtype != DType::kInt8 || g.value(w->q) == nullptr) {
+    if (!IsEightBitInteger(g.type(x->q).dtype) || g.type(w->q).dtype != DType::kInt8 || g.value(w->q) == nullptr) {
       ctx.Decline("x not 8-bit, or w not constant int8");
       continue;
     }
@@ -175,7 +172,7 @@ ClassId FuseQdqMatMul(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
   // Why: QLinearMatMul's y_scale is one scalar and its output type is
   // y_zero_point's.
   if (!y || y->scales.size() != 1 || y->zero == kNoClass) return ctx.Decline("y scale/zero point not constant scalars");
-  if (!IsEightBit(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
+  if (!IsEightBitInteger(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
   std::vector<const ENode*> products = g.FindOps(y->q, "MatMul");
   for (const ENode* gemm : g.FindOps(y->q, "Gemm")) products.push_back(gemm);
   for (const ENode* mm : products) {
@@ -201,7 +198,7 @@ ClassId FuseQdqMatMul(RuleContext& ctx, ClassId /*cls*/, const ENode& q) {
       continue;
     }
     const Tensor* bt = g.value(b->q);
-    if (!IsEightBit(g.type(a->q).dtype) || bt == nullptr || bt->dtype() != DType::kInt8 || bt->rank() != 2) {
+    if (!IsEightBitInteger(g.type(a->q).dtype) || bt == nullptr || bt->dtype() != DType::kInt8 || bt->rank() != 2) {
       ctx.Decline("a not 8-bit, or b not a constant int8 matrix");
       continue;
     }
@@ -302,7 +299,7 @@ class TableWalk {
       const ClassId x_before = x_;
       if (x_ == kNoClass && n.op->op_type == "DequantizeLinear" && !n.children.empty()) {
         ClassId q = g_.Find(n.children[0]);
-        if (g_.value(q) == nullptr && IsEightBitType(g_.type(q).dtype)) SetX(q);
+        if (g_.value(q) == nullptr && IsEightBitInteger(g_.type(q).dtype)) SetX(q);
       }
       out = EvalNode(n, depth);
       if (out) break;
@@ -316,7 +313,6 @@ class TableWalk {
   }
 
  private:
-  static bool IsEightBitType(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
   // Ops whose output element i is a function of element i of each input
   // (inputs other than x being scalars here), deterministic, in one dtype
   // family the reference kernels compute.
@@ -387,7 +383,7 @@ bool HasAicOp(const EGraph& g, ClassId c, const char* op_type) {
 // requantization): 256 bytes replace the float round trip.
 ClassId FuseQdqLookup(RuleContext& ctx, ClassId cls, const ENode& q) {
   EGraph& g = ctx.g;
-  if (!IsEightBit(g.type(cls).dtype)) return ctx.Decline("y is not 8-bit");
+  if (!IsEightBitInteger(g.type(cls).dtype)) return ctx.Decline("y is not 8-bit");
   if (q.op->GetInt("block_size", 0) != 0) return ctx.Decline("blocked quantization");
   if (HasAicOp(g, cls, "QLinearLookup")) return kNoClass;
   TableWalk walk(g);
@@ -398,9 +394,7 @@ ClassId FuseQdqLookup(RuleContext& ctx, ClassId cls, const ENode& q) {
   const Shape* ys = RankedShape(g, cls);
   if (xs == nullptr || ys == nullptr || !SameShape(*xs, *ys)) return ctx.Decline("output shape differs from x's");
   if (table->dtype() != g.type(cls).dtype) return ctx.Decline("table type differs from y's");
-  Tensor flat(table->dtype(), {256});
-  std::memcpy(flat.mutable_raw_data(), table->raw_data(), 256);
-  return g.AddOp("QLinearLookup", kAicDomain, {walk.x(), g.AddConst(std::move(flat))}, {});
+  return g.AddOp("QLinearLookup", kAicDomain, {walk.x(), g.AddConst(table->WithDims({256}))}, {});
 }
 
 // QuantizeLinear([Relu](P(DequantizeLinear(aq, as, az), DequantizeLinear(bq, bs, bz))), ys, yz)
@@ -414,26 +408,24 @@ ClassId FuseQdqBinary(RuleContext& ctx, ClassId cls, const ENode& q) {
   if (HasAicOp(g, cls, kAdd ? "QLinearAdd" : "QLinearMul")) return kNoClass;
   std::optional<QuantParams> y = ConstQuantParams(g, q);
   if (!y || y->scales.size() != 1 || y->zero == kNoClass) return ctx.Decline("y scale/zero point not constant scalars");
-  if (!IsEightBit(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
+  if (!IsEightBitInteger(g.type(y->zero).dtype)) return ctx.Decline("y is not 8-bit");
   std::vector<std::pair<ClassId, bool>> sums = {{y->q, false}};
   for (const ENode* relu : g.FindOps(y->q, "Relu")) sums.push_back({Child(g, *relu, 0), true});
   for (const auto& [sum, relu] : sums) {
-    {
-      for (const ENode* p : g.FindOps(sum, kAdd ? "Add" : "Mul")) {
-        const ENode* adq = g.FindOp(Child(g, *p, 0), "DequantizeLinear");
-        const ENode* bdq = g.FindOp(Child(g, *p, 1), "DequantizeLinear");
-        if (adq == nullptr || bdq == nullptr) continue;
-        std::optional<QuantParams> a = ConstQuantParams(g, *adq);
-        std::optional<QuantParams> b = ConstQuantParams(g, *bdq);
-        if (!a || !b || a->scales.size() != 1 || b->scales.size() != 1 || a->zero == kNoClass || b->zero == kNoClass ||
-            !IsEightBit(g.type(a->q).dtype) || !IsEightBit(g.type(b->q).dtype)) {
-          ctx.Decline("operands not 8-bit DequantizeLinear with constant scalar parameters");
-          continue;
-        }
-        std::vector<ClassId> children = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, y->scale, y->zero};
-        return g.AddOp(kAdd ? "QLinearAdd" : "QLinearMul", kAicDomain, children,
-                       {Attribute::Int("fuse_relu", relu ? 1 : 0)});
+    for (const ENode* p : g.FindOps(sum, kAdd ? "Add" : "Mul")) {
+      const ENode* adq = g.FindOp(Child(g, *p, 0), "DequantizeLinear");
+      const ENode* bdq = g.FindOp(Child(g, *p, 1), "DequantizeLinear");
+      if (adq == nullptr || bdq == nullptr) continue;
+      std::optional<QuantParams> a = ConstQuantParams(g, *adq);
+      std::optional<QuantParams> b = ConstQuantParams(g, *bdq);
+      if (!a || !b || a->scales.size() != 1 || b->scales.size() != 1 || a->zero == kNoClass || b->zero == kNoClass ||
+          !IsEightBitInteger(g.type(a->q).dtype) || !IsEightBitInteger(g.type(b->q).dtype)) {
+        ctx.Decline("operands not 8-bit DequantizeLinear with constant scalar parameters");
+        continue;
       }
+      std::vector<ClassId> children = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, y->scale, y->zero};
+      return g.AddOp(kAdd ? "QLinearAdd" : "QLinearMul", kAicDomain, children,
+                     {Attribute::Int("fuse_relu", relu ? 1 : 0)});
     }
   }
   return kNoClass;

@@ -11,12 +11,6 @@ namespace aic::cpu::kernels {
 
 namespace {
 
-template <typename Q>
-AIC_KERNEL_CLONES void DequantizeRun(const Q* x, float* y, int64_t n, float scale, float zero) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero) * scale;
-}
-
 // f(channel, first element, length) over outer x channels runs of `inner`
 // elements; a run is cut into pieces when there are too few runs to share
 // out (per-tensor quantization is one run).
@@ -46,9 +40,9 @@ void QuantizeF32(const float* x, void* y, bool is_signed, const QuantLayout& l) 
 void DequantizeToF32(const void* x, bool is_signed, float* y, const QuantLayout& l) {
   ForEachRun(l, [&](int64_t c, int64_t at, int64_t n) {
     if (is_signed) {
-      DequantizeRun(static_cast<const int8_t*>(x) + at, y + at, n, l.scale[c], l.zero_point[c]);
+      DequantizeRunS8(static_cast<const int8_t*>(x) + at, y + at, n, l.scale[c], l.zero_point[c]);
     } else {
-      DequantizeRun(static_cast<const uint8_t*>(x) + at, y + at, n, l.scale[c], l.zero_point[c]);
+      DequantizeRunU8(static_cast<const uint8_t*>(x) + at, y + at, n, l.scale[c], l.zero_point[c]);
     }
   });
 }

@@ -80,7 +80,21 @@ bool UseAvx512(float scale) {
 }
 #endif
 
+template <typename Q>
+AIC_KERNEL_CLONES void DequantizeLoop(const Q* x, float* y, int64_t n, float scale, float zero) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero) * scale;
+}
+
 }  // namespace
+
+void DequantizeRunU8(const uint8_t* x, float* y, int64_t n, float scale, float zero) {
+  DequantizeLoop(x, y, n, scale, zero);
+}
+
+void DequantizeRunS8(const int8_t* x, float* y, int64_t n, float scale, float zero) {
+  DequantizeLoop(x, y, n, scale, zero);
+}
 
 void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zero) {
 #ifdef AIC_QUANTIZE_AVX512

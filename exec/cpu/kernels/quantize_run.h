@@ -22,4 +22,11 @@ namespace aic::cpu::kernels {
 void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zero);
 void QuantizeRunS8(const float* x, int8_t* y, int64_t n, float scale, float zero);
 
+// The DequantizeLinear pass over contiguous 8-bit values with one scale and
+// zero point: y = (f32(x) - zero) * scale, the reference's float32 order.
+// Shared by DequantizeLinear's kernel (quantize.h) and QLinearAdd/Mul's
+// (quantized_binary.h).
+void DequantizeRunU8(const uint8_t* x, float* y, int64_t n, float scale, float zero);
+void DequantizeRunS8(const int8_t* x, float* y, int64_t n, float scale, float zero);
+
 }  // namespace aic::cpu::kernels

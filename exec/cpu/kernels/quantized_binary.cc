@@ -12,12 +12,6 @@ namespace {
 
 constexpr int64_t kChunk = 256;
 
-template <typename Q>
-AIC_KERNEL_CLONES void Dequantize(const Q* q, float* out, int64_t n, float scale, float zero) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(q[i]) - zero) * scale;
-}
-
 AIC_KERNEL_CLONES void Combine(float* a, const float* b, int64_t n, bool add, bool relu) {
   if (add) {
 #pragma omp simd
@@ -34,9 +28,9 @@ AIC_KERNEL_CLONES void Combine(float* a, const float* b, int64_t n, bool add, bo
 
 void DequantizeAny(const void* q, bool is_signed, int64_t offset, float* out, int64_t n, float scale, float zero) {
   if (is_signed) {
-    Dequantize(static_cast<const int8_t*>(q) + offset, out, n, scale, zero);
+    DequantizeRunS8(static_cast<const int8_t*>(q) + offset, out, n, scale, zero);
   } else {
-    Dequantize(static_cast<const uint8_t*>(q) + offset, out, n, scale, zero);
+    DequantizeRunU8(static_cast<const uint8_t*>(q) + offset, out, n, scale, zero);
   }
 }
 
