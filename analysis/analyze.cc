@@ -100,6 +100,10 @@ void AddSpectra(const LogicalGraph& lg, const AnalysisOptions& options, Report& 
       n.spectrum = job.spectrum;
       if (n.spectrum->skipped.empty() && n.group == 1) {
         n.low_rank = LowRankCandidate(*n.spectrum, options.energy, n.cost_known ? n.macs : -1);
+        for (double energy : kWhatIfEnergies) {
+          LowRank lr = LowRankCandidate(*n.spectrum, energy, n.cost_known ? n.macs : -1);
+          if (n.what_if.empty() || n.what_if.back().rank != lr.rank) n.what_if.push_back(lr);
+        }
       }
     }
   }

@@ -89,7 +89,8 @@ absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model,
   return data;
 }
 
-CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed) {
+CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,
+                                  const std::map<std::string, std::vector<int64_t>>& shapes) {
   CalibrationData data;
   data.random = true;
   data.source = absl::StrCat("random:", n);
@@ -97,13 +98,14 @@ CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed) 
   // Floats are normal; integers what the graph does with them (ids within
   // their embedding table, masks of ones).
   std::map<std::string, session::IntegerInputKind> kinds = session::IntegerInputKinds(model);
-  data.feed = [&model, seed, kinds](int64_t i) -> absl::StatusOr<Feeds> {
+  data.feed = [&model, seed, kinds, shapes](int64_t i) -> absl::StatusOr<Feeds> {
     Feeds feeds;
     uint64_t s = seed + static_cast<uint64_t>(i) * 7919;
     for (const Value* v : model.graph->inputs()) {
       if (v->is_initializer()) continue;
       uint64_t input_seed = s++;
-      auto t = session::RandomTensorFor(v->type(), nullptr, input_seed);
+      auto given = shapes.find(v->name());
+      auto t = session::RandomTensorFor(v->type(), given == shapes.end() ? nullptr : &given->second, input_seed);
       if (!t.ok()) {
         return absl::Status(t.status().code(),
                             absl::StrCat("input '", v->name(), "': ", t.status().message()));

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "analysis/calibration.h"
@@ -21,6 +23,9 @@ absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model, const std
 // N random samples: floats normal, token ids uniform over their embedding
 // table, other integer and boolean inputs (masks) ones. `model` must outlive
 // the data.
-CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed);
+// `shapes` (graph input name -> dims) sizes the inputs it names; other
+// symbolic dims are 1.
+CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,
+                                  const std::map<std::string, std::vector<int64_t>>& shapes = {});
 
 }  // namespace aic::analysis

@@ -171,6 +171,37 @@ void MergeLines(const Report& r, std::vector<std::string>& out) {
 
 }  // namespace
 
+std::vector<WhatIfRow> WhatIfRows(const Report& r) {
+  std::vector<WhatIfRow> rows;
+  std::map<std::string, size_t> seen;
+  for (const ReportNode& n : r.nodes) {
+    if (n.what_if.empty() || !n.spectrum) continue;
+    if (auto it = seen.find(n.weight_name); it != seen.end()) {
+      ++rows[it->second].users;
+      continue;
+    }
+    seen[n.weight_name] = rows.size();
+    WhatIfRow row;
+    row.node = &n;
+    row.layer = absl::StrCat(n.layer_kind, " (", n.in_features, " → ", n.out_features, ")");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string WhatIfEntry(const Spectrum& s, const LowRank& lr) {
+  std::string e = absl::StrCat("rank ", lr.rank, " (", Fixed(100 * lr.energy_kept, 1), "% energy)");
+  if (!lr.pays) {
+    absl::StrAppend(&e, " does not pay (needs rank < ", Fixed(lr.break_even_rank, 1), ")");
+    return e;
+  }
+  absl::StrAppend(&e, " saves ", Short(lr.params_before - lr.params_after), " params");
+  if (lr.macs_before >= 0) absl::StrAppend(&e, " and ", Short(lr.macs_before - lr.macs_after), " MACs");
+  double sigma1 = s.singular_values.empty() ? 0 : s.singular_values[0];
+  absl::StrAppend(&e, ", σ_{r+1}/σ₁ ", sigma1 > 0 ? Fixed(lr.spectral_error / sigma1, 3) : "0");
+  return e;
+}
+
 void BuildCandidates(Report& r) {
   r.candidates.clear();
   if (std::string line = FirstLayerLine(r); !line.empty()) r.candidates.push_back(line);

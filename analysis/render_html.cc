@@ -21,6 +21,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/candidates.h"
 #include "analysis/blocks.h"
 #include "analysis/format.h"
 #include "analysis/graph_layout.h"
@@ -412,6 +413,16 @@ void SidePanel(const Report& r, std::string& out) {
                     h.producer >= 0 ? ", produced by " + NodeLink(r, h.producer) : "", "</li>\n");
   }
   out += "</ul></section>\n";
+  if (std::vector<WhatIfRow> rows = WhatIfRows(r); !rows.empty()) {
+    absl::StrAppend(&out, "<section><h2>What if (low-rank)</h2><p>", HtmlEscape(kWhatIfHeading), "</p><ul>");
+    for (const WhatIfRow& row : rows) {
+      std::vector<std::string> entries;
+      for (const LowRank& lr : row.node->what_if) entries.push_back(HtmlEscape(WhatIfEntry(*row.node->spectrum, lr)));
+      absl::StrAppend(&out, "<li>", NodeLink(r, row.node->index), " ", HtmlEscape(row.layer), ": ",
+                      absl::StrJoin(entries, "; "), "</li>\n");
+    }
+    out += "</ul></section>\n";
+  }
   std::vector<std::string> notes;
   if (!r.calibration.note.empty()) notes.push_back(r.calibration.note);
   notes.insert(notes.end(), r.notes.begin(), r.notes.end());

@@ -169,6 +169,20 @@ void NodeJson(Json& j, const Report& r, const ReportNode& n) {
     j.Key("macs_before"); l.macs_before >= 0 ? j.Int(l.macs_before) : j.Null();
     j.Key("macs_after"); l.macs_before >= 0 ? j.Int(l.macs_after) : j.Null();
   });
+  j.Key("what_if");
+  j.BeginArray();
+  for (const LowRank& l : n.what_if) {
+    j.BeginObject();
+    j.Key("energy_kept"); j.Double(l.energy_kept);
+    j.Key("rank"); j.Int(l.rank);
+    j.Key("pays"); j.Bool(l.pays);
+    j.Key("params_saved"); j.Int(l.params_before - l.params_after);
+    j.Key("macs_saved"); l.macs_before >= 0 ? j.Int(l.macs_before - l.macs_after) : j.Null();
+    j.Key("spectral_error"); j.Double(l.spectral_error);
+    j.Key("relative_frobenius_error"); j.Double(l.relative_frobenius_error);
+    j.EndObject();
+  }
+  j.EndArray();
   ObjectOrNull(j, "activation", n.activation, [&](const Activation& a) {
     j.Key("samples"); j.Int(a.samples);
     j.Key("active_ratio"); j.Double(a.active_ratio);

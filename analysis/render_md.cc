@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/candidates.h"
 #include "analysis/format.h"
 #include "analysis/render.h"
 
@@ -115,6 +116,23 @@ std::string RenderMarkdown(const Report& r) {
   if (!r.candidates.empty()) {
     out += "\n## Optimization candidates\n\n";
     for (const std::string& c : r.candidates) absl::StrAppend(&out, "- ", c, "\n");
+  }
+  if (std::vector<WhatIfRow> rows = WhatIfRows(r); !rows.empty()) {
+    absl::StrAppend(&out, "\n## What if (low-rank)\n\n", kWhatIfHeading, ".\n\n",
+                    "| Node | layer | energy kept | rank | params saved | MACs saved | σ_{r+1}/σ₁ | relative Frobenius error |\n",
+                    "|---|---|---|---|---|---|---|---|\n");
+    for (const WhatIfRow& row : rows) {
+      const Spectrum& s = *row.node->spectrum;
+      double sigma1 = s.singular_values.empty() ? 0 : s.singular_values[0];
+      for (const LowRank& lr : row.node->what_if) {
+        absl::StrAppend(&out, "| ", row.node->index, " | ", row.layer, row.users > 1 ? absl::StrCat(" ×", row.users) : "",
+                        " | ", Fixed(100 * lr.energy_kept, 1), "% | ", lr.rank, " | ",
+                        lr.pays ? Short(lr.params_before - lr.params_after) : "does not pay", " | ",
+                        !lr.pays || lr.macs_before < 0 ? "" : Short(lr.macs_before - lr.macs_after), " | ",
+                        sigma1 > 0 ? Fixed(lr.spectral_error / sigma1, 3) : "0", " | ",
+                        Fixed(lr.relative_frobenius_error, 3), " |\n");
+      }
+    }
   }
   if (r.calibration.requested || !r.notes.empty() || r.symbolic) out += "\n## Notes\n\n";
   if (r.calibration.requested) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/candidates.h"
 #include "analysis/format.h"
 #include "analysis/render.h"
 
@@ -253,6 +254,27 @@ std::string RenderText(const Report& r, NodeNames node_names) {
   if (!r.candidates.empty()) {
     out += "Optimization candidates:\n";
     for (const std::string& c : r.candidates) absl::StrAppend(&out, "- ", c, "\n");
+  }
+  if (std::vector<WhatIfRow> rows = WhatIfRows(r); !rows.empty()) {
+    absl::StrAppend(&out, kWhatIfHeading, ":\n");
+    int64_t none_pays = 0;
+    for (const WhatIfRow& row : rows) {
+      bool pays = false;
+      for (const LowRank& lr : row.node->what_if) pays = pays || lr.pays;
+      if (!pays) {
+        ++none_pays;
+        continue;
+      }
+      std::vector<std::string> entries;
+      for (const LowRank& lr : row.node->what_if) entries.push_back(WhatIfEntry(*row.node->spectrum, lr));
+      absl::StrAppend(&out, "- Node ", row.node->index, " ", row.layer,
+                      row.users > 1 ? absl::StrCat(" (weight shared by ", row.users, " layers)") : "", ": ",
+                      absl::StrJoin(entries, "; "), "\n");
+    }
+    if (none_pays > 0) {
+      absl::StrAppend(&out, "- ", none_pays, none_pays == 1 ? " layer" : " layers",
+                      " where no rank up to 99.9% energy pays (--format md or json lists them)\n");
+    }
   }
   if (r.calibration.requested) {
     absl::StrAppend(&out, "Calibration: ", CalibrationSummary(r.calibration), "\n");

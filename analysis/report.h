@@ -65,6 +65,9 @@ struct Activation {
   std::vector<double> unit_active_ratio;  // per unit
 };
 
+// The energy shares the report's "what if" table factorizes each weight at.
+inline constexpr double kWhatIfEnergies[] = {0.9, 0.95, 0.99, 0.999};
+
 struct ReportNode {
   int index = 0;
   std::string name;                 // semantic name: "Linear", "ReLU", "Conv"...
@@ -121,6 +124,10 @@ struct ReportNode {
   bool pointwise = false;  // Conv with a 1×1 kernel, stride 1, no padding
   std::optional<Spectrum> spectrum;
   std::optional<LowRank> low_rank;
+  // "What if": the factorization at each of kWhatIfEnergies (one entry per
+  // distinct rank), paying or not, so a reader sees the trade before `opt
+  // --apply low-rank` makes it.
+  std::vector<LowRank> what_if;
   std::optional<Activation> activation;
 };
 

@@ -147,6 +147,32 @@ absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t
   return out;
 }
 
+absl::StatusOr<ThinSvd> ComputeThinSvd(std::vector<double> a, int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0 || static_cast<int64_t>(a.size()) != rows * cols) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot view ", a.size(), " elements as a [", rows, ", ", cols, "] matrix"));
+  }
+  for (double v : a) {
+    if (!std::isfinite(v)) return absl::InvalidArgumentError("weight has non-finite values");
+  }
+  static const bool kOneThread = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)kOneThread;
+  ThinSvd svd;
+  svd.rows = rows;
+  svd.cols = cols;
+  svd.k = std::min(rows, cols);
+  svd.u.resize(static_cast<size_t>(rows * svd.k));
+  svd.s.resize(static_cast<size_t>(svd.k));
+  svd.vt.resize(static_cast<size_t>(svd.k * cols));
+  lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', static_cast<lapack_int>(rows), static_cast<lapack_int>(cols),
+                                   a.data(), static_cast<lapack_int>(cols), svd.s.data(), svd.u.data(),
+                                   static_cast<lapack_int>(svd.k), svd.vt.data(), static_cast<lapack_int>(cols));
+  if (info != 0) return absl::InternalError(absl::StrCat("LAPACK SVD did not converge (info ", info, ")"));
+  return svd;
+}
+
 void ComputeRanks(Spectrum& sp, double eps) {
   const auto& s = sp.singular_values;
   sp.effective_rank = sp.stable_rank = 0;

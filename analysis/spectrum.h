@@ -38,6 +38,15 @@ inline constexpr const char* kExactSvdMethod = "LAPACK dgesdd";
 absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows, int64_t cols,
                                                    std::string* method = nullptr);
 
+// The thin SVD A = U·diag(s)·Vᵀ of a row-major [rows, cols] matrix in
+// double (LAPACK dgesdd): u [rows, k], vt [k, cols] row-major, s descending,
+// k = min(rows, cols). What a low-rank factorization is cut from.
+struct ThinSvd {
+  int64_t rows = 0, cols = 0, k = 0;
+  std::vector<double> u, s, vt;
+};
+absl::StatusOr<ThinSvd> ComputeThinSvd(std::vector<double> a, int64_t rows, int64_t cols);
+
 // Fills effective/stable/numerical rank from spectrum.singular_values.
 void ComputeRanks(Spectrum& spectrum, double eps);
 

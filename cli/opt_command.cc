@@ -11,7 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
+#include "analysis/approximate.h"
+#include "analysis/calibration_sources.h"
 #include "analysis/render_opt_html.h"
+#include "analysis/spectrum.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inputs.h"
@@ -34,6 +38,8 @@ constexpr char kHelp[] = R"(usage: aic-onnx opt IN.onnx OUT.onnx [-O0..-O3] [--t
                     [--fix-shape NAME=D,D,..]... [--fix-dim NAME=D]... [--fold-limit BYTES]
                     [--verify[=N]|--no-verify] [--stats FILE.json] [--html FILE.html]
                     [--explain RULE] [--in-place] [--external-data]
+                    [--apply low-rank[=E|R]|prune-dead|merge-linear]... [--max-error E]
+                    [--calib DIR|random:N] [--min-activation S]
        aic-onnx opt --list-rules [--format text|md]
 
 Rewrites the model with the e-graph optimizer and writes standard ONNX.
@@ -64,6 +70,20 @@ device, or a symlink (its target is written; the link stays).
   --explain RULE     print where RULE fired or declined, and why
   --in-place         allow OUT to be IN
   --no-shapes        do not write the inferred shapes as value_info (written by default)
+Approximate transformations (never on by default; each candidate is measured
+on the calibration samples and refused when an output's error passes the budget):
+  --apply low-rank[=E|R]  factor linear layers (MatMul, Gemm, Conv) by their SVD,
+                     keeping share E of the spectral energy (default 0.99) or
+                     rank R, only where parameters and MACs fall
+  --apply prune-dead remove units a ReLU never lets through on the samples,
+                     from the layer producing them and the layers reading them
+  --apply merge-linear  merge two linear layers with only a bias between them
+                     where the merged one is smaller
+  --max-error E      per-output relative L2 error budget (default 1e-2)
+  --calib DIR        samples to measure on (as `report --calib`); default
+                     random:8, generated data that the output says is not real
+  --min-activation S prune-dead also removes units active on <= share S of positions
+  --no-latency       do not time each kept step against the model before it
 Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 )";
 
@@ -149,8 +169,10 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     }
   }
   auto args = Args::Parse(argv, FlagSpec{{"--target", "--fix-shape", "--fix-dim", "--shape", "--inputs", "--fold-limit", "--stats",
-                                          "--explain", "--format", "--rtol", "--atol", "--seed", "--html"},
-                                         {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes", "--fold-dequantize"}});
+                                          "--explain", "--format", "--rtol", "--atol", "--seed", "--html",
+                                          "--apply", "--max-error", "--calib", "--min-activation"},
+                                         {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes", "--fold-dequantize",
+                                          "--no-latency"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -206,8 +228,58 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     return UsageError("--rtol/--atol need numbers");
   }
 
-  // Before any work: it may re-execute the process (exec/cpu/threading.cc).
-  if (verify && verify_runs > 0) cpu::ConfigureOpenMpWait();
+  analysis::ApproximateOptions approximate;
+  for (const std::string& spec : args->GetAll("--apply")) {
+    if (spec == "merge-linear") {
+      approximate.merge_linear = true;
+    } else if (spec == "prune-dead") {
+      approximate.prune_dead = true;
+    } else if (spec == "low-rank" || spec.rfind("low-rank=", 0) == 0) {
+      approximate.low_rank = true;
+      if (spec.size() > 9) {
+        const std::string value = spec.substr(9);
+        double energy = 0;
+        int64_t rank = 0;
+        if (value.find('.') == std::string::npos && absl::SimpleAtoi(value, &rank) && rank >= 1) {
+          approximate.rank.rank = rank;
+        } else if (absl::SimpleAtod(value, &energy) && energy > 0 && energy < 1) {
+          approximate.rank.energy = energy;
+        } else {
+          return UsageError("--apply low-rank=" + value + ": expected an energy share in (0, 1) or a rank >= 1");
+        }
+      }
+    } else {
+      return UsageError("--apply " + spec + ": expected low-rank[=E|R], prune-dead or merge-linear");
+    }
+  }
+  const bool approximating = approximate.low_rank || approximate.prune_dead || approximate.merge_linear;
+  if (!approximating && (args->Has("--max-error") || args->Has("--calib") || args->Has("--min-activation"))) {
+    return UsageError("--max-error, --calib and --min-activation go with --apply");
+  }
+  if (auto e = args->Get("--max-error")) {
+    if (!absl::SimpleAtod(*e, &approximate.max_error) || !(approximate.max_error >= 0)) {
+      return UsageError("--max-error expects a number >= 0, got '" + *e + "'");
+    }
+  }
+  if (auto a = args->Get("--min-activation")) {
+    if (!absl::SimpleAtod(*a, &approximate.min_activation) || !(approximate.min_activation >= 0) ||
+        approximate.min_activation >= 1) {
+      return UsageError("--min-activation expects a share in [0, 1), got '" + *a + "'");
+    }
+  }
+  approximate.measure_latency = !args->Has("--no-latency");
+  auto seed = args->GetInt("--seed", 0);
+  if (!seed.ok()) return UsageError(std::string(seed.status().message()));
+  const std::string calib = args->GetOr("--calib", "random:8");
+  int64_t random_samples = 0;
+  if (calib.rfind("random:", 0) == 0 && (!absl::SimpleAtoi(calib.substr(7), &random_samples) || random_samples < 1)) {
+    return UsageError("--calib random:N expects a positive N, got '" + calib + "'");
+  }
+
+  // Before any work: it may re-execute the process (exec/cpu/threading.cc,
+  // and OpenBLAS's kernels for the SVDs of low-rank).
+  if (approximate.low_rank) analysis::UseOpenBlasKernelsForThisCpu();
+  if ((verify && verify_runs > 0) || approximating) cpu::ConfigureOpenMpWait();
   absl::StatusOr<std::unique_ptr<Model>> model;
   {
     ProgressLine progress("opt");
@@ -248,6 +320,31 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     std::string message(outcome.status().message());
     return UsageError(message.rfind(in, 0) == 0 ? message : in + ": " + message);
   }
+  std::optional<analysis::ApproximateResult> approximated;
+  if (approximating) {
+    absl::StatusOr<std::unique_ptr<Model>> original = reload();
+    if (!original.ok()) return UsageError(std::string(original.status().message()));
+    if (random_samples > 0) {
+      // At the shapes verification runs at: --shape, else the fixed dims and
+      // a realistic size per symbolic one (not 1: a 1×1 image says nothing).
+      session::InputShapes shapes = session::TestShapes(**original, job.verify_shapes);
+      approximate.calibration =
+          analysis::RandomCalibration(**original, random_samples, static_cast<uint64_t>(*seed), shapes);
+      approximate.calibration.source = absl::StrCat("random:", random_samples, " at ", session::ShapesText(**original, shapes));
+    } else {
+      auto data = analysis::CalibrationFromDir(**original, calib);
+      if (!data.ok()) return UsageError(std::string(data.status().message()));
+      approximate.calibration = *std::move(data);
+    }
+    absl::StatusOr<analysis::ApproximateResult> result;
+    {
+      ProgressLine progress("opt");
+      approximate.progress = [&progress](const std::string& m) { progress.Set(m); };
+      result = analysis::ApplyApproximations(**original, *model, approximate);
+    }
+    if (!result.ok()) return UsageError(in + ": --apply: " + std::string(result.status().message()));
+    approximated = *std::move(result);
+  }
   SaveOptions save_options;
   if (args->Has("--external-data")) save_options.external_data = SaveOptions::ExternalData::kAlways;
   if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {
@@ -273,6 +370,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   }
   if (!outcome->unchanged_reason.empty()) {
     std::fprintf(info, "%s: left unchanged: %s\n", in.c_str(), outcome->unchanged_reason.c_str());
+    if (approximated) std::fputs(analysis::FormatApproximations(*approximated).c_str(), info);
     return 0;
   }
   const rewrite::OptimizeStats* stats = &outcome->stats;
@@ -333,9 +431,16 @@ int OptCommand(const std::vector<std::string>& argv_in) {
       if (!report.ok()) exit_code = 1;
     }
   }
+  if (approximated) std::fputs(analysis::FormatApproximations(*approximated).c_str(), info);
   if (auto stats_file = args->Get("--stats")) {
+    std::string approximations;
+    if (approximated) {
+      JsonWriter json(/*one_line=*/true);
+      analysis::WriteApproximationsJson(json, *approximated);
+      approximations = json.str();
+    }
     std::ofstream f(*stats_file);
-    f << session::OptimizeOutcomeJson(*outcome, VersionString(), in, out) << "\n";
+    f << session::OptimizeOutcomeJson(*outcome, VersionString(), in, out, approximations) << "\n";
     if (!f) return UsageError(*stats_file + ": cannot write");
   }
   return exit_code;

@@ -197,7 +197,8 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
 }
 
 std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::string& version,
-                                const std::string& input, const std::string& output) {
+                                const std::string& input, const std::string& output,
+                                const std::string& approximations) {
   const rewrite::OptimizeStats& stats = outcome.stats;
   JsonWriter json;
   json.BeginObject();
@@ -268,6 +269,10 @@ std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::strin
       json.EndArray();
     }
     json.EndObject();
+  }
+  if (!approximations.empty()) {
+    json.Key("approximations");
+    json.Raw(approximations);
   }
   json.EndObject();
   return json.str();

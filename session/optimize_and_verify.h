@@ -73,8 +73,11 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
                                                   const OptimizeJob& job);
 
 // The outcome as the JSON object of `opt --stats` (and the Python API's stats).
+// `approximations`, when not empty, is the JSON object of what `opt --apply`
+// did (analysis/approximate.h), written as its "approximations" field.
 std::string OptimizeOutcomeJson(const OptimizeOutcome& outcome, const std::string& version,
-                                const std::string& input, const std::string& output);
+                                const std::string& input, const std::string& output,
+                                const std::string& approximations = "");
 
 std::map<std::string, int64_t> OpTypeCounts(const Graph& g);
 

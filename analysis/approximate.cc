@@ -1,0 +1,438 @@
+#include "analysis/approximate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/clone.h"
+#include "ops/infer_shapes.h"
+#include "session/session.h"
+
+namespace aic::analysis {
+
+namespace {
+
+using Outputs = std::vector<RuntimeValue>;
+
+session::SessionOptions MeasuringSession(const ApproximateOptions& o) {
+  session::SessionOptions so;
+  so.device = "cpu";
+  so.threads = o.threads;
+  return so;
+}
+
+absl::StatusOr<std::vector<Outputs>> RunAll(session::Session& s, const std::vector<Feeds>& feeds) {
+  std::vector<Outputs> out;
+  for (const Feeds& f : feeds) {
+    auto r = s.Run(f);
+    if (!r.ok()) return r.status();
+    out.push_back(*std::move(r));
+  }
+  return out;
+}
+
+// The relative error of `got` against `want` per output (see
+// ApproximateOptions::max_error), the worst of them and its name.
+double Error(const std::vector<Outputs>& got, const std::vector<Outputs>& want, const std::vector<session::IoInfo>& names,
+             std::string* worst) {
+  double worst_error = 0;
+  for (size_t o = 0; o < names.size(); ++o) {
+    double diff = 0, norm = 0;
+    int64_t differing = 0, elements = 0;
+    bool floating = true, mismatch = false;
+    for (size_t s = 0; s < want.size(); ++s) {
+      const RuntimeValue& a = got[s][o];
+      const RuntimeValue& b = want[s][o];
+      if (!a.is_tensor() || !b.is_tensor()) {
+        // Sequences and maps: compared as equal or not.
+        continue;
+      }
+      if (a.tensor.dims() != b.tensor.dims() || a.tensor.dtype() != b.tensor.dtype()) {
+        mismatch = true;
+        break;
+      }
+      floating = IsFloatingPoint(b.tensor.dtype());
+      for (int64_t i = 0; i < b.tensor.num_elements(); ++i) {
+        double x = a.tensor.ElementAsDouble(i), y = b.tensor.ElementAsDouble(i);
+        if (floating) {
+          if (std::isnan(x) != std::isnan(y)) mismatch = true;
+          if (!std::isnan(x) && !std::isnan(y)) {
+            diff += (x - y) * (x - y);
+            norm += y * y;
+          }
+        } else {
+          differing += x != y;
+        }
+        ++elements;
+      }
+    }
+    double e = mismatch ? std::numeric_limits<double>::infinity()
+               : floating ? (norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff))
+                          : (elements > 0 ? static_cast<double>(differing) / static_cast<double>(elements) : 0);
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+    if (o == 0 || e > worst_error) {
+      worst_error = e;
+      *worst = names[o].name;
+    }
+  }
+  return worst_error;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? -1 : v[v.size() / 2];
+}
+
+double RunMs(session::Session& s, const Feeds& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = s.Run(f);
+  auto t1 = std::chrono::steady_clock::now();
+  return r.ok() ? std::chrono::duration<double, std::milli>(t1 - t0).count() : -1;
+}
+
+// Medians of `a` and `b` run alternately on one feed, about `budget_ms` in all
+// (5 to 50 pairs), after a warm-up run each.
+std::pair<double, double> PairedMs(session::Session& a, session::Session& b, const Feeds& f, double budget_ms) {
+  double wa = RunMs(a, f), wb = RunMs(b, f);
+  if (wa < 0 || wb < 0) return {-1, -1};
+  int pairs = static_cast<int>(std::clamp(budget_ms / std::max(1e-3, wa + wb), 5.0, 50.0));
+  std::vector<double> ta, tb;
+  for (int i = 0; i < pairs; ++i) {
+    ta.push_back(RunMs(a, f));
+    tb.push_back(RunMs(b, f));
+  }
+  return {Median(ta), Median(tb)};
+}
+
+// Positions per run of every node's output at the feeds' shapes (see SitePositions).
+SitePositions Positions(const Model& model, const Feeds& feeds) {
+  std::unique_ptr<Model> m = CloneModel(model);
+  for (Value* in : m->graph->inputs()) {
+    auto it = feeds.find(in->name());
+    if (it != feeds.end() && it->second.is_tensor()) {
+      in->set_type(TypeInfo::Tensor(it->second.tensor.dtype(), Shape::FromValues(it->second.tensor.dims())));
+    }
+  }
+  for (const auto& n : m->graph->nodes()) {
+    for (Value* v : n->outputs()) {
+      if (v != nullptr) v->set_type(TypeInfo::Tensor(v->dtype(), Shape::UnknownRank()));
+    }
+  }
+  InferOptions io;
+  io.best_effort = true;
+  (void)InferShapes(*m, io);
+  SitePositions p(m->graph->nodes().size(), -1);
+  for (size_t i = 0; i < p.size(); ++i) {
+    const Node& n = *m->graph->nodes()[i];
+    const Value* y = n.output(0);
+    if (y == nullptr || !y->shape().has_rank() || y->shape().rank() < 1) continue;
+    int64_t elements = 1;
+    bool known = true;
+    for (const Dim& d : y->shape().dims()) {
+      if (!d.is_value()) known = false;
+      else elements *= d.value();
+    }
+    if (!known) continue;
+    int64_t features = n.op_type == "Conv" && y->shape().rank() >= 2 ? y->shape().dims()[1].value()
+                                                                     : y->shape().dims().back().value();
+    if (features > 0) p[i] = elements / features;
+  }
+  return p;
+}
+
+// For each prunable node, the share of positions where each unit was not 0,
+// on the reference interpreter at -O0 (the model's own nodes, observed).
+absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, const std::vector<Feeds>& feeds) {
+  std::vector<PrunableUnits> watched = FindPrunableUnits(model);
+  std::vector<UnitActivity> out;
+  if (watched.empty()) return out;
+  session::SessionOptions so;
+  so.device = "reference";
+  so.opt_level = 0;
+  auto created = session::Session::Create(model, so);
+  if (!created.ok()) return created.status();
+  session::Session& s = **created;
+  // The session runs a copy with the same node order.
+  absl::flat_hash_map<const Node*, size_t> slot;
+  const auto& copy_nodes = s.model().graph->nodes();
+  for (size_t w = 0; w < watched.size(); ++w) {
+    if (static_cast<size_t>(watched[w].node) < copy_nodes.size()) slot[copy_nodes[watched[w].node].get()] = w;
+  }
+  std::vector<std::vector<int64_t>> active(watched.size()), total(watched.size());
+  for (size_t w = 0; w < watched.size(); ++w) {
+    active[w].assign(static_cast<size_t>(watched[w].width), 0);
+    total[w].assign(static_cast<size_t>(watched[w].width), 0);
+  }
+  exec::NodeObserver observe = [&](const Node& n, const std::vector<RuntimeValue>& outs) {
+    auto it = slot.find(&n);
+    if (it == slot.end() || outs.empty() || !outs[0].is_tensor()) return;
+    const PrunableUnits& p = watched[it->second];
+    const Tensor& y = outs[0].tensor;
+    if (p.axis >= y.rank() || y.dim(p.axis) != p.width) return;
+    int64_t inner = 1;
+    for (int64_t d = p.axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
+    for (int64_t i = 0; i < y.num_elements(); ++i) {
+      int64_t u = (i / inner) % p.width;
+      ++total[it->second][u];
+      active[it->second][u] += y.ElementAsDouble(i) != 0;
+    }
+  };
+  exec::RunOptions ro;
+  ro.observer = &observe;
+  for (const Feeds& f : feeds) {
+    auto r = s.Run(f, ro);
+    if (!r.ok()) return r.status();
+  }
+  for (size_t w = 0; w < watched.size(); ++w) {
+    UnitActivity a;
+    a.node = watched[w].node;
+    a.axis = watched[w].axis;
+    bool seen = false;
+    for (int64_t u = 0; u < watched[w].width; ++u) {
+      seen = seen || total[w][u] > 0;
+      a.active_share.push_back(total[w][u] > 0 ? static_cast<double>(active[w][u]) / static_cast<double>(total[w][u]) : 1.0);
+    }
+    if (seen) out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string Count(int64_t v) {
+  if (v < 0) return "?";
+  if (v >= 10'000'000'000) return absl::StrFormat("%.1fG", static_cast<double>(v) / 1e9);
+  if (v >= 10'000'000) return absl::StrFormat("%.1fM", static_cast<double>(v) / 1e6);
+  if (v >= 10'000) return absl::StrFormat("%.1fK", static_cast<double>(v) / 1e3);
+  return std::to_string(v);
+}
+
+}  // namespace
+
+absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std::unique_ptr<Model>& model,
+                                                      const ApproximateOptions& options) {
+  ApproximateResult result;
+  result.max_error = options.max_error;
+  result.random_data = options.calibration.random;
+  result.samples = options.calibration.samples;
+  result.threads = options.threads;
+  const CalibrationData& cal = options.calibration;
+  result.data = absl::StrCat(cal.samples, cal.random ? " random" : "", cal.samples == 1 ? " sample" : " samples");
+  if (cal.random) {
+    // "random:8 at x=1,3,224,224": the shapes, where the caller says them.
+    size_t at = cal.source.find(" at ");
+    if (at != std::string::npos) absl::StrAppend(&result.data, cal.source.substr(at));
+    absl::StrAppend(&result.data, " (generated, not real data)");
+  } else {
+    absl::StrAppend(&result.data, " from ", cal.source);
+  }
+  auto say = [&options](const std::string& m) {
+    if (options.progress) options.progress(m);
+  };
+  std::vector<Feeds> feeds;
+  for (int64_t i = 0; i < options.calibration.samples; ++i) {
+    auto f = options.calibration.feed(i);
+    if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat("calibration sample ", i + 1, ": ", f.status().message()));
+    feeds.push_back(*std::move(f));
+  }
+  if (feeds.empty()) return absl::InvalidArgumentError("no calibration samples");
+  say("running the original on the calibration samples");
+  auto reference = session::Session::Create(original, MeasuringSession(options));
+  if (!reference.ok()) return reference.status();
+  auto want = RunAll(**reference, feeds);
+  if (!want.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the model does not run on the calibration samples: ", want.status().message()));
+  }
+  const std::vector<session::IoInfo> outputs = (*reference)->outputs();
+  std::unique_ptr<Model> current = CloneModel(*model);
+  {
+    // The candidates read dtypes and ranks of intermediate values.
+    InferOptions io;
+    io.best_effort = true;
+    (void)InferShapes(*current, io);
+  }
+  auto current_session = session::Session::Create(*current, MeasuringSession(options));
+  if (!current_session.ok()) return current_session.status();
+  std::unique_ptr<session::Session> running = *std::move(current_session);
+  double current_error = 0;
+  {
+    auto got = RunAll(*running, feeds);
+    if (!got.ok()) return got.status();
+    current_error = Error(*got, *want, outputs, &result.final_worst_output);
+  }
+
+  std::set<std::string> tried;
+  auto phase = [&](const std::string& kind, const std::function<std::vector<ApproximateCandidate>(const Model&)>& find) {
+    while (true) {
+      std::vector<ApproximateCandidate> candidates = find(*current);
+      const ApproximateCandidate* best = nullptr;
+      for (const ApproximateCandidate& c : candidates) {
+        if (tried.count(c.key)) continue;
+        if (best == nullptr || c.params_before - c.params_after > best->params_before - best->params_after) best = &c;
+      }
+      if (best == nullptr) return;
+      tried.insert(best->key);
+      ApproximateStep step;
+      step.kind = best->kind;
+      step.where = best->where;
+      step.detail = best->detail;
+      step.params_before = best->params_before;
+      step.params_after = best->params_after;
+      step.macs_before = best->macs_before;
+      step.macs_after = best->macs_after;
+      say(absl::StrCat(kind, " ", result.steps.size() + 1, ": measuring ", best->where));
+      std::unique_ptr<Model> trial = CloneModel(*current);
+      absl::Status edited = best->apply(*trial);
+      std::unique_ptr<session::Session> trial_session;
+      if (edited.ok()) {
+        auto s = session::Session::Create(*trial, MeasuringSession(options));
+        if (s.ok()) trial_session = *std::move(s);
+        else edited = s.status();
+      }
+      if (edited.ok()) {
+        auto got = RunAll(*trial_session, feeds);
+        if (!got.ok()) {
+          edited = got.status();
+        } else {
+          step.error = Error(*got, *want, outputs, &step.worst_output);
+        }
+      }
+      if (!edited.ok()) {
+        step.refused = absl::StrCat("the edited model did not run: ", edited.message());
+      } else if (!(step.error <= options.max_error)) {
+        step.refused = absl::StrFormat("error %.3g at %s > budget %g", step.error, step.worst_output, options.max_error);
+      } else {
+        step.kept = true;
+        if (options.measure_latency) {
+          auto [before, after] = PairedMs(*running, *trial_session, feeds[0], 400);
+          step.latency_before_ms = before;
+          step.latency_after_ms = after;
+        }
+        current = std::move(trial);
+        running = std::move(trial_session);
+        current_error = step.error;
+        result.final_worst_output = step.worst_output;
+      }
+      result.steps.push_back(std::move(step));
+    }
+  };
+  if (options.merge_linear) {
+    phase("merge-linear", [&](const Model& m) { return MergeLinearCandidates(m, Positions(m, feeds[0])); });
+  }
+  if (options.prune_dead) {
+    // Measured once, on the model after merging; a kept prune changes no
+    // other unit's activity (dead units contribute exact zeros), and node
+    // indices stay (the edit only shrinks weights). Rare units (a share
+    // above 0) do change downstream activity a little: the error measures it.
+    say("prune-dead: measuring unit activity on the reference interpreter");
+    auto activity = MeasureActivity(*current, feeds);
+    if (activity.ok()) {
+      phase("prune-dead", [&](const Model& m) {
+        return PruneDeadCandidates(m, *activity, options.min_activation, Positions(m, feeds[0]));
+      });
+    } else {
+      ApproximateStep step;
+      step.kind = "prune-dead";
+      step.refused = absl::StrCat("unit activity not measured: ", activity.status().message());
+      result.steps.push_back(std::move(step));
+    }
+  }
+  if (options.low_rank) {
+    say("low-rank: decomposing weights");
+    phase("low-rank", [&](const Model& m) { return LowRankCandidates(m, options.rank, Positions(m, feeds[0])); });
+  }
+  result.final_error = current_error;
+  if (options.measure_latency && result.kept() > 0) {
+    say("timing the original against the result");
+    auto [before, after] = PairedMs(**reference, *running, feeds[0], 2000);
+    result.latency_original_ms = before;
+    result.latency_final_ms = after;
+  }
+  if (result.kept() > 0) {
+    InferOptions io;
+    io.best_effort = true;
+    (void)InferShapes(*current, io);
+    model = std::move(current);
+  }
+  return result;
+}
+
+std::string FormatApproximations(const ApproximateResult& r) {
+  std::string out = absl::StrCat("approximations: on ", r.data, ", error budget ", absl::StrFormat("%g", r.max_error),
+                                 " (relative L2 per output)\n");
+  int64_t params_saved = 0, macs_saved = 0;
+  bool macs_known = true;
+  for (const ApproximateStep& s : r.steps) {
+    if (s.where.empty()) {
+      absl::StrAppend(&out, "  ", s.kind, ": ", s.refused, "\n");
+      continue;
+    }
+    absl::StrAppend(&out, "  ", s.kept ? "kept   " : "refused", " ", s.kind, " ", s.where, ": ", s.detail, "\n");
+    absl::StrAppend(&out, "          params ", Count(s.params_before), " -> ", Count(s.params_after), ", MACs ",
+                    Count(s.macs_before), " -> ", Count(s.macs_after));
+    if (s.kept) {
+      absl::StrAppend(&out, ", error ", absl::StrFormat("%.3g", s.error));
+      if (s.latency_before_ms >= 0) {
+        absl::StrAppend(&out, absl::StrFormat(", latency %.3f -> %.3f ms", s.latency_before_ms, s.latency_after_ms));
+      }
+      params_saved += s.params_before - s.params_after;
+      if (s.macs_before >= 0) macs_saved += s.macs_before - s.macs_after;
+      else macs_known = false;
+    } else {
+      absl::StrAppend(&out, "; ", s.refused);
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  absl::StrAppend(&out, "  ", r.kept(), " kept of ", r.steps.size(), " tried: ", Count(params_saved),
+                  " params and ", macs_known ? Count(macs_saved) : "?", " MACs a run saved; output error ",
+                  absl::StrFormat("%.3g", r.final_error));
+  if (!r.final_worst_output.empty()) absl::StrAppend(&out, " (", r.final_worst_output, ")");
+  if (r.latency_original_ms >= 0) {
+    absl::StrAppend(&out, absl::StrFormat("; latency %.3f -> %.3f ms (%.2fx) on cpu", r.latency_original_ms,
+                                          r.latency_final_ms, r.latency_final_ms / r.latency_original_ms));
+  }
+  absl::StrAppend(&out, "\n");
+  return out;
+}
+
+void WriteApproximationsJson(JsonWriter& json, const ApproximateResult& r) {
+  json.BeginObject();
+  json.Field("data", r.data);
+  json.Field("random_data", r.random_data);
+  json.Field("samples", r.samples);
+  json.Field("max_error", r.max_error);
+  json.Field("error_metric", "relative L2 per output (integer outputs: share of elements that differ)");
+  json.Field("final_error", r.final_error);
+  json.Field("final_worst_output", r.final_worst_output);
+  if (r.latency_original_ms >= 0) {
+    json.Field("latency_original_ms", r.latency_original_ms);
+    json.Field("latency_final_ms", r.latency_final_ms);
+  }
+  json.Key("steps");
+  json.BeginArray();
+  for (const ApproximateStep& s : r.steps) {
+    json.BeginObject();
+    json.Field("kind", s.kind);
+    json.Field("where", s.where);
+    json.Field("detail", s.detail);
+    json.Field("kept", s.kept);
+    if (!s.refused.empty()) json.Field("refused", s.refused);
+    json.Field("params_before", s.params_before);
+    json.Field("params_after", s.params_after);
+    json.Field("macs_before", s.macs_before);
+    json.Field("macs_after", s.macs_after);
+    json.Field("error", s.error);
+    if (!s.worst_output.empty()) json.Field("worst_output", s.worst_output);
+    if (s.latency_before_ms >= 0) {
+      json.Field("latency_before_ms", s.latency_before_ms);
+      json.Field("latency_after_ms", s.latency_after_ms);
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+}  // namespace aic::analysis

@@ -1,0 +1,375 @@
+// `opt --apply`: each approximate transformation on a constructed model with
+// a known answer (a weight built with rank 3 factors to exactly rank 3 with
+// error at rounding level; two linears with only a bias between them merge
+// into one with the same outputs; units dead by construction go and the
+// outputs stay), and refusal past the error budget leaves the model as it
+// was.
+#include "analysis/approximate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis/analyze.h"
+#include "analysis/calibration_sources.h"
+#include "graph/builder.h"
+#include "graph/clone.h"
+#include "session/session.h"
+
+namespace aic::analysis {
+namespace {
+
+std::vector<float> Normal(int64_t n, uint64_t seed, double scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(normal(rng));
+  return v;
+}
+
+// A [rows, cols] matrix of rank exactly r (U·V, U and V random normal).
+std::vector<float> RankR(int64_t rows, int64_t cols, int64_t r, uint64_t seed) {
+  std::vector<float> u = Normal(rows * r, seed), v = Normal(r * cols, seed + 1), m(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < r; ++k) s += double{u[i * r + k]} * v[k * cols + j];
+      m[i * cols + j] = static_cast<float>(s);
+    }
+  }
+  return m;
+}
+
+Tensor F(const std::vector<float>& v, std::vector<int64_t> dims) { return Tensor::FromVector<float>(v, std::move(dims)); }
+
+int CountOps(const Model& m, const std::string& op) {
+  int n = 0;
+  for (const auto& node : m.graph->nodes()) n += node->op_type == op;
+  return n;
+}
+
+struct Applied {
+  ApproximateResult result;
+  std::unique_ptr<Model> model;
+  double max_abs_change = 0;  // of the outputs, on fresh random inputs
+};
+
+// Applies `options` (on 4 random samples) and compares the result with the
+// original on 2 other random inputs.
+Applied Apply(const Model& original, ApproximateOptions options) {
+  Applied a;
+  a.model = CloneModel(original);
+  options.calibration = RandomCalibration(original, 4, 7);
+  options.measure_latency = false;
+  auto r = ApplyApproximations(original, a.model, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return a;
+  a.result = *r;
+  auto s0 = session::Session::Create(original);
+  auto s1 = session::Session::Create(*a.model);
+  EXPECT_TRUE(s0.ok() && s1.ok());
+  CalibrationData fresh = RandomCalibration(original, 2, 99);
+  for (int64_t i = 0; i < fresh.samples; ++i) {
+    auto feeds = fresh.feed(i);
+    auto y0 = (*s0)->Run(*feeds);
+    auto y1 = (*s1)->Run(*feeds);
+    EXPECT_TRUE(y0.ok() && y1.ok());
+    for (size_t o = 0; o < y0->size(); ++o) {
+      const Tensor& t0 = (*y0)[o].tensor;
+      const Tensor& t1 = (*y1)[o].tensor;
+      EXPECT_EQ(t0.dims(), t1.dims());
+      for (int64_t k = 0; k < t0.num_elements() && t0.dims() == t1.dims(); ++k) {
+        a.max_abs_change = std::max(a.max_abs_change, std::abs(t0.ElementAsDouble(k) - t1.ElementAsDouble(k)));
+      }
+    }
+  }
+  return a;
+}
+
+const Tensor* WeightOf(const Model& m, const std::string& op, size_t which) {
+  size_t seen = 0;
+  for (const auto& n : m.graph->nodes()) {
+    if (n->op_type == op && seen++ == which) return n->input(1)->initializer();
+  }
+  return nullptr;
+}
+
+TEST(ApplyLowRank, RankThreeMatMulBecomesExactlyRankThree) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {4, 64});
+  Value* w = b.Constant("w", F(RankR(64, 48, 3, 1), {64, 48}));
+  b.Output(b.Op("MatMul", {x, w}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.energy = 1 - 1e-9;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.steps.size(), 1u);
+  EXPECT_TRUE(a.result.steps[0].kept) << a.result.steps[0].refused;
+  EXPECT_EQ(a.result.steps[0].params_before, 64 * 48);
+  EXPECT_EQ(a.result.steps[0].params_after, 3 * (64 + 48));
+  EXPECT_EQ(a.result.steps[0].macs_before, 4 * 64 * 48);
+  EXPECT_EQ(CountOps(*a.model, "MatMul"), 2);
+  ASSERT_NE(WeightOf(*a.model, "MatMul", 0), nullptr);
+  EXPECT_EQ(WeightOf(*a.model, "MatMul", 0)->dims(), (std::vector<int64_t>{64, 3}));
+  EXPECT_EQ(WeightOf(*a.model, "MatMul", 1)->dims(), (std::vector<int64_t>{3, 48}));
+  int64_t stored = 0;  // the replaced weight is gone, not left unread
+  for (const Value* v : a.model->graph->initializers()) stored += v->initializer()->num_elements();
+  EXPECT_EQ(stored, 3 * (64 + 48));
+  EXPECT_LT(a.result.steps[0].error, 1e-5);
+  EXPECT_LT(a.max_abs_change, 1e-3);
+}
+
+TEST(ApplyLowRank, GemmWithAlphaTransBAndBiasKeepsItsFunction) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {3, 40});
+  Value* w = b.Constant("w", F(RankR(50, 40, 3, 2), {50, 40}));  // transB: [out, in]
+  Value* c = b.Constant("c", F(Normal(50, 3), {50}));
+  b.Output(b.Op("Gemm", {x, w, c}, {Attribute::Int("transB", 1), Attribute::Float("alpha", 0.5f), Attribute::Float("beta", 2.0f)}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.rank = 3;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1);
+  EXPECT_EQ(CountOps(*a.model, "Gemm"), 2);
+  EXPECT_LT(a.result.final_error, 1e-5);
+  EXPECT_LT(a.max_abs_change, 1e-3);
+}
+
+TEST(ApplyLowRank, StridedPaddedConvSplitsIntoConvAndPointwiseConv) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 9, 9});
+  Value* w = b.Constant("w", F(RankR(24, 8 * 9, 3, 4), {24, 8, 3, 3}));
+  Value* bias = b.Constant("b", F(Normal(24, 5), {24}));
+  b.Output(b.Op("Conv", {x, w, bias}, {Attribute::Ints("strides", {2, 2}), Attribute::Ints("pads", {1, 1, 1, 1}),
+                                      Attribute::Ints("kernel_shape", {3, 3})}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.energy = 1 - 1e-9;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1) << (a.result.steps.empty() ? "" : a.result.steps[0].refused);
+  ASSERT_EQ(CountOps(*a.model, "Conv"), 2);
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 0)->dims(), (std::vector<int64_t>{3, 8, 3, 3}));
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 1)->dims(), (std::vector<int64_t>{24, 3, 1, 1}));
+  EXPECT_LT(a.result.final_error, 1e-5);
+  EXPECT_LT(a.max_abs_change, 1e-3);
+}
+
+TEST(ApplyLowRank, RefusedPastTheErrorBudgetLeavesTheModel) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {4, 64});
+  Value* w = b.Constant("w", F(Normal(64 * 48, 8), {64, 48}));  // full rank
+  b.Output(b.Op("MatMul", {x, w}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.rank = 2;
+  o.max_error = 1e-2;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.steps.size(), 1u);
+  EXPECT_FALSE(a.result.steps[0].kept);
+  EXPECT_GT(a.result.steps[0].error, 0.5);
+  EXPECT_NE(a.result.steps[0].refused.find("budget"), std::string::npos) << a.result.steps[0].refused;
+  EXPECT_EQ(CountOps(*a.model, "MatMul"), 1);
+  EXPECT_EQ(a.max_abs_change, 0);
+  EXPECT_EQ(a.result.final_error, 0);
+}
+
+TEST(ApplyLowRank, NotOfferedWhereItDoesNotPay) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {4, 16});
+  Value* w = b.Constant("w", F(RankR(16, 16, 9, 9), {16, 16}));  // break-even rank 8
+  b.Output(b.Op("MatMul", {x, w}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.energy = 1 - 1e-9;
+  Applied a = Apply(*m, o);
+  EXPECT_TRUE(a.result.steps.empty());
+}
+
+// The report's "what if" table is what --apply low-rank would do: a rank-3
+// weight shows rank 3 at 99.9% energy, paying, with σ₄ at rounding level.
+TEST(ReportWhatIf, RankThreeWeightPaysAtRankThree) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {4, 64});
+  b.Output(b.Op("MatMul", {x, b.Constant("w", F(RankR(64, 48, 3, 1), {64, 48}))}));
+  std::unique_ptr<Model> m = b.Build(17);
+  auto report = Analyze(*m, AnalysisOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  const ReportNode* layer = nullptr;
+  for (const ReportNode& n : report->nodes) {
+    if (n.is_layer) layer = &n;
+  }
+  ASSERT_NE(layer, nullptr);
+  ASSERT_FALSE(layer->what_if.empty());
+  const LowRank& full = layer->what_if.back();
+  EXPECT_EQ(full.rank, 3);
+  EXPECT_TRUE(full.pays);
+  EXPECT_EQ(full.params_before - full.params_after, 64 * 48 - 3 * (64 + 48));
+  EXPECT_LT(full.spectral_error, 1e-4 * layer->spectrum->singular_values[0]);
+  for (size_t i = 1; i < layer->what_if.size(); ++i) EXPECT_GT(layer->what_if[i].rank, layer->what_if[i - 1].rank);
+}
+
+TEST(ApplyMergeLinear, MatMulBiasMatMulBecomesOneLayer) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {2, 5, 8});
+  Value* w1 = b.Constant("w1", F(Normal(8 * 64, 10, 0.3), {8, 64}));
+  Value* b1 = b.Constant("b1", F(Normal(64, 11), {64}));
+  Value* w2 = b.Constant("w2", F(Normal(64 * 6, 12, 0.3), {64, 6}));
+  Value* b2 = b.Constant("b2", F(Normal(6, 13), {6}));
+  Value* h = b.Op("Add", {b.Op("MatMul", {x, w1}), b1});
+  b.Output(b.Op("Add", {b.Op("MatMul", {h, w2}), b2}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.merge_linear = true;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1);
+  EXPECT_EQ(a.result.steps[0].params_before, 64 * (8 + 6));
+  EXPECT_EQ(a.result.steps[0].params_after, 8 * 6);
+  EXPECT_EQ(CountOps(*a.model, "MatMul"), 1);
+  EXPECT_EQ(WeightOf(*a.model, "MatMul", 0)->dims(), (std::vector<int64_t>{8, 6}));
+  EXPECT_LT(a.result.final_error, 1e-5);
+  EXPECT_LT(a.max_abs_change, 1e-4);
+}
+
+TEST(ApplyMergeLinear, GemmsWithTransposesMergeIntoAGemm) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {3, 6});
+  Value* w1 = b.Constant("w1", F(Normal(40 * 6, 20, 0.3), {40, 6}));  // transB
+  Value* c1 = b.Constant("c1", F(Normal(40, 21), {1, 40}));
+  Value* w2 = b.Constant("w2", F(Normal(40 * 5, 22, 0.3), {40, 5}));
+  Value* h = b.Op("Gemm", {x, w1, c1}, {Attribute::Int("transB", 1), Attribute::Float("alpha", 2.0f)});
+  b.Output(b.Op("Gemm", {h, w2}, {Attribute::Float("alpha", 0.5f)}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.merge_linear = true;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1);
+  EXPECT_EQ(CountOps(*a.model, "Gemm"), 1);
+  EXPECT_LT(a.max_abs_change, 1e-4);
+}
+
+TEST(ApplyMergeLinear, ConvThenPointwiseConvMergesButNotWhereItDoesNotPay) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 4, 7, 7});
+  Value* w1 = b.Constant("w1", F(Normal(32 * 4 * 9, 30, 0.2), {32, 4, 3, 3}));
+  Value* b1 = b.Constant("b1", F(Normal(32, 31), {32}));
+  Value* w2 = b.Constant("w2", F(Normal(4 * 32, 32, 0.2), {4, 32, 1, 1}));
+  Value* h = b.Op("Conv", {x, w1, b1}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* y = b.Op("Conv", {h, w2});
+  // A narrow pair that would grow if merged: 4 → 2 → 4 at 3×3 (n = 36).
+  Value* w3 = b.Constant("w3", F(Normal(2 * 4 * 9, 33, 0.2), {2, 4, 3, 3}));
+  Value* w4 = b.Constant("w4", F(Normal(4 * 2, 34, 0.2), {4, 2, 1, 1}));
+  b.Output(b.Op("Conv", {b.Op("Conv", {y, w3}, {Attribute::Ints("pads", {1, 1, 1, 1})}), w4}));
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.merge_linear = true;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.steps.size(), 1u);
+  EXPECT_TRUE(a.result.steps[0].kept);
+  EXPECT_EQ(CountOps(*a.model, "Conv"), 3);
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 0)->dims(), (std::vector<int64_t>{4, 4, 3, 3}));
+  EXPECT_LT(a.max_abs_change, 1e-4);
+}
+
+TEST(ApplyMergeLinear, NotAcrossANonlinearityOrASecondReader) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {2, 8});
+  Value* w1 = b.Constant("w1", F(Normal(8 * 64, 40), {8, 64}));
+  Value* w2 = b.Constant("w2", F(Normal(64 * 6, 41), {64, 6}));
+  Value* w3 = b.Constant("w3", F(Normal(8 * 64, 42), {8, 64}));
+  Value* w4 = b.Constant("w4", F(Normal(64 * 6, 43), {64, 6}));
+  Value* h1 = b.Op("MatMul", {x, w1});
+  Value* y1 = b.Op("MatMul", {b.Op("Relu", {h1}), w2});
+  Value* h2 = b.Op("MatMul", {x, w3});
+  Value* y2 = b.Op("MatMul", {h2, w4});
+  b.Output(y1);
+  b.Output(y2);
+  b.Output(h2);  // h2 is read outside the pair
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.merge_linear = true;
+  Applied a = Apply(*m, o);
+  EXPECT_TRUE(a.result.steps.empty());
+}
+
+// Conv → ReLU → MaxPool → Conv where 5 of the 16 channels have zero weights
+// and a bias of -1: dead on any input.
+std::unique_ptr<Model> ConvWithDeadChannels(bool residual) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 3, 8, 8});
+  std::vector<float> w1 = Normal(16 * 3 * 9, 50, 0.3), b1 = Normal(16, 51, 0.1);
+  for (int c : {1, 4, 5, 9, 15}) {
+    for (int k = 0; k < 27; ++k) w1[c * 27 + k] = 0;
+    b1[c] = -1;
+  }
+  Value* h = b.Op("Conv", {x, b.Constant("w1", F(w1, {16, 3, 3, 3})), b.Constant("b1", F(b1, {16}))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* r = b.Op("Relu", {h});
+  Value* p = b.Op("MaxPool", {r}, {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})});
+  Value* y = b.Op("Conv", {p, b.Constant("w2", F(Normal(8 * 16 * 9, 52, 0.3), {8, 16, 3, 3}))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})});
+  b.Output(y);
+  if (residual) b.Output(b.Op("Add", {r, r}));
+  return b.Build(17);
+}
+
+TEST(ApplyPruneDead, DeadChannelsLeaveBothLayersAndOutputsStay) {
+  std::unique_ptr<Model> m = ConvWithDeadChannels(false);
+  ApproximateOptions o;
+  o.prune_dead = true;
+  o.max_error = 0;  // dead units contribute exact zeros
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1) << (a.result.steps.empty() ? "" : a.result.steps[0].refused);
+  EXPECT_NE(a.result.steps[0].detail.find("5 dead"), std::string::npos) << a.result.steps[0].detail;
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 0)->dims(), (std::vector<int64_t>{11, 3, 3, 3}));
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 1)->dims(), (std::vector<int64_t>{8, 11, 3, 3}));
+  EXPECT_EQ(a.result.steps[0].params_before, 16 * 27 + 8 * 16 * 9);
+  EXPECT_EQ(a.result.steps[0].params_after, 11 * 27 + 8 * 11 * 9);
+  EXPECT_LT(a.max_abs_change, 1e-5);
+}
+
+TEST(ApplyPruneDead, UnitsReadByAResidualStay) {
+  std::unique_ptr<Model> m = ConvWithDeadChannels(true);
+  EXPECT_TRUE(FindPrunableUnits(*m).empty());
+  ApproximateOptions o;
+  o.prune_dead = true;
+  Applied a = Apply(*m, o);
+  EXPECT_EQ(a.result.kept(), 0);
+  EXPECT_EQ(WeightOf(*a.model, "Conv", 0)->dims(), (std::vector<int64_t>{16, 3, 3, 3}));
+}
+
+TEST(ApplyPruneDead, MlpThroughABiasAddAndRareUnitsMeasured) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {6, 10});
+  std::vector<float> w1 = Normal(10 * 32, 60, 0.3), b1 = Normal(32, 61, 0.1);
+  for (int k = 0; k < 10; ++k) w1[k * 32 + 7] = 0;  // unit 7: weight 0, bias -2: dead
+  b1[7] = -2;
+  Value* h = b.Op("Add", {b.Op("MatMul", {x, b.Constant("w1", F(w1, {10, 32}))}), b.Constant("b1", F(b1, {32}))});
+  Value* y = b.Op("MatMul", {b.Op("Relu", {h}), b.Constant("w2", F(Normal(32 * 4, 62, 0.3), {32, 4}))});
+  b.Output(y);
+  std::unique_ptr<Model> m = b.Build(17);
+  ApproximateOptions o;
+  o.prune_dead = true;
+  Applied a = Apply(*m, o);
+  ASSERT_EQ(a.result.kept(), 1);
+  EXPECT_EQ(WeightOf(*a.model, "MatMul", 0)->dims(), (std::vector<int64_t>{10, 31}));
+  EXPECT_EQ(WeightOf(*a.model, "MatMul", 1)->dims(), (std::vector<int64_t>{31, 4}));
+  EXPECT_LT(a.max_abs_change, 1e-5);
+
+  // Units active on up to 60% of positions go too: the outputs change, and
+  // a budget of 1e-6 refuses it.
+  o.min_activation = 0.6;
+  o.max_error = 1e-6;
+  Applied strict = Apply(*m, o);
+  ASSERT_EQ(strict.result.steps.size(), 1u);
+  EXPECT_FALSE(strict.result.steps[0].kept);
+  EXPECT_NE(strict.result.steps[0].detail.find("rarely active"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aic::analysis
