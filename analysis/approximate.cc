@@ -1,11 +1,13 @@
 #include "analysis/approximate.h"
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/clone.h"
@@ -17,6 +19,11 @@ namespace aic::analysis {
 namespace {
 
 using Outputs = std::vector<RuntimeValue>;
+
+// A step measured slower than the model before it by more than this share is
+// refused (unless keep_slower): paired medians on a quiet machine differ by
+// a percent or two between identical models.
+constexpr double kSlowerTolerance = 0.03;
 
 session::SessionOptions MeasuringSession(const ApproximateOptions& o) {
   session::SessionOptions so;
@@ -191,6 +198,7 @@ absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, co
     UnitActivity a;
     a.node = watched[w].node;
     a.axis = watched[w].axis;
+    a.positions = watched[w].width > 0 ? total[w][0] : 0;
     bool seen = false;
     for (int64_t u = 0; u < watched[w].width; ++u) {
       seen = seen || total[w][u] > 0;
@@ -199,6 +207,16 @@ absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, co
     if (seen) out.push_back(std::move(a));
   }
   return out;
+}
+
+// Linear layers inside If/Loop/Scan bodies: not searched (a branch the
+// calibration samples do not take would be changed unmeasured), but said.
+int64_t SitesInSubgraphs(const Graph& g) {
+  int64_t n = 0;
+  for (const auto& node : g.nodes()) {
+    for (const Graph* body : node->Subgraphs()) n += static_cast<int64_t>(FindLinearSites(*body).size()) + SitesInSubgraphs(*body);
+  }
+  return n;
 }
 
 std::string Count(int64_t v) {
@@ -210,6 +228,35 @@ std::string Count(int64_t v) {
 }
 
 }  // namespace
+
+absl::Status AddApplySpec(const std::string& spec, ApproximateOptions& options) {
+  if (spec == "merge-linear") {
+    options.merge_linear = true;
+  } else if (spec == "prune-dead") {
+    options.prune_dead = true;
+  } else if (spec == "low-rank") {
+    options.low_rank = true;
+    options.rank.automatic = true;
+  } else if (spec.rfind("low-rank=", 0) == 0) {
+    const std::string value = spec.substr(9);
+    double energy = 0;
+    int64_t rank = 0;
+    if (value.find('.') == std::string::npos && absl::SimpleAtoi(value, &rank) && rank >= 1) {
+      options.rank.rank = rank;
+    } else if (absl::SimpleAtod(value, &energy) && energy > 0 && energy < 1) {
+      options.rank.energy = energy;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("low-rank=", value,
+                                                     ": expected an energy share in (0, 1) or a rank >= 1"));
+    }
+    options.low_rank = true;
+    options.rank.automatic = false;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec, ": expected low-rank[=E|R], prune-dead or merge-linear"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std::unique_ptr<Model>& model,
                                                       const ApproximateOptions& options) {
@@ -263,6 +310,76 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     current_error = Error(*got, *want, outputs, &result.final_worst_output);
   }
 
+  // One trial: the candidate applied to a clone of the current model, run on
+  // the samples. Returns the clone and its session when the edit ran.
+  struct Trial {
+    std::unique_ptr<Model> model;
+    std::unique_ptr<session::Session> session;
+    double error = 0;
+    std::string worst;
+    absl::Status status;
+  };
+  auto try_candidate = [&](const ApproximateCandidate& c) {
+    Trial t;
+    t.model = CloneModel(*current);
+    t.status = c.apply(*t.model);
+    if (t.status.ok()) {
+      auto s = session::Session::Create(*t.model, MeasuringSession(options));
+      if (s.ok()) t.session = *std::move(s);
+      else t.status = s.status();
+    }
+    if (t.status.ok()) {
+      auto got = RunAll(*t.session, feeds);
+      if (got.ok()) t.error = Error(*got, *want, outputs, &t.worst);
+      else t.status = got.status();
+    }
+    return t;
+  };
+  auto step_of = [](const ApproximateCandidate& c) {
+    ApproximateStep step;
+    step.kind = c.kind;
+    step.where = c.where;
+    step.detail = c.detail;
+    step.params_before = c.params_before;
+    step.params_after = c.params_after;
+    step.macs_before = c.macs_before;
+    step.macs_after = c.macs_after;
+    return step;
+  };
+  // Measures `t` against the budget and, timed, against the model so far;
+  // keeps it (it becomes the current model) or says why not.
+  auto decide = [&](Trial& t, ApproximateStep& step) {
+    step.error = t.error;
+    step.worst_output = t.worst;
+    if (!t.status.ok()) {
+      step.refused = absl::StrCat("the edited model did not run: ", t.status.message());
+      return;
+    }
+    if (!(t.error <= options.max_error)) {
+      step.refused = absl::StrFormat("error %.3g at %s > budget %g", t.error, t.worst, options.max_error);
+      return;
+    }
+    if (options.measure_latency) {
+      auto [before, after] = PairedMs(*running, *t.session, feeds[0], 400);
+      step.latency_before_ms = before;
+      step.latency_after_ms = after;
+      if (!options.keep_slower && before > 0 && after > before * (1 + kSlowerTolerance)) {
+        step.refused = absl::StrFormat("slower: %.3f -> %.3f ms (error %.3g)", before, after, t.error);
+        return;
+      }
+    }
+    step.kept = true;
+    current = std::move(t.model);
+    running = std::move(t.session);
+    current_error = t.error;
+    result.final_worst_output = t.worst;
+  };
+  auto saving = [](const ApproximateCandidate& c) {
+    return static_cast<double>(c.macs_before >= 0 ? c.macs_before - c.macs_after : c.params_before - c.params_after);
+  };
+
+  // Greedy: the candidate that saves most first, found again on the model
+  // each kept step leaves (a merge makes the next pair).
   std::set<std::string> tried;
   auto phase = [&](const std::string& kind, const std::function<std::vector<ApproximateCandidate>(const Model&)>& find) {
     while (true) {
@@ -274,47 +391,61 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
       }
       if (best == nullptr) return;
       tried.insert(best->key);
-      ApproximateStep step;
-      step.kind = best->kind;
-      step.where = best->where;
-      step.detail = best->detail;
-      step.params_before = best->params_before;
-      step.params_after = best->params_after;
-      step.macs_before = best->macs_before;
-      step.macs_after = best->macs_after;
+      ApproximateStep step = step_of(*best);
       say(absl::StrCat(kind, " ", result.steps.size() + 1, ": measuring ", best->where));
-      std::unique_ptr<Model> trial = CloneModel(*current);
-      absl::Status edited = best->apply(*trial);
-      std::unique_ptr<session::Session> trial_session;
-      if (edited.ok()) {
-        auto s = session::Session::Create(*trial, MeasuringSession(options));
-        if (s.ok()) trial_session = *std::move(s);
-        else edited = s.status();
-      }
-      if (edited.ok()) {
-        auto got = RunAll(*trial_session, feeds);
-        if (!got.ok()) {
-          edited = got.status();
-        } else {
-          step.error = Error(*got, *want, outputs, &step.worst_output);
-        }
-      }
-      if (!edited.ok()) {
-        step.refused = absl::StrCat("the edited model did not run: ", edited.message());
-      } else if (!(step.error <= options.max_error)) {
-        step.refused = absl::StrFormat("error %.3g at %s > budget %g", step.error, step.worst_output, options.max_error);
+      Trial t = try_candidate(*best);
+      decide(t, step);
+      result.steps.push_back(std::move(step));
+    }
+  };
+  // Ranked: every candidate measured alone first, then applied in order of
+  // saving per error (MACs, else parameters), at most one of a group (the
+  // ranks of one layer), each re-measured on the model so far. The budget
+  // goes to the layers that give most for it, not to the largest.
+  auto ranked_phase = [&](const std::string& kind, std::vector<ApproximateCandidate> candidates) {
+    std::vector<std::pair<double, size_t>> order;
+    std::vector<double> alone(candidates.size(), 0);
+    std::vector<std::string> alone_failure(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      say(absl::StrCat(kind, ": measuring ", i + 1, " of ", candidates.size(), " alone: ", candidates[i].where));
+      Trial t = try_candidate(candidates[i]);
+      alone[i] = t.error;
+      if (!t.status.ok()) {
+        alone_failure[i] = absl::StrCat("the edited model did not run: ", t.status.message());
+      } else if (!(t.error <= options.max_error)) {
+        alone_failure[i] = absl::StrFormat("error %.3g at %s > budget %g (alone)", t.error, t.worst, options.max_error);
       } else {
-        step.kept = true;
-        if (options.measure_latency) {
-          auto [before, after] = PairedMs(*running, *trial_session, feeds[0], 400);
-          step.latency_before_ms = before;
-          step.latency_after_ms = after;
-        }
-        current = std::move(trial);
-        running = std::move(trial_session);
-        current_error = step.error;
-        result.final_worst_output = step.worst_output;
+        order.push_back({saving(candidates[i]) / std::max(t.error, 1e-9), i});
       }
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    auto group_of = [&](size_t i) { return candidates[i].group.empty() ? candidates[i].key : candidates[i].group; };
+    // A group's best option alone may not fit once others are kept: its
+    // next option (fewer savings, less error) gets its turn.
+    std::set<std::string> done, fitted;
+    for (const auto& o : order) fitted.insert(group_of(o.second));
+    for (const auto& [score, i] : order) {
+      const ApproximateCandidate& c = candidates[i];
+      if (done.count(group_of(i))) continue;
+      ApproximateStep step = step_of(c);
+      say(absl::StrCat(kind, " ", result.steps.size() + 1, ": applying ", c.where));
+      Trial t = try_candidate(c);
+      decide(t, step);
+      if (step.kept) done.insert(group_of(i));
+      result.steps.push_back(std::move(step));
+    }
+    // A group none of whose options fits even alone: one refused line, its
+    // least costly option (the highest rank) and that option's error.
+    std::map<std::string, size_t> unfit;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (fitted.count(group_of(i))) continue;
+      auto it = unfit.find(group_of(i));
+      if (it == unfit.end() || candidates[i].params_after > candidates[it->second].params_after) unfit[group_of(i)] = i;
+    }
+    for (const auto& [group, i] : unfit) {
+      ApproximateStep step = step_of(candidates[i]);
+      step.error = alone[i];
+      step.refused = alone_failure[i];
       result.steps.push_back(std::move(step));
     }
   };
@@ -329,6 +460,13 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     say("prune-dead: measuring unit activity on the reference interpreter");
     auto activity = MeasureActivity(*current, feeds);
     if (activity.ok()) {
+      int64_t few = 0;
+      for (const UnitActivity& a : *activity) few += a.positions < kMinPositionsToPrune;
+      if (few > 0) {
+        result.notes.push_back(absl::StrCat("prune-dead: ", few, few == 1 ? " layer's" : " layers'",
+                                            " units were seen at fewer than ", kMinPositionsToPrune,
+                                            " positions and were not considered (more calibration samples would)"));
+      }
       phase("prune-dead", [&](const Model& m) {
         return PruneDeadCandidates(m, *activity, options.min_activation, Positions(m, feeds[0]));
       });
@@ -341,7 +479,11 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
   }
   if (options.low_rank) {
     say("low-rank: decomposing weights");
-    phase("low-rank", [&](const Model& m) { return LowRankCandidates(m, options.rank, Positions(m, feeds[0])); });
+    ranked_phase("low-rank", LowRankCandidates(*current, options.rank, Positions(*current, feeds[0])));
+  }
+  if (int64_t nested = SitesInSubgraphs(*current->graph); nested > 0) {
+    result.notes.push_back(absl::StrCat(nested, " linear layer", nested == 1 ? "" : "s",
+                                        " inside If/Loop/Scan bodies not searched (only the main graph is)"));
   }
   result.final_error = current_error;
   if (options.measure_latency && result.kept() > 0) {
@@ -385,6 +527,7 @@ std::string FormatApproximations(const ApproximateResult& r) {
     }
     absl::StrAppend(&out, "\n");
   }
+  for (const std::string& note : r.notes) absl::StrAppend(&out, "  note: ", note, "\n");
   absl::StrAppend(&out, "  ", r.kept(), " kept of ", r.steps.size(), " tried: ", Count(params_saved),
                   " params and ", macs_known ? Count(macs_saved) : "?", " MACs a run saved; output error ",
                   absl::StrFormat("%.3g", r.final_error));
@@ -410,6 +553,8 @@ void WriteApproximationsJson(JsonWriter& json, const ApproximateResult& r) {
     json.Field("latency_original_ms", r.latency_original_ms);
     json.Field("latency_final_ms", r.latency_final_ms);
   }
+  json.Key("notes");
+  json.InlineStrings(r.notes);
   json.Key("steps");
   json.BeginArray();
   for (const ApproximateStep& s : r.steps) {

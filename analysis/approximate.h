@@ -5,9 +5,14 @@
 // original model's; past the error budget the candidate is refused and the
 // model stays as it was. Kept candidates are also timed against the model
 // before them (paired runs, alternating, medians), so each line says what
-// the step saved in parameters, MACs and time, and what it cost in error.
+// the step saved in parameters, MACs and time, and what it cost in error; a
+// step that made the model slower is refused too, unless asked to keep it.
 // The order is merge-linear, then prune-dead, then low-rank (a pruned layer
-// is factorized at its new width); within a kind, largest saving first.
+// is factorized at its new width). Merges and prunes go largest saving
+// first; low-rank candidates (one or, with RankChoice::automatic, several
+// ranks a layer) are measured alone first and applied in order of MACs
+// saved per error, at most one rank a layer, so the budget goes to the
+// layers that give most for it.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,9 @@ struct ApproximateOptions {
   double max_error = 1e-2;
   CalibrationData calibration;
   bool measure_latency = true;
+  // Keep a step within the error budget even when it measured more than 3%
+  // slower than the model before it (a smaller file matters more than time).
+  bool keep_slower = false;
   int threads = 0;  // for the measuring sessions; 0: the core count
   ProgressFn progress;
 };
@@ -63,12 +71,19 @@ struct ApproximateResult {
   double latency_original_ms = -1;
   double latency_final_ms = -1;
   int threads = 0;
+  std::vector<std::string> notes;
   int kept() const {
     int k = 0;
     for (const ApproximateStep& s : steps) k += s.kept ? 1 : 0;
     return k;
   }
 };
+
+// Adds one `--apply` spec to `options`: "low-rank" (automatic rank),
+// "low-rank=E" (an energy share in (0, 1)), "low-rank=R" (a rank >= 1),
+// "prune-dead", "merge-linear". InvalidArgument naming the spec and what is
+// expected ("shrink: expected low-rank[=E|R], ...").
+absl::Status AddApplySpec(const std::string& spec, ApproximateOptions& options);
 
 // Applies what `options` asks for to `model` (replaced by the result),
 // measuring against `original` (the model as loaded: the same inputs and

@@ -28,6 +28,9 @@ namespace aic::analysis {
 struct ApproximateCandidate {
   std::string kind;    // "low-rank", "merge-linear", "prune-dead"
   std::string key;     // identity across edits of the model (its weights' names)
+  // Candidates of one group are alternatives (ranks of one layer): at most
+  // one is kept. Empty: the candidate is its own group.
+  std::string group;
   std::string where;   // the sites, as DescribeSite names them
   std::string detail;  // "rank 48 (99.0% energy)", "12 of 256 units"
   int64_t params_before = 0;
@@ -46,8 +49,14 @@ using SitePositions = std::vector<int64_t>;
 struct RankChoice {
   double energy = 0.99;  // keep this share of Σσᵢ²
   int64_t rank = 0;      // > 0: this rank (capped at min(m, n))
+  // Offer each layer at the ranks keeping each of kAutomaticEnergies (the
+  // driver keeps the one that saves most for the error it costs).
+  bool automatic = false;
 };
+inline constexpr double kAutomaticEnergies[] = {0.8, 0.9, 0.95, 0.99};
 
+// Apply closures find their layer by its weight's name, so a candidate stays
+// valid after other edits reorder the nodes.
 std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const RankChoice& choice,
                                                     const SitePositions& positions);
 
@@ -58,8 +67,13 @@ std::vector<ApproximateCandidate> MergeLinearCandidates(const Model& model, cons
 struct UnitActivity {
   int node = -1;
   int64_t axis = -1;
+  int64_t positions = 0;  // per unit, over all samples
   std::vector<double> active_share;
 };
+// Units seen at fewer positions than this are not called dead: a squeeze-
+// and-excitation block's units see one position a sample, and a unit that
+// stayed off on a handful of samples says little.
+inline constexpr int64_t kMinPositionsToPrune = 32;
 // Nodes whose output prune-dead can remove units of: a Relu, or a Clip with
 // a lower bound of 0, fed by a linear site (directly or through an Add of a
 // per-unit constant) and read only by linear sites (directly or through
@@ -71,7 +85,8 @@ struct PrunableUnits {
 };
 std::vector<PrunableUnits> FindPrunableUnits(const Model& model);
 
-// Units active on at most `max_active_share` of positions (0: never) go.
+// Units active on at most `max_active_share` of positions (0: never) go, at
+// nodes whose units were seen at kMinPositionsToPrune positions or more.
 std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const std::vector<UnitActivity>& activity,
                                                       double max_active_share, const SitePositions& positions);
 

@@ -47,10 +47,11 @@ std::vector<double> Transposed(const std::vector<double>& a, int64_t rows, int64
   return t;
 }
 
-absl::Status Factorize(Model& model, int node_index, const Factors& f) {
+absl::Status Factorize(Model& model, const std::string& weight, const Factors& f) {
   Graph& g = *model.graph;
-  std::optional<LinearSite> site = SiteAt(g, node_index);
-  if (!site) return absl::InternalError(absl::StrCat("node ", node_index, " is no longer a linear layer"));
+  std::optional<LinearSite> site = SiteReading(g, weight);
+  if (!site) return absl::InternalError(absl::StrCat("no linear layer reads ", weight, " any more"));
+  const int node_index = site->node;
   Node& n = *g.nodes()[static_cast<size_t>(node_index)];
   const DType dtype = site->weight->dtype();
   const int64_t r = f.rank;
@@ -78,13 +79,24 @@ absl::Status Factorize(Model& model, int node_index, const Factors& f) {
       g.AddNode("MatMul", {x, w1}, {mid}, base + "/low_rank_first");
       g.AddNode("MatMul", {mid, w2}, {y}, base + "/low_rank_second");
     } else {
-      // Gemm: alpha is in M (SiteMatrix); transA stays on the first, C and beta on the second.
-      Node* a = g.AddNode("Gemm", {x, w1}, {mid}, base + "/low_rank_first");
-      if (n.GetInt("transA", 0) != 0) a->SetAttr(Attribute::Int("transA", 1));
+      // Gemm: alpha is in M (SiteMatrix); transA stays on the first, C and
+      // beta on the second. The first is a MatMul unless it transposes A; a
+      // Gemm before opset 11 must have a C (zeros then).
+      if (n.GetInt("transA", 0) == 0) {
+        g.AddNode("MatMul", {x, w1}, {mid}, base + "/low_rank_first");
+      } else {
+        std::vector<Value*> first_inputs = {x, w1};
+        if (model.OpsetFor("") < 11) {
+          first_inputs.push_back(AddWeight(g, base + "/low_rank_zero_bias", std::vector<double>(static_cast<size_t>(r), 0.0), dtype, {r}));
+        }
+        Node* a = g.AddNode("Gemm", first_inputs, {mid}, base + "/low_rank_first");
+        a->SetAttr(Attribute::Int("transA", 1));
+      }
       std::vector<Value*> second_inputs = {mid, w2};
       if (n.has_input(2)) second_inputs.push_back(n.input(2));
       Node* b = g.AddNode("Gemm", second_inputs, {y}, base + "/low_rank_second");
       if (n.has_input(2)) b->SetAttr(Attribute::Float("beta", n.GetFloat("beta", 1.0f)));
+      // (The original Gemm had a C wherever its opset needs one.)
     }
   }
   return FinishEdit(model, {node_index}, {});
@@ -107,36 +119,47 @@ std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const Ra
     double total = 0;
     for (double s : svd->s) total += s * s;
     if (total <= 0) continue;
-    int64_t r = wanted;
-    double kept = 0;
+    // The ranks offered: the one asked for, or one per energy share.
+    std::vector<int64_t> ranks;
     if (choice.rank > 0) {
-      for (int64_t i = 0; i < r; ++i) kept += svd->s[i] * svd->s[i];
+      ranks.push_back(wanted);
     } else {
-      r = 0;
-      while (r < k) {
-        kept += svd->s[r] * svd->s[r];
-        ++r;
-        if (kept >= choice.energy * total * (1 - 1e-12)) break;
+      std::vector<double> energies = choice.automatic ? std::vector<double>(std::begin(kAutomaticEnergies), std::end(kAutomaticEnergies))
+                                                      : std::vector<double>{choice.energy};
+      for (double energy : energies) {
+        int64_t r = 0;
+        double kept = 0;
+        while (r < k) {
+          kept += svd->s[r] * svd->s[r];
+          ++r;
+          if (kept >= energy * total * (1 - 1e-12)) break;
+        }
+        if (ranks.empty() || ranks.back() != r) ranks.push_back(r);
       }
     }
-    if (r >= k || r * (m + n) >= m * n) continue;
-    ApproximateCandidate c;
-    c.kind = "low-rank";
-    c.key = absl::StrCat("low-rank:", site.weight->name());
-    c.where = DescribeSite(g, site);
-    c.detail = absl::StrFormat("rank %d of %d (%.1f%% energy, relative Frobenius error %.3g)", r, k,
-                               100 * kept / total, std::sqrt(std::max(0.0, total - kept) / total));
-    c.params_before = m * n;
-    c.params_after = r * (m + n);
     int64_t p = positions.size() > static_cast<size_t>(site.node) ? positions[site.node] : -1;
-    if (p >= 0) {
-      c.macs_before = p * c.params_before;
-      c.macs_after = p * c.params_after;
+    for (int64_t r : ranks) {
+      if (r >= k || r * (m + n) >= m * n) continue;
+      double kept = 0;
+      for (int64_t i = 0; i < r; ++i) kept += svd->s[i] * svd->s[i];
+      ApproximateCandidate c;
+      c.kind = "low-rank";
+      c.group = absl::StrCat("low-rank:", site.weight->name());
+      c.key = absl::StrCat(c.group, "@", r);
+      c.where = DescribeSite(g, site);
+      c.detail = absl::StrFormat("rank %d of %d (%.1f%% energy, relative Frobenius error %.3g)", r, k,
+                                 100 * kept / total, std::sqrt(std::max(0.0, total - kept) / total));
+      c.params_before = m * n;
+      c.params_after = r * (m + n);
+      if (p >= 0) {
+        c.macs_before = p * c.params_before;
+        c.macs_after = p * c.params_after;
+      }
+      auto factors = std::make_shared<const Factors>(Split(*svd, r));
+      std::string weight = site.weight->name();
+      c.apply = [weight, factors](Model& target) { return Factorize(target, weight, *factors); };
+      out.push_back(std::move(c));
     }
-    auto factors = std::make_shared<const Factors>(Split(*svd, r));
-    int node = site.node;
-    c.apply = [node, factors](Model& target) { return Factorize(target, node, *factors); };
-    out.push_back(std::move(c));
   }
   return out;
 }

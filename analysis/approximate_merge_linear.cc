@@ -123,6 +123,8 @@ absl::Status Merge(Model& model, int first_node) {
     }
     Value* w = AddWeight(g, base + "_weight", stored, dtype, {n, m});
     if (s1.kind == LinearKind::kGemm || s2.kind == LinearKind::kGemm) {
+      // Before opset 11 a Gemm must have a C.
+      if (bias.empty() && model.OpsetFor("") < 11) bias.assign(static_cast<size_t>(m), 0.0);
       std::vector<Value*> inputs = {x, w};
       if (!bias.empty()) inputs.push_back(AddWeight(g, base + "_bias", bias, dtype, {m}));
       Node* c = g.AddNode("Gemm", inputs, {y}, base);

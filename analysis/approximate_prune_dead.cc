@@ -142,7 +142,10 @@ Tensor KeepAlong(const Tensor& t, int64_t axis, const std::vector<int64_t>& keep
 }
 
 void Shrink(Graph& g, Value* v, int64_t axis, const std::vector<int64_t>& keep) {
-  g.SetInitializer(v, KeepAlong(*v->initializer(), axis, keep));
+  Tensor t = KeepAlong(*v->initializer(), axis, keep);
+  // The value's type too: inference reads it, and the file's value_info would keep the old width.
+  v->set_type(TypeInfo::Tensor(t.dtype(), Shape::FromValues(t.dims())));
+  g.SetInitializer(v, std::move(t));
 }
 
 absl::Status Prune(Model& model, int collapse, const std::vector<int64_t>& keep) {
@@ -202,6 +205,7 @@ std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const 
   for (const UnitActivity& a : activity) {
     std::optional<PruneSite> p = PruneSiteAt(g, a.node);
     if (!p || static_cast<int64_t>(a.active_share.size()) != p->width) continue;
+    if (a.positions < kMinPositionsToPrune) continue;
     std::vector<int64_t> keep;
     int64_t dead = 0, rare = 0;
     for (int64_t u = 0; u < p->width; ++u) {
@@ -231,7 +235,7 @@ std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const 
                            ", read by ", readers);
     c.detail = absl::StrCat(dead, " dead");
     if (rare > 0) absl::StrAppend(&c.detail, " and ", rare, " rarely active");
-    absl::StrAppend(&c.detail, " of ", w, " units; width ", kept, " remains");
+    absl::StrAppend(&c.detail, " of ", w, " units (", a.positions, " positions measured); width ", kept, " remains");
     c.params_before = p->producer.params();
     c.params_after = p->producer.params() / w * kept;
     bool macs_known = at(p->producer.node) >= 0;

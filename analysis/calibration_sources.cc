@@ -120,4 +120,12 @@ CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,
   return data;
 }
 
+CalibrationData RandomCalibrationAtTestShapes(const Model& model, int64_t n, uint64_t seed,
+                                              const std::map<std::string, std::vector<int64_t>>& given) {
+  session::InputShapes shapes = session::TestShapes(model, given);
+  CalibrationData data = RandomCalibration(model, n, seed, shapes);
+  data.source = absl::StrCat("random:", n, " at ", session::ShapesText(model, shapes));
+  return data;
+}
+
 }  // namespace aic::analysis

@@ -28,4 +28,10 @@ absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model, const std
 CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,
                                   const std::map<std::string, std::vector<int64_t>>& shapes = {});
 
+// N random samples at the shapes `opt` verifies at (session::TestShapes of
+// `given`: a realistic size per symbolic dim, not 1), the source saying them:
+// "random:8 at x=1,3,224,224". What `opt --apply` measures on without --calib.
+CalibrationData RandomCalibrationAtTestShapes(const Model& model, int64_t n, uint64_t seed,
+                                              const std::map<std::string, std::vector<int64_t>>& given);
+
 }  // namespace aic::analysis

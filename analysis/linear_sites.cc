@@ -120,6 +120,14 @@ std::vector<LinearSite> FindLinearSites(const Graph& g) {
   return sites;
 }
 
+std::optional<LinearSite> SiteReading(const Graph& g, const std::string& weight) {
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = *g.nodes()[i];
+    if (n.num_inputs() > 1 && n.input(1) != nullptr && n.input(1)->name() == weight) return SiteAt(g, static_cast<int>(i));
+  }
+  return std::nullopt;
+}
+
 std::vector<double> SiteMatrix(const Graph& g, const LinearSite& s) {
   const Node& n = *g.nodes()[static_cast<size_t>(s.node)];
   std::vector<double> w = rewrite::ToDoubles(*s.weight->initializer());
@@ -148,6 +156,7 @@ std::vector<double> SiteBias(const Graph& g, const LinearSite& s) {
 Value* AddWeight(Graph& g, const std::string& base, const std::vector<double>& values, DType dtype,
                  std::vector<int64_t> dims) {
   Value* v = AddIntermediate(g, base, dtype);
+  v->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(dims)));
   g.SetInitializer(v, rewrite::FromDoubles(values, dtype, std::move(dims)));
   return v;
 }

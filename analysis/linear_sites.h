@@ -45,6 +45,8 @@ std::string DescribeSite(const Graph& g, const LinearSite& s);
 // double the parameters).
 std::optional<LinearSite> SiteAt(const Graph& g, int index);
 std::vector<LinearSite> FindLinearSites(const Graph& g);
+// The site whose weight is the value named `weight`, if any.
+std::optional<LinearSite> SiteReading(const Graph& g, const std::string& weight);
 
 // M [out, in] row-major, with Gemm's alpha folded in.
 std::vector<double> SiteMatrix(const Graph& g, const LinearSite& s);

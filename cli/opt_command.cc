@@ -73,8 +73,10 @@ device, or a symlink (its target is written; the link stays).
 Approximate transformations (never on by default; each candidate is measured
 on the calibration samples and refused when an output's error passes the budget):
   --apply low-rank[=E|R]  factor linear layers (MatMul, Gemm, Conv) by their SVD,
-                     keeping share E of the spectral energy (default 0.99) or
-                     rank R, only where parameters and MACs fall
+                     only where parameters and MACs fall: at the rank keeping
+                     share E of the spectral energy, or rank R; without a value,
+                     each layer's rank for 80/90/95/99% energy is measured alone
+                     and the budget goes to the layers that save most for it
   --apply prune-dead remove units a ReLU never lets through on the samples,
                      from the layer producing them and the layers reading them
   --apply merge-linear  merge two linear layers with only a bias between them
@@ -84,6 +86,8 @@ on the calibration samples and refused when an output's error passes the budget)
                      random:8, generated data that the output says is not real
   --min-activation S prune-dead also removes units active on <= share S of positions
   --no-latency       do not time each kept step against the model before it
+                     (a step measured over 3% slower is refused otherwise)
+  --keep-slower      keep steps within the budget even when measured slower
 Exit: 0 ok, 1 verification mismatch, 2 bad usage or bad input.
 )";
 
@@ -172,7 +176,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
                                           "--explain", "--format", "--rtol", "--atol", "--seed", "--html",
                                           "--apply", "--max-error", "--calib", "--min-activation"},
                                          {"--help", "--in-place", "--external-data", "--list-rules", "--no-shapes", "--fold-dequantize",
-                                          "--no-latency"}});
+                                          "--no-latency", "--keep-slower"}});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->Has("--help")) {
     std::fputs(kHelp, stdout);
@@ -230,26 +234,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
 
   analysis::ApproximateOptions approximate;
   for (const std::string& spec : args->GetAll("--apply")) {
-    if (spec == "merge-linear") {
-      approximate.merge_linear = true;
-    } else if (spec == "prune-dead") {
-      approximate.prune_dead = true;
-    } else if (spec == "low-rank" || spec.rfind("low-rank=", 0) == 0) {
-      approximate.low_rank = true;
-      if (spec.size() > 9) {
-        const std::string value = spec.substr(9);
-        double energy = 0;
-        int64_t rank = 0;
-        if (value.find('.') == std::string::npos && absl::SimpleAtoi(value, &rank) && rank >= 1) {
-          approximate.rank.rank = rank;
-        } else if (absl::SimpleAtod(value, &energy) && energy > 0 && energy < 1) {
-          approximate.rank.energy = energy;
-        } else {
-          return UsageError("--apply low-rank=" + value + ": expected an energy share in (0, 1) or a rank >= 1");
-        }
-      }
-    } else {
-      return UsageError("--apply " + spec + ": expected low-rank[=E|R], prune-dead or merge-linear");
+    if (absl::Status s = analysis::AddApplySpec(spec, approximate); !s.ok()) {
+      return UsageError("--apply " + std::string(s.message()));
     }
   }
   const bool approximating = approximate.low_rank || approximate.prune_dead || approximate.merge_linear;
@@ -268,6 +254,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     }
   }
   approximate.measure_latency = !args->Has("--no-latency");
+  approximate.keep_slower = args->Has("--keep-slower");
   auto seed = args->GetInt("--seed", 0);
   if (!seed.ok()) return UsageError(std::string(seed.status().message()));
   const std::string calib = args->GetOr("--calib", "random:8");
@@ -327,10 +314,8 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     if (random_samples > 0) {
       // At the shapes verification runs at: --shape, else the fixed dims and
       // a realistic size per symbolic one (not 1: a 1×1 image says nothing).
-      session::InputShapes shapes = session::TestShapes(**original, job.verify_shapes);
-      approximate.calibration =
-          analysis::RandomCalibration(**original, random_samples, static_cast<uint64_t>(*seed), shapes);
-      approximate.calibration.source = absl::StrCat("random:", random_samples, " at ", session::ShapesText(**original, shapes));
+      approximate.calibration = analysis::RandomCalibrationAtTestShapes(**original, random_samples,
+                                                                         static_cast<uint64_t>(*seed), job.verify_shapes);
     } else {
       auto data = analysis::CalibrationFromDir(**original, calib);
       if (!data.ok()) return UsageError(std::string(data.status().message()));

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/approximate.h"
 #include "analysis/analyze.h"
 #include "analysis/calibration_sources.h"
 #include "analysis/render.h"
@@ -370,13 +371,78 @@ class PySession {
 
 // optimize(): (the optimized model's bytes, or None when it went to
 // `output_path` or would pass protobuf's 2 GB limit; the --stats JSON).
+// Calibration samples given as a list of feed dicts (copied: the analysis
+// reads them from its own threads).
+analysis::CalibrationData FeedListCalibration(const py::object& calib) {
+  auto samples = std::make_shared<std::vector<exec::Feeds>>();
+  for (const py::handle& f : calib) {
+    exec::Feeds feeds = FeedsOfDict(f.cast<py::dict>());
+    for (auto& [name, v] : feeds) {
+      if (v.is_tensor()) v.tensor = v.tensor.Clone();
+      for (Tensor& t : v.sequence) t = t.Clone();
+    }
+    samples->push_back(std::move(feeds));
+  }
+  if (samples->empty()) throw py::value_error("calib: no samples given");
+  analysis::CalibrationData data;
+  data.source = absl::StrCat(samples->size(), " sample(s) given");
+  data.samples = static_cast<int64_t>(samples->size());
+  data.feed = [samples](int64_t i) -> absl::StatusOr<analysis::Feeds> { return (*samples)[static_cast<size_t>(i)]; };
+  return data;
+}
+
+// "random:N" -> N; 0 for anything else.
+int64_t RandomSampleCount(const std::string& spec) {
+  if (spec.rfind("random:", 0) != 0) return 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(spec.substr(7));
+  } catch (...) {
+    n = 0;
+  }
+  if (n < 1) throw py::value_error("calib 'random:N' expects a positive N, got '" + spec + "'");
+  return n;
+}
+
 py::tuple Optimize(const py::object& model, const std::string& name, const std::string& base_dir, int level,
                    const std::string& target, const py::object& fix_shapes, const py::object& fix_dims,
                    int64_t fold_limit, bool fold_dequantize, int verify_runs, const py::object& verify_shapes,
                    const py::object& verify_feeds, double rtol, double atol, bool write_shapes,
                    const std::string& output_path, const std::string& spill_path, bool external_data,
-                   const std::string& html_path) {
+                   const std::string& html_path, const std::vector<std::string>& apply, double max_error,
+                   const py::object& calib, double min_activation, bool keep_slower, bool measure_latency,
+                   uint64_t seed) {
   if (level < 0 || level > 3) throw py::value_error("level must be 0..3");
+  analysis::ApproximateOptions approximate;
+  for (const std::string& spec : apply) {
+    if (absl::Status s = analysis::AddApplySpec(spec, approximate); !s.ok()) {
+      throw py::value_error("apply: " + std::string(s.message()));
+    }
+  }
+  const bool approximating = !apply.empty();
+  if (!(max_error >= 0)) throw py::value_error("max_error must be >= 0");
+  if (!(min_activation >= 0 && min_activation < 1)) throw py::value_error("min_activation must be in [0, 1)");
+  approximate.max_error = max_error;
+  approximate.min_activation = min_activation;
+  approximate.keep_slower = keep_slower;
+  approximate.measure_latency = measure_latency;
+  // What to measure on, read while the GIL is held: None (8 random samples),
+  // "random:N", a folder, or feed dicts.
+  int64_t random_samples = 0;
+  std::string calib_dir;
+  std::optional<analysis::CalibrationData> given_samples;
+  if (approximating) {
+    if (calib.is_none()) {
+      random_samples = 8;
+    } else if (py::isinstance<py::str>(calib)) {
+      calib_dir = calib.cast<std::string>();
+      random_samples = RandomSampleCount(calib_dir);
+    } else {
+      given_samples = FeedListCalibration(calib);
+    }
+  } else if (!calib.is_none()) {
+    throw py::value_error("calib goes with apply");
+  }
   if (target != "onnx" && target != "aic") throw py::value_error("target must be 'onnx' or 'aic'");
   ModelSource source = SourceOf(model, name, base_dir);
   session::OptimizeJob job;
@@ -419,6 +485,36 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
         status = absl::Status(outcome.status().code(),
                               message.rfind(source.name, 0) == 0 ? message : error_prefix + message);
         return;
+      }
+      std::string approximations;
+      if (approximating) {
+        // `opt --apply`: measured against the model as given.
+        auto original = reload();
+        if (!original.ok()) {
+          status = original.status();
+          return;
+        }
+        if (given_samples) {
+          approximate.calibration = *given_samples;
+        } else if (random_samples > 0) {
+          approximate.calibration =
+              analysis::RandomCalibrationAtTestShapes(**original, random_samples, seed, job.verify_shapes);
+        } else {
+          auto from_dir = analysis::CalibrationFromDir(**original, calib_dir);
+          if (!from_dir.ok()) {
+            status = from_dir.status();
+            return;
+          }
+          approximate.calibration = *std::move(from_dir);
+        }
+        auto applied = analysis::ApplyApproximations(**original, m, approximate);
+        if (!applied.ok()) {
+          status = absl::Status(applied.status().code(), absl::StrCat(error_prefix, "apply: ", applied.status().message()));
+          return;
+        }
+        JsonWriter json(/*one_line=*/true);
+        analysis::WriteApproximationsJson(json, *applied);
+        approximations = json.str();
       }
       if (!output_path.empty()) {
         SaveOptions save;
@@ -463,7 +559,7 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
           return;
         }
       }
-      stats = session::OptimizeOutcomeJson(*outcome, cli::VersionString(), source.name, output_path);
+      stats = session::OptimizeOutcomeJson(*outcome, cli::VersionString(), source.name, output_path, approximations);
     }();
   }
   Check(status);
@@ -494,21 +590,7 @@ std::optional<analysis::CalibrationData> CalibrationOf(const py::object& calib, 
     }
     return Take(analysis::CalibrationFromDir(model, spec));
   }
-  auto samples = std::make_shared<std::vector<exec::Feeds>>();
-  for (const py::handle& f : calib) {
-    exec::Feeds feeds = FeedsOfDict(f.cast<py::dict>());
-    for (auto& [name, v] : feeds) {
-      if (v.is_tensor()) v.tensor = v.tensor.Clone();
-      for (Tensor& t : v.sequence) t = t.Clone();
-    }
-    samples->push_back(std::move(feeds));
-  }
-  if (samples->empty()) throw py::value_error("calib: no samples given");
-  analysis::CalibrationData data;
-  data.source = absl::StrCat(samples->size(), " sample(s) given");
-  data.samples = static_cast<int64_t>(samples->size());
-  data.feed = [samples](int64_t i) -> absl::StatusOr<analysis::Feeds> { return (*samples)[static_cast<size_t>(i)]; };
-  return data;
+  return FeedListCalibration(calib);
 }
 
 std::string Report(const py::object& model, const std::string& name, const std::string& base_dir,
@@ -638,7 +720,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("target"), py::arg("fix_shapes"), py::arg("fix_dims"), py::arg("fold_limit"),
         py::arg("fold_dequantize"), py::arg("verify_runs"), py::arg("verify_shapes"), py::arg("verify_feeds"),
         py::arg("rtol"), py::arg("atol"), py::arg("write_shapes"), py::arg("output_path"),
-        py::arg("spill_path"), py::arg("external_data"), py::arg("html_path"));
+        py::arg("spill_path"), py::arg("external_data"), py::arg("html_path"), py::arg("apply"),
+        py::arg("max_error"), py::arg("calib"), py::arg("min_activation"), py::arg("keep_slower"),
+        py::arg("measure_latency"), py::arg("seed"));
   m.def("report", &Report, py::arg("model"), py::arg("name"), py::arg("base_dir"), py::arg("shapes"),
         py::arg("calib"), py::arg("energy"), py::arg("spectra"), py::arg("seed"), py::arg("rare"),
         py::arg("max_svd_dim"), py::arg("format"));

@@ -132,6 +132,9 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
              output_path: Optional[str] = None, external_data: bool = False,
              base_dir: Optional[str] = None,
              html: Optional[str] = None,
+             apply: Optional[Sequence[str]] = None, max_error: float = 1e-2,
+             calib: Any = None, min_activation: float = 0.0, keep_slower: bool = False,
+             measure_latency: bool = True, seed: int = 0,
              return_stats: bool = False):
     """Optimizes a model with the e-graph rewriter; returns an ``onnx.ModelProto``
     (``(model, stats)`` with ``return_stats=True``). ``aic-onnx opt`` in memory.
@@ -162,8 +165,24 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
         self-contained page (``aic-onnx opt --html``): the original and
         optimized graphs side by side, each optimized node linked to the
         nodes it replaced and the rule that made it.
+    apply: approximate transformations after the exact optimization
+        (``aic-onnx opt --apply``), never by default: ``"low-rank"`` (each
+        layer's rank chosen on the samples), ``"low-rank=0.95"`` (an energy
+        share), ``"low-rank=64"`` (a rank), ``"prune-dead"``,
+        ``"merge-linear"``. Each candidate is measured on the calibration
+        samples against the original and refused when an output's relative L2
+        error passes ``max_error``, or (``measure_latency``, unless
+        ``keep_slower``) when it runs more than 3% slower; the steps are in
+        ``stats["approximations"]``.
+    calib: what ``apply`` measures on: None (8 random samples at the
+        verification shapes, generated data), ``"random:N"``, a folder of
+        samples (as ``report``), or a list of feed dicts.
+    min_activation: ``prune-dead`` also removes units active on at most this
+        share of positions.
+    seed: of the random calibration samples.
     return_stats: also return the statistics of ``aic-onnx opt --stats``
-        (nodes before/after, rules fired, op types, times, verification).
+        (nodes before/after, rules fired, op types, times, verification,
+        approximations).
     """
     src, name, bdir = _source(model, base_dir)
     if test_inputs is not None and isinstance(test_inputs, Mapping):
@@ -177,7 +196,9 @@ def optimize(model: ModelLike, *, level: int = 2, target: str = "onnx",
             int(verify) if test_inputs is None else max(int(verify), 1), _shapes(test_shapes, "test_shapes"),
             list(test_inputs) if test_inputs is not None else None, float(rtol), float(atol),
             bool(write_shapes), _os.fspath(output_path) if output_path else "", spill, bool(external_data),
-            _os.fspath(html) if html else "")
+            _os.fspath(html) if html else "", [str(a) for a in (apply or [])], float(max_error),
+            _os.fspath(calib) if isinstance(calib, _os.PathLike) else calib, float(min_activation),
+            bool(keep_slower), bool(measure_latency), int(seed))
         if data is not None:
             result = onnx.ModelProto.FromString(data)
         elif output_path:

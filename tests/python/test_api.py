@@ -43,6 +43,51 @@ def test_optimize_returns_a_smaller_model_that_computes_the_same():
     np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
 
 
+def rank3_mlp():
+    """x [16, 64] @ W [64, 48] with W of rank 3 exactly: low-rank factors it at rank 3."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((64, 3)) @ rng.standard_normal((3, 48))).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="fc")], "rank3",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 48])],
+                          [numpy_helper.from_array(w, "W")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), w
+
+
+def test_optimize_applies_low_rank_measured_on_the_samples_given():
+    model, w = rank3_mlp()
+    rng = np.random.default_rng(4)
+    samples = [{"x": rng.standard_normal((16, 64)).astype(np.float32)} for _ in range(3)]
+    out, stats = aic_onnx.optimize(model, apply=["low-rank"], calib=samples, measure_latency=False,
+                                   return_stats=True)
+    onnx.checker.check_model(out, full_check=True)
+    approx = stats["approximations"]
+    assert approx["samples"] == 3 and not approx["random_data"]
+    kept = [s for s in approx["steps"] if s["kept"]]
+    assert len(kept) == 1 and kept[0]["kind"] == "low-rank" and "rank 3 of 48" in kept[0]["detail"]
+    assert kept[0]["params_after"] == 3 * (64 + 48) and approx["final_error"] < 1e-5
+    stored = sum(int(np.prod(t.dims)) for t in out.graph.initializer)
+    assert stored == 3 * (64 + 48)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    ort = pytest.importorskip("onnxruntime")
+    got = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, x @ w, rtol=1e-3, atol=1e-3 * np.abs(x @ w).max())
+
+
+def test_optimize_apply_refuses_past_the_budget_and_rejects_bad_specs():
+    model, _ = rank3_mlp()
+    out, stats = aic_onnx.optimize(model, apply=["low-rank=1"], max_error=1e-6, calib="random:2",
+                                   measure_latency=False, return_stats=True)
+    steps = stats["approximations"]["steps"]
+    assert steps and not any(s["kept"] for s in steps) and "budget" in steps[0]["refused"]
+    assert "generated" in stats["approximations"]["data"]
+    assert sum(int(np.prod(t.dims)) for t in out.graph.initializer) == 64 * 48
+    with pytest.raises(ValueError, match="apply: shrink"):
+        aic_onnx.optimize(model, apply=["shrink"])
+    with pytest.raises(ValueError, match="calib goes with apply"):
+        aic_onnx.optimize(model, calib="random:2")
+
+
 def test_optimize_takes_bytes_and_paths(tmp_path, testdata):
     model, _, _ = tiny_model()
     a = aic_onnx.optimize(model.SerializeToString(), verify=0)
