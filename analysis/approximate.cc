@@ -63,6 +63,11 @@ double Error(const std::vector<Outputs>& got, const std::vector<Outputs>& want, 
         break;
       }
       floating = IsFloatingPoint(b.tensor.dtype());
+      if (b.tensor.dtype() == DType::kString) {
+        for (size_t i = 0; i < b.tensor.strings().size(); ++i) differing += a.tensor.strings()[i] != b.tensor.strings()[i];
+        elements += b.tensor.num_elements();
+        continue;
+      }
       for (int64_t i = 0; i < b.tensor.num_elements(); ++i) {
         double x = a.tensor.ElementAsDouble(i), y = b.tensor.ElementAsDouble(i);
         if (floating) {
@@ -294,6 +299,16 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
   }
   const std::vector<session::IoInfo> outputs = (*reference)->outputs();
   std::unique_ptr<Model> current = CloneModel(*model);
+  // Before IR 4 every initializer is also listed as a graph input: those are
+  // weights here (not inputs a caller may feed), listed again at the end.
+  const bool initializers_are_inputs = current->ir_version < 4;
+  if (initializers_are_inputs) {
+    std::vector<Value*> inputs;
+    for (Value* v : current->graph->inputs()) {
+      if (!v->is_initializer()) inputs.push_back(v);
+    }
+    current->graph->set_inputs(inputs);
+  }
   {
     // The candidates read dtypes and ranks of intermediate values.
     InferOptions io;
@@ -496,6 +511,11 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     InferOptions io;
     io.best_effort = true;
     (void)InferShapes(*current, io);
+    if (initializers_are_inputs) {
+      for (Value* v : current->graph->initializers()) {
+        if (!v->is_graph_input()) current->graph->AddInput(v);
+      }
+    }
     model = std::move(current);
   }
   return result;

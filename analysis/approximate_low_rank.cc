@@ -91,12 +91,14 @@ absl::Status Factorize(Model& model, const std::string& weight, const Factors& f
         }
         Node* a = g.AddNode("Gemm", first_inputs, {mid}, base + "/low_rank_first");
         a->SetAttr(Attribute::Int("transA", 1));
+        if (model.OpsetFor("") < 7) a->SetAttr(Attribute::Int("broadcast", 1));  // C [r] broadcasts
       }
       std::vector<Value*> second_inputs = {mid, w2};
       if (n.has_input(2)) second_inputs.push_back(n.input(2));
       Node* b = g.AddNode("Gemm", second_inputs, {y}, base + "/low_rank_second");
       if (n.has_input(2)) b->SetAttr(Attribute::Float("beta", n.GetFloat("beta", 1.0f)));
-      // (The original Gemm had a C wherever its opset needs one.)
+      // Before opset 7 a C that broadcasts says so; the original's C is the one the second reads.
+      if (n.HasAttr("broadcast")) b->SetAttr(*n.FindAttr("broadcast"));
     }
   }
   return FinishEdit(model, {node_index}, {});

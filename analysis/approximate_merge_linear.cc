@@ -129,6 +129,7 @@ absl::Status Merge(Model& model, int first_node) {
       if (!bias.empty()) inputs.push_back(AddWeight(g, base + "_bias", bias, dtype, {m}));
       Node* c = g.AddNode("Gemm", inputs, {y}, base);
       if (s1.kind == LinearKind::kGemm && first.GetInt("transA", 0) != 0) c->SetAttr(Attribute::Int("transA", 1));
+      if (!bias.empty() && model.OpsetFor("") < 7) c->SetAttr(Attribute::Int("broadcast", 1));  // C [m] broadcasts
     } else if (bias.empty()) {
       g.AddNode("MatMul", {x, w}, {y}, base);
     } else {

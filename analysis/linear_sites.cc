@@ -72,7 +72,8 @@ std::optional<LinearSite> SiteAt(const Graph& g, int index) {
   if (!n.domain.empty() || n.num_outputs() < 1 || n.output(0) == nullptr) return std::nullopt;
   if (!n.has_input(0) || !n.has_input(1)) return std::nullopt;
   const Tensor* w = n.input(1)->initializer();
-  if (!IsFloatWeight(w) || ReadCount(g, n.input(1)) != 1) return std::nullopt;
+  // A graph input with an initializer is a default the caller may override, not a weight.
+  if (!IsFloatWeight(w) || n.input(1)->is_graph_input() || ReadCount(g, n.input(1)) != 1) return std::nullopt;
   if (n.input(0)->dtype() != DType::kUndefined && n.input(0)->dtype() != w->dtype()) return std::nullopt;
   LinearSite s;
   s.node = index;

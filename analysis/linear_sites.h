@@ -42,7 +42,9 @@ std::string DescribeSite(const Graph& g, const LinearSite& s);
 // alpha, beta, transA, transB) and a C that is absent or one value per
 // output; a Conv with group 1 and a constant weight. A weight that another
 // node also reads is not a site (changing it would change that node too, or
-// double the parameters).
+// double the parameters), nor is a graph input with a default (the caller
+// may feed another; before IR 4, where every initializer is listed as an
+// input, the driver takes them off the input list first).
 std::optional<LinearSite> SiteAt(const Graph& g, int index);
 std::vector<LinearSite> FindLinearSites(const Graph& g);
 // The site whose weight is the value named `weight`, if any.
