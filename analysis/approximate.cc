@@ -290,6 +290,18 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     feeds.push_back(*std::move(f));
   }
   if (feeds.empty()) return absl::InvalidArgumentError("no calibration samples");
+  // Every k-th sample is held out: never decided on, it tells at the end how
+  // far the result is from the original on samples the decisions did not see.
+  std::vector<Feeds> held_out;
+  if (options.holdout_share > 0 && feeds.size() >= 8) {
+    const size_t every = std::max<size_t>(2, static_cast<size_t>(std::llround(1.0 / options.holdout_share)));
+    std::vector<Feeds> decide;
+    for (size_t i = 0; i < feeds.size(); ++i) (i % every == every - 1 ? held_out : decide).push_back(std::move(feeds[i]));
+    feeds = std::move(decide);
+  }
+  result.samples = static_cast<int64_t>(feeds.size());
+  result.holdout_samples = static_cast<int64_t>(held_out.size());
+  if (!held_out.empty()) absl::StrAppend(&result.data, ": ", feeds.size(), " decided on, ", held_out.size(), " held out");
   say("running the original on the calibration samples");
   auto reference = session::Session::Create(original, MeasuringSession(options));
   if (!reference.ok()) return reference.status();
@@ -361,6 +373,12 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     step.macs_after = c.macs_after;
     return step;
   };
+  // The model the steps start from, kept to time each step's result against.
+  std::unique_ptr<session::Session> start_session;
+  if (options.measure_latency && !options.keep_slower) {
+    auto s = session::Session::Create(*current, MeasuringSession(options));
+    if (s.ok()) start_session = *std::move(s);
+  }
   // Measures `t` against the budget and, timed, against the model so far;
   // keeps it (it becomes the current model) or says why not.
   auto decide = [&](Trial& t, ApproximateStep& step) {
@@ -381,6 +399,16 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
       if (!options.keep_slower && before > 0 && after > before * (1 + kSlowerTolerance)) {
         step.refused = absl::StrFormat("slower: %.3f -> %.3f ms (error %.3g)", before, after, t.error);
         return;
+      }
+      // And against the model the steps started from, paired too (a baseline
+      // timed once drifts with the machine): small slowdowns must not add up.
+      if (!options.keep_slower && start_session != nullptr && result.kept() > 0) {
+        auto [start, now] = PairedMs(*start_session, *t.session, feeds[0], 400);
+        if (start > 0 && now > start * (1 + kSlowerTolerance)) {
+          step.refused = absl::StrFormat("slower than before the first step: %.3f -> %.3f ms (error %.3g)", start, now,
+                                         t.error);
+          return;
+        }
       }
     }
     step.kept = true;
@@ -501,6 +529,20 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
                                         " inside If/Loop/Scan bodies not searched (only the main graph is)"));
   }
   result.final_error = current_error;
+  if (!held_out.empty() && result.kept() > 0) {
+    say("checking the result on the held-out samples");
+    auto want_held = RunAll(**reference, held_out);
+    auto got_held = RunAll(*running, held_out);
+    if (want_held.ok() && got_held.ok()) {
+      result.holdout_error = Error(*got_held, *want_held, outputs, &result.holdout_worst_output);
+      if (!(result.holdout_error <= options.max_error)) {
+        result.notes.push_back(absl::StrFormat(
+            "the held-out samples' error %.3g (%s) is past the budget: the samples decided on do not stand for "
+            "the data well enough (more of them, or a smaller --max-error)",
+            result.holdout_error, result.holdout_worst_output));
+      }
+    }
+  }
   if (options.measure_latency && result.kept() > 0) {
     say("timing the original against the result");
     auto [before, after] = PairedMs(**reference, *running, feeds[0], 2000);
@@ -552,6 +594,9 @@ std::string FormatApproximations(const ApproximateResult& r) {
                   " params and ", macs_known ? Count(macs_saved) : "?", " MACs a run saved; output error ",
                   absl::StrFormat("%.3g", r.final_error));
   if (!r.final_worst_output.empty()) absl::StrAppend(&out, " (", r.final_worst_output, ")");
+  if (r.holdout_error >= 0) {
+    absl::StrAppend(&out, absl::StrFormat(", on the %d held-out samples %.3g", r.holdout_samples, r.holdout_error));
+  }
   if (r.latency_original_ms >= 0) {
     absl::StrAppend(&out, absl::StrFormat("; latency %.3f -> %.3f ms (%.2fx) on cpu", r.latency_original_ms,
                                           r.latency_final_ms, r.latency_final_ms / r.latency_original_ms));
@@ -569,6 +614,11 @@ void WriteApproximationsJson(JsonWriter& json, const ApproximateResult& r) {
   json.Field("error_metric", "relative L2 per output (integer outputs: share of elements that differ)");
   json.Field("final_error", r.final_error);
   json.Field("final_worst_output", r.final_worst_output);
+  json.Field("holdout_samples", r.holdout_samples);
+  if (r.holdout_error >= 0) {
+    json.Field("holdout_error", r.holdout_error);
+    json.Field("holdout_worst_output", r.holdout_worst_output);
+  }
   if (r.latency_original_ms >= 0) {
     json.Field("latency_original_ms", r.latency_original_ms);
     json.Field("latency_final_ms", r.latency_final_ms);

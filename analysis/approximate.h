@@ -41,6 +41,10 @@ struct ApproximateOptions {
   double max_error = 1e-2;
   CalibrationData calibration;
   bool measure_latency = true;
+  // With 8 samples or more, this share of them (every 4th) is held out: not
+  // decided on, the result's error on them is reported (and a note when it
+  // is past the budget: the samples decided on did not stand for the data).
+  double holdout_share = 0.25;
   // Keep a step within the error budget even when it measured more than 3%
   // slower than the model before it (a smaller file matters more than time).
   bool keep_slower = false;
@@ -64,10 +68,13 @@ struct ApproximateResult {
   std::vector<ApproximateStep> steps;
   std::string data;  // "8 random samples (generated, not real data)", "12 samples from calib/"
   bool random_data = false;
-  int64_t samples = 0;
+  int64_t samples = 0;  // decided on
   double max_error = 0;
-  double final_error = 0;
+  double final_error = 0;  // on the samples decided on
   std::string final_worst_output;
+  int64_t holdout_samples = 0;
+  double holdout_error = -1;  // the result on the held-out samples (-1: none, or nothing kept)
+  std::string holdout_worst_output;
   double latency_original_ms = -1;
   double latency_final_ms = -1;
   int threads = 0;

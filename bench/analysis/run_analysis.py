@@ -215,8 +215,9 @@ def write(args, results):
              f"{datetime.date.today().isoformat()}, " + machine_line(["numpy", "onnx", "onnxruntime", "PIL"]), "",
              "Each model: `aic-onnx opt MODEL OUT --apply merge-linear --apply prune-dead --apply low-rank "
              "--calib CALIB --max-error BUDGET`. Every candidate is measured on the calibration samples "
-             "(the fast CPU executor, the original's outputs as reference) and kept while every output's "
-             "relative L2 error stays within the budget; the order is merge-linear, prune-dead, low-rank "
+             "(the fast CPU executor, the original's outputs as reference; of the calibration samples opt "
+             "decides on three in four and holds every fourth out, reporting the result's error on those) "
+             "and kept while every output's relative L2 error stays within the budget; the order is merge-linear, prune-dead, low-rank "
              "(largest saving first within each). The written model is then checked on held-out samples "
              f"of the same kind with ONNX Runtime ({args.samples} calibration and {args.samples} held-out "
              "samples per model, different seeds). A step measured more than 3% slower than the model "
@@ -228,8 +229,8 @@ def write(args, results):
              "the original model. Parameters and MACs by `aic-onnx report` at the held-out sample's "
              "shapes.", ""]
     lines += ["## Summary", "",
-              "| model | budget | kept / tried | parameters | MACs | error, calibration (aic) | "
-              "error, held-out (ORT) | aic-onnx latency | ORT latency | opt time |",
+              "| model | budget | kept / tried | parameters | MACs | error: decided on / opt's held-out | "
+              "error: held-out set (ORT) | aic-onnx latency | ORT latency | opt time |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         if "skipped" in r:
@@ -242,13 +243,14 @@ def write(args, results):
             a = b["approx"]
             steps = a.get("steps", [])
             kept = sum(1 for s in steps if s.get("kept"))
+            held = f"{a['holdout_error']:.3g}" if "holdout_error" in a else "–"
             aic = (f"{a['latency_original_ms']:.2f} → {a['latency_final_ms']:.2f} ms "
                    f"({a['latency_final_ms'] / a['latency_original_ms']:.2f}×)" if "latency_original_ms" in a else "unchanged")
             lines.append(
                 f"| {r['name']} | {b['budget']:g} | {kept} / {len(steps)} | {fmt_count(r['params'])} → "
                 f"{fmt_count(b['params'])}{pct(r['params'], b['params']) if r['params'] and b['params'] else ''} | {fmt_count(r['macs'])} → "
                 f"{fmt_count(b['macs'])}{pct(r['macs'], b['macs']) if r['macs'] and b['macs'] else ''} | "
-                f"{a.get('final_error', 0):.3g} | {b['heldout_error']:.3g} | {aic} | "
+                f"{a.get('final_error', 0):.3g} / {held} | {b['heldout_error']:.3g} | {aic} | "
                 f"{b['ort_before_ms']:.2f} → {b['ort_after_ms']:.2f} ms ({b['ort_after_ms'] / b['ort_before_ms']:.2f}×) | "
                 f"{b['seconds']:.0f} s |")
     lines.append("")

@@ -178,7 +178,9 @@ TEST(ApplyLowRank, GemmAtOpsetTenKeepsCWhereTheOpsetNeedsIt) {
     Applied a = Apply(*m, o);
     ASSERT_EQ(a.result.kept(), 1) << trans_a;
     for (const auto& n : a.model->graph->nodes()) {
-      if (n->op_type == "Gemm") EXPECT_EQ(n->num_inputs(), 3u) << trans_a;
+      if (n->op_type == "Gemm") {
+        EXPECT_EQ(n->num_inputs(), 3u) << trans_a;
+      }
     }
     EXPECT_LT(a.max_abs_change, 1e-3);
   }
@@ -334,7 +336,9 @@ TEST(ApplyMergeLinear, GemmsWithoutBiasAtOpsetTenMergeIntoAGemmWithC) {
   ASSERT_EQ(a.result.kept(), 1);
   ASSERT_EQ(CountOps(*a.model, "Gemm"), 1);
   for (const auto& n : a.model->graph->nodes()) {
-    if (n->op_type == "Gemm") EXPECT_EQ(n->num_inputs(), 3u);
+    if (n->op_type == "Gemm") {
+      EXPECT_EQ(n->num_inputs(), 3u);
+    }
   }
   EXPECT_LT(a.max_abs_change, 1e-4);
 }
@@ -423,7 +427,9 @@ TEST(ApplyPruneDead, DeadChannelsLeaveBothLayersAndOutputsStay) {
       ASSERT_TRUE(n->output(0)->shape().has_rank());
       EXPECT_EQ(n->output(0)->shape().dims()[1].value(), 11) << n->op_type;
     }
-    if (n->op_type == "Conv") EXPECT_EQ(n->input(1)->shape().dims()[0].value(), n->input(1)->initializer()->dim(0));
+    if (n->op_type == "Conv") {
+      EXPECT_EQ(n->input(1)->shape().dims()[0].value(), n->input(1)->initializer()->dim(0));
+    }
   }
 }
 
@@ -468,6 +474,24 @@ TEST(ApplyPruneDead, MlpThroughABiasAddAndRareUnitsMeasured) {
   ASSERT_EQ(strict.result.steps.size(), 1u);
   EXPECT_FALSE(strict.result.steps[0].kept);
   EXPECT_NE(strict.result.steps[0].detail.find("rarely active"), std::string::npos);
+}
+
+// From 8 samples on, every 4th is held out: not decided on, the result's
+// error on them is reported (dead units: exactly 0 there too).
+TEST(ApplyPruneDead, HeldOutSamplesAreNotDecidedOnAndReported) {
+  std::unique_ptr<Model> m = MlpWithADeadUnit(16);
+  std::unique_ptr<Model> model = CloneModel(*m);
+  ApproximateOptions o;
+  o.prune_dead = true;
+  o.measure_latency = false;
+  o.calibration = RandomCalibration(*m, 8, 5);
+  auto r = ApplyApproximations(*m, model, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->samples, 6);
+  EXPECT_EQ(r->holdout_samples, 2);
+  ASSERT_EQ(r->kept(), 1);
+  EXPECT_EQ(r->holdout_error, 0);
+  EXPECT_NE(r->data.find("6 decided on, 2 held out"), std::string::npos) << r->data;
 }
 
 TEST(ApplyPruneDead, UnitsSeenAtTooFewPositionsAreNotCalledDead) {
