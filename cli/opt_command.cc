@@ -314,8 +314,11 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     if (random_samples > 0) {
       // At the shapes verification runs at: --shape, else the fixed dims and
       // a realistic size per symbolic one (not 1: a 1×1 image says nothing).
-      approximate.calibration = analysis::RandomCalibrationAtTestShapes(**original, random_samples,
-                                                                         static_cast<uint64_t>(*seed), job.verify_shapes);
+      // Where verification had to move to a nearby size (dims the model ties by
+      // arithmetic), that size.
+      approximate.calibration = analysis::RandomCalibrationAtTestShapes(
+          **original, random_samples, static_cast<uint64_t>(*seed),
+          outcome->verify_shapes.empty() ? job.verify_shapes : outcome->verify_shapes);
     } else {
       auto data = analysis::CalibrationFromDir(**original, calib);
       if (!data.ok()) return UsageError(std::string(data.status().message()));

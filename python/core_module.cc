@@ -497,8 +497,9 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
         if (given_samples) {
           approximate.calibration = *given_samples;
         } else if (random_samples > 0) {
-          approximate.calibration =
-              analysis::RandomCalibrationAtTestShapes(**original, random_samples, seed, job.verify_shapes);
+          approximate.calibration = analysis::RandomCalibrationAtTestShapes(
+              **original, random_samples, seed,
+              outcome->verify_shapes.empty() ? job.verify_shapes : outcome->verify_shapes);
         } else {
           auto from_dir = analysis::CalibrationFromDir(**original, calib_dir);
           if (!from_dir.ok()) {

@@ -135,6 +135,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
       }
       shapes = TestShapes(*original, given);
       outcome.verify_inputs = ShapesText(*original, shapes);
+      outcome.verify_shapes = shapes;
       feeds = RandomFeedSets(*original, shapes, job.verify_runs);
     } else {
       outcome.verify_inputs = job.verify_feeds_source;
@@ -185,6 +186,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
       if (!retry.ok() && absl::IsFailedPrecondition(retry.status())) continue;
       report = std::move(retry);
       outcome.verify_inputs = ShapesText(*original, other);
+      outcome.verify_shapes = other;
       break;
     }
   }

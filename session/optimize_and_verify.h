@@ -54,6 +54,7 @@ struct OptimizeOutcome {
   std::map<std::string, int64_t> ops_after;
   bool verify_wanted = false;   // verify_runs > 0 or feeds given
   std::string verify_inputs;    // "x=1,3,224,224" or the feeds' source
+  InputShapes verify_shapes;    // the shapes random verification ran at (a nearby size where the first failed)
   std::string verify_skipped;   // why verification could not run ("" when it ran)
   CompareReport verify;         // its result, when it ran
   double verify_rtol = 0;       // the tolerance it compared at (OptimizeJob::tolerance_given)
