@@ -66,7 +66,8 @@ device, or a symlink (its target is written; the link stays).
   --html FILE        write one self-contained page of the changes: the original
                      and optimized graphs side by side, each optimized node
                      linked to the original nodes it replaced and the rule that
-                     made it, the op table and the rule counts (main graph only)
+                     made it, the op table and the rule counts (main graph only;
+                     the rewriter's changes, before --apply's)
   --explain RULE     print where RULE fired or declined, and why
   --in-place         allow OUT to be IN
   --no-shapes        do not write the inferred shapes as value_info (written by default)
@@ -307,6 +308,28 @@ int OptCommand(const std::vector<std::string>& argv_in) {
     std::string message(outcome.status().message());
     return UsageError(message.rfind(in, 0) == 0 ? message : in + ": " + message);
   }
+  // The page of what the rewriter changed, laid out before --apply replaces
+  // the graph it traced (the approximate steps are printed and in --stats);
+  // written after the model.
+  std::optional<std::string> html;
+  if (html_output) {
+    analysis::OptPage page;
+    page.input_path = in;
+    page.output_path = out;
+    page.optimized = (*model)->graph.get();
+    page.provenance = outcome->stats.provenance.get();
+    page.stats = &outcome->stats;
+    page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
+    page.unchanged_reason = outcome->unchanged_reason;
+    absl::StatusOr<std::string> rendered;
+    {
+      ProgressLine progress("opt");
+      progress.Set(absl::StrCat("laying out ", page.optimized->num_nodes(), " optimized and the original nodes (Graphviz dot)"));
+      rendered = analysis::RenderOptHtml(page);
+    }
+    if (!rendered.ok()) return UsageError(in + ": " + std::string(rendered.status().message()));
+    html = *std::move(rendered);
+  }
   std::optional<analysis::ApproximateResult> approximated;
   if (approximating) {
     absl::StatusOr<std::unique_ptr<Model>> original = reload();
@@ -338,22 +361,7 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   if (absl::Status s = WriteModel(**model, *output, save_options); !s.ok()) {
     return UsageError(std::string(s.message()));
   }
-  if (html_output) {
-    analysis::OptPage page;
-    page.input_path = in;
-    page.output_path = out;
-    page.optimized = (*model)->graph.get();
-    page.provenance = outcome->stats.provenance.get();
-    page.stats = &outcome->stats;
-    page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
-    page.unchanged_reason = outcome->unchanged_reason;
-    absl::StatusOr<std::string> html;
-    {
-      ProgressLine progress("opt");
-      progress.Set(absl::StrCat("laying out ", page.optimized->num_nodes(), " optimized and the original nodes (Graphviz dot)"));
-      html = analysis::RenderOptHtml(page);
-    }
-    if (!html.ok()) return UsageError(in + ": " + std::string(html.status().message()));
+  if (html) {
     if (absl::Status s = WriteText(*html, *html_output); !s.ok()) return UsageError(std::string(s.message()));
   }
   if (!outcome->unchanged_reason.empty()) {

@@ -486,6 +486,25 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
                               message.rfind(source.name, 0) == 0 ? message : error_prefix + message);
         return;
       }
+      // `opt --html`: the page of what the rewriter changed, laid out before
+      // `apply` replaces the graph it traced; written after the model.
+      std::string html_page;
+      if (!html_path.empty()) {
+        analysis::OptPage page;
+        page.input_path = source.name;
+        page.output_path = output_path;
+        page.optimized = m->graph.get();
+        page.provenance = outcome->stats.provenance.get();
+        page.stats = &outcome->stats;
+        page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
+        page.unchanged_reason = outcome->unchanged_reason;
+        absl::StatusOr<std::string> html = analysis::RenderOptHtml(page);
+        if (!html.ok()) {
+          status = absl::Status(html.status().code(), error_prefix + std::string(html.status().message()));
+          return;
+        }
+        html_page = *std::move(html);
+      }
       std::string approximations;
       if (approximating) {
         // `opt --apply`: measured against the model as given.
@@ -539,22 +558,8 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
         }
       }
       if (!html_path.empty()) {
-        // `opt --html`: the page of what the rewriter changed.
-        analysis::OptPage page;
-        page.input_path = source.name;
-        page.output_path = output_path;
-        page.optimized = m->graph.get();
-        page.provenance = outcome->stats.provenance.get();
-        page.stats = &outcome->stats;
-        page.op_table = session::OpTableRows(outcome->ops_before, outcome->ops_after);
-        page.unchanged_reason = outcome->unchanged_reason;
-        absl::StatusOr<std::string> html = analysis::RenderOptHtml(page);
-        if (!html.ok()) {
-          status = absl::Status(html.status().code(), error_prefix + std::string(html.status().message()));
-          return;
-        }
         std::ofstream file(html_path, std::ios::binary | std::ios::trunc);
-        file << *html;
+        file << html_page;
         if (!file.good()) {
           status = absl::InvalidArgumentError(absl::StrCat(error_prefix, "cannot write ", html_path));
           return;

@@ -71,6 +71,17 @@ TEST(OptApplyCli, RefusedPastTheBudgetWritesTheExactOptimization) {
   EXPECT_EQ(ParamCount(dir + "/out.onnx"), ParamCount(dir + "/plain.onnx"));
 }
 
+// --html shows what the rewriter changed (traced before --apply replaced the
+// graph): its new nodes are marked, not the whole graph shown as unchanged.
+TEST(OptApplyCli, HtmlPageIsTheRewritersWithApply) {
+  std::string dir = TempDir("html");
+  auto r = RunAicOnnx("opt " + Testdata("resnet_cnn.onnx") + " " + dir + "/out.onnx --apply low-rank=0.9 " +
+                      "--max-error 10 --calib random:2 --no-latency --html " + dir + "/changes.html");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string page = ReadAll(dir + "/changes.html");
+  EXPECT_NE(page.find("\"n k-new\""), std::string::npos);  // a node the rewriter made (not the legend's CSS)
+}
+
 TEST(OptApplyCli, BadUsageIsOneLineExitTwoAndWritesNothing) {
   std::string dir = TempDir("usage");
   const std::string model = Testdata("seed_mlp.onnx");
