@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "onnx_io/load.h"
 #include "onnx_io/npy.h"
@@ -87,6 +88,15 @@ absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model,
     return feeds;
   };
   return data;
+}
+
+absl::StatusOr<int64_t> RandomSampleCount(const std::string& spec) {
+  if (spec.rfind("random:", 0) != 0) return 0;
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(spec.substr(7), &n) || n < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("expects a positive N, got '", spec, "'"));
+  }
+  return n;
 }
 
 CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,

@@ -23,6 +23,11 @@ absl::StatusOr<CalibrationData> CalibrationFromDir(const Model& model, const std
 // N random samples: floats normal, token ids uniform over their embedding
 // table, other integer and boolean inputs (masks) ones. `model` must outlive
 // the data.
+// The N of a "random:N" calibration spec; 0 for any other spec (a folder).
+// InvalidArgument "expects a positive N, got 'SPEC'" for a bad or missing N
+// (callers put the flag's name in front).
+absl::StatusOr<int64_t> RandomSampleCount(const std::string& spec);
+
 // `shapes` (graph input name -> dims) sizes the inputs it names; other
 // symbolic dims are 1.
 CalibrationData RandomCalibration(const Model& model, int64_t n, uint64_t seed,

@@ -118,6 +118,15 @@ absl::Status GramEigenvalues(const Tensor& weight, int64_t rows, int64_t cols,
   return absl::OkStatus();
 }
 
+// Once per process, before the first LAPACK call (see the note at the top).
+void UseOneBlasThread() {
+  static const bool kOneThread = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)kOneThread;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t rows, int64_t cols,
@@ -130,11 +139,7 @@ absl::StatusOr<std::vector<double>> SingularValues(const Tensor& weight, int64_t
     return absl::InvalidArgumentError(
         absl::StrCat("weight dtype ", DTypeName(weight.dtype()), " is not floating point"));
   }
-  static const bool kOneThread = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)kOneThread;
+  UseOneBlasThread();
   std::vector<double> out(static_cast<size_t>(std::min(rows, cols)));
   const bool exact = weight.dtype() == DType::kDouble;
   absl::Status s = exact ? DoubleSvd(weight, rows, cols, out) : GramEigenvalues(weight, rows, cols, out);
@@ -154,11 +159,7 @@ absl::StatusOr<ThinSvd> ComputeThinSvd(std::vector<double> a, int64_t rows, int6
   for (double v : a) {
     if (!std::isfinite(v)) return absl::InvalidArgumentError("weight has non-finite values");
   }
-  static const bool kOneThread = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)kOneThread;
+  UseOneBlasThread();
   ThinSvd svd;
   svd.rows = rows;
   svd.cols = cols;

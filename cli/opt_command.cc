@@ -259,10 +259,9 @@ int OptCommand(const std::vector<std::string>& argv_in) {
   auto seed = args->GetInt("--seed", 0);
   if (!seed.ok()) return UsageError(std::string(seed.status().message()));
   const std::string calib = args->GetOr("--calib", "random:8");
-  int64_t random_samples = 0;
-  if (calib.rfind("random:", 0) == 0 && (!absl::SimpleAtoi(calib.substr(7), &random_samples) || random_samples < 1)) {
-    return UsageError("--calib random:N expects a positive N, got '" + calib + "'");
-  }
+  absl::StatusOr<int64_t> random_count = analysis::RandomSampleCount(calib);
+  if (!random_count.ok()) return UsageError("--calib random:N " + std::string(random_count.status().message()));
+  const int64_t random_samples = *random_count;
 
   // Before any work: it may re-execute the process (exec/cpu/threading.cc,
   // and OpenBLAS's kernels for the SVDs of low-rank).

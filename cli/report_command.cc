@@ -147,12 +147,10 @@ int ReportCommand(const std::vector<std::string>& argv) {
   }
   options.input_shapes = shapes;
   if (auto calib = args->Get("--calib")) {
-    if (calib->rfind("random:", 0) == 0) {
-      int64_t n = 0;
-      if (!absl::SimpleAtoi(calib->substr(7), &n) || n < 1) {
-        return UsageError("--calib random:N expects a positive N, got '" + *calib + "'");
-      }
-      options.calibration = analysis::RandomCalibration(model, n, static_cast<uint64_t>(*seed));
+    absl::StatusOr<int64_t> n = analysis::RandomSampleCount(*calib);
+    if (!n.ok()) return UsageError("--calib random:N " + std::string(n.status().message()));
+    if (*n > 0) {
+      options.calibration = analysis::RandomCalibration(model, *n, static_cast<uint64_t>(*seed));
     } else {
       auto data = analysis::CalibrationFromDir(model, *calib);
       if (!data.ok()) return UsageError(std::string(data.status().message()));

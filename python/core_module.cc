@@ -391,17 +391,11 @@ analysis::CalibrationData FeedListCalibration(const py::object& calib) {
   return data;
 }
 
-// "random:N" -> N; 0 for anything else.
+// "random:N" -> N; 0 for a folder.
 int64_t RandomSampleCount(const std::string& spec) {
-  if (spec.rfind("random:", 0) != 0) return 0;
-  int64_t n = 0;
-  try {
-    n = std::stoll(spec.substr(7));
-  } catch (...) {
-    n = 0;
-  }
-  if (n < 1) throw py::value_error("calib 'random:N' expects a positive N, got '" + spec + "'");
-  return n;
+  absl::StatusOr<int64_t> n = analysis::RandomSampleCount(spec);
+  if (!n.ok()) throw py::value_error("calib 'random:N' " + std::string(n.status().message()));
+  return *n;
 }
 
 py::tuple Optimize(const py::object& model, const std::string& name, const std::string& base_dir, int level,
@@ -584,16 +578,7 @@ std::optional<analysis::CalibrationData> CalibrationOf(const py::object& calib, 
   }
   if (py::isinstance<py::str>(calib)) {
     std::string spec = calib.cast<std::string>();
-    if (spec.rfind("random:", 0) == 0) {
-      int64_t n = 0;
-      try {
-        n = std::stoll(spec.substr(7));
-      } catch (...) {
-        n = 0;
-      }
-      if (n < 1) throw py::value_error("calib 'random:N' expects a positive N, got '" + spec + "'");
-      return analysis::RandomCalibration(model, n, seed);
-    }
+    if (int64_t n = RandomSampleCount(spec); n > 0) return analysis::RandomCalibration(model, n, seed);
     return Take(analysis::CalibrationFromDir(model, spec));
   }
   return FeedListCalibration(calib);

@@ -49,6 +49,14 @@ int CountOps(const Model& m, const std::string& op) {
   return n;
 }
 
+// x [rows, in] · w [in, out]: one MatMul layer.
+std::unique_ptr<Model> OneMatMul(int64_t rows, const std::vector<float>& w, int64_t in, int64_t out) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {rows, in});
+  b.Output(b.Op("MatMul", {x, b.Constant("w", F(w, {in, out}))}));
+  return b.Build(17);
+}
+
 struct Applied {
   ApproximateResult result;
   std::unique_ptr<Model> model;
@@ -97,11 +105,7 @@ const Tensor* WeightOf(const Model& m, const std::string& op, size_t which) {
 }
 
 TEST(ApplyLowRank, RankThreeMatMulBecomesExactlyRankThree) {
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {4, 64});
-  Value* w = b.Constant("w", F(RankR(64, 48, 3, 1), {64, 48}));
-  b.Output(b.Op("MatMul", {x, w}));
-  std::unique_ptr<Model> m = b.Build(17);
+  std::unique_ptr<Model> m = OneMatMul(4, RankR(64, 48, 3, 1), 64, 48);
   ApproximateOptions o;
   o.low_rank = true;
   o.rank.energy = 1 - 1e-9;
@@ -128,10 +132,7 @@ TEST(ApplyLowRank, RankThreeMatMulBecomesExactlyRankThree) {
 TEST(ApplyLowRank, AutomaticRankFindsTheRankTheBudgetAllows) {
   std::vector<float> w = RankR(64, 48, 3, 1), noise = Normal(64 * 48, 2, 1e-3);
   for (size_t i = 0; i < w.size(); ++i) w[i] += noise[i];
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {4, 64});
-  b.Output(b.Op("MatMul", {x, b.Constant("w", F(w, {64, 48}))}));
-  std::unique_ptr<Model> m = b.Build(17);
+  std::unique_ptr<Model> m = OneMatMul(4, w, 64, 48);
   ApproximateOptions o;
   o.low_rank = true;
   o.rank.automatic = true;
@@ -228,11 +229,7 @@ TEST(ApplyLowRank, StridedPaddedConvSplitsIntoConvAndPointwiseConv) {
 }
 
 TEST(ApplyLowRank, RefusedPastTheErrorBudgetLeavesTheModel) {
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {4, 64});
-  Value* w = b.Constant("w", F(Normal(64 * 48, 8), {64, 48}));  // full rank
-  b.Output(b.Op("MatMul", {x, w}));
-  std::unique_ptr<Model> m = b.Build(17);
+  std::unique_ptr<Model> m = OneMatMul(4, Normal(64 * 48, 8), 64, 48);  // full rank
   ApproximateOptions o;
   o.low_rank = true;
   o.rank.rank = 2;
@@ -248,11 +245,7 @@ TEST(ApplyLowRank, RefusedPastTheErrorBudgetLeavesTheModel) {
 }
 
 TEST(ApplyLowRank, NotOfferedWhereItDoesNotPay) {
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {4, 16});
-  Value* w = b.Constant("w", F(RankR(16, 16, 9, 9), {16, 16}));  // break-even rank 8
-  b.Output(b.Op("MatMul", {x, w}));
-  std::unique_ptr<Model> m = b.Build(17);
+  std::unique_ptr<Model> m = OneMatMul(4, RankR(16, 16, 9, 9), 16, 16);  // break-even rank 8
   ApproximateOptions o;
   o.low_rank = true;
   o.rank.energy = 1 - 1e-9;
@@ -263,10 +256,7 @@ TEST(ApplyLowRank, NotOfferedWhereItDoesNotPay) {
 // The report's "what if" table is what --apply low-rank would do: a rank-3
 // weight shows rank 3 at 99.9% energy, paying, with σ₄ at rounding level.
 TEST(ReportWhatIf, RankThreeWeightPaysAtRankThree) {
-  GraphBuilder b;
-  Value* x = b.Input("x", DType::kFloat, {4, 64});
-  b.Output(b.Op("MatMul", {x, b.Constant("w", F(RankR(64, 48, 3, 1), {64, 48}))}));
-  std::unique_ptr<Model> m = b.Build(17);
+  std::unique_ptr<Model> m = OneMatMul(4, RankR(64, 48, 3, 1), 64, 48);
   auto report = Analyze(*m, AnalysisOptions{});
   ASSERT_TRUE(report.ok()) << report.status();
   const ReportNode* layer = nullptr;
