@@ -75,6 +75,7 @@ bool LoweringFrame::FoldConstant(const Node& n) {
   for (size_t i = 0; i < n.num_outputs(); ++i) {
     if (n.output(i) == nullptr) continue;
     constants_.push_back(std::move(*ev.values[i]));
+    Folded(n.output(i), constants_.back());
     ValueFacts& f = V(n.output(i));
     f.constant = &constants_.back();
     f.dims = f.constant->dims();

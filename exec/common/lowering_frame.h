@@ -72,6 +72,9 @@ class LoweringFrame {
   virtual absl::Status LowerNode(const Node& n) = 0;
   // Graph output `out`, computed (or constant), handed to the caller.
   virtual absl::Status BindOutput(const Value* out) = 0;
+  // `v` was computed at compile time as `t`; the backend may adjust how it
+  // stores it (the CPU backend rounds a value declared half, widened to f32).
+  virtual void Folded(const Value* v, Tensor& t) {}
 
   // The definition whose reference kernel runs n as a fallback; null for a
   // call of a model-local function (the reference interpreter runs it);

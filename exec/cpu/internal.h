@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "exec/cpu/plan.h"
+#include "exec/cpu/widen_half.h"
 #include "graph/model.h"
 #include "graph/runtime_value.h"
 #include "graph/tensor.h"
@@ -103,6 +104,9 @@ class Plan {
   std::vector<int> outputs;                        // plain slot per graph output
   PlanStats stats;
   int threads = 0;
+  // Values of `model` declared half that steps round where they write them
+  // (half_storage.h); filled when the model is widened.
+  StoredHalfValues stored_half;
 };
 
 // A oneDNN primitive over slots; `md` may reinterpret a slot's bytes (same size).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "exec/cpu/fallback_step.h"
+#include "exec/cpu/half_storage.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
 #include "ops/ml/ml_ops.h"
@@ -322,6 +323,20 @@ bool IsSlowImplementation(const std::string& kind, const std::string& impl) {
 
 absl::Status Lowerer::LowerAll() {
   AIC_RETURN_IF_ERROR(LowerGraph());
+  // Each value declared half is rounded where a step writes it: in its
+  // primary slot (views and reordered twins read those bytes or copy them).
+  absl::flat_hash_map<int, DType> half_slots;
+  for (const auto& [v, half] : plan_.stored_half) {
+    int id = V(v).slot;
+    if (id < 0) continue;  // folded (rounded when folded) or fused into another step
+    const Slot& s = plan_.slots[id];
+    if (s.alias_of >= 0 || s.dtype != DType::kFloat || s.storage == Slot::Storage::kFeed ||
+        s.storage == Slot::Storage::kConstant) {
+      continue;
+    }
+    half_slots[id] = half;
+  }
+  RoundStoredHalfSlots(plan_, half_slots);
   PlanStats& stats = plan_.stats;
   stats.folded_nodes = folded_nodes();
   stats.steps = static_cast<int>(plan_.steps.size());
@@ -332,7 +347,7 @@ absl::Status Lowerer::LowerAll() {
       ++stats.fallback_steps;
     } else if (s->kind == "view") {
       ++stats.view_steps;
-    } else if (dynamic_cast<const NativeStep*>(s.get()) != nullptr) {
+    } else if (dynamic_cast<const NativeStep*>(s.get()) != nullptr || s->kind == "round") {
       ++stats.native_steps;
     } else {
       ++stats.dnnl_steps;
@@ -346,6 +361,11 @@ absl::Status Lowerer::LowerAll() {
     }
   }
   return absl::OkStatus();
+}
+
+void Lowerer::Folded(const Value* v, Tensor& t) {
+  auto it = plan_.stored_half.find(v);
+  if (it != plan_.stored_half.end() && t.dtype() == DType::kFloat) t = RoundedToHalf(t, it->second);
 }
 
 absl::Status Lowerer::Fallback(const Node& n) {

@@ -94,6 +94,7 @@ class Lowerer : public exec::LoweringFrame {
   absl::Status BindInput(const Value* in) override;
   absl::Status LowerNode(const Node& n) override;
   absl::Status BindOutput(const Value* out) override;
+  void Folded(const Value* v, Tensor& t) override;
   absl::Status Fallback(const Node& n);
 
   Plan& plan_;

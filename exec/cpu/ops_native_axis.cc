@@ -73,12 +73,16 @@ bool LowerArgExtreme(Lowerer& L, const Node& n) {
 }
 
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
-  try {
-    if (LowerSoftmax(L, n)) return true;
-  } catch (const dnnl::error&) {
-  }
   const Value* x = n.input(0);
   const Value* out = n.output(0);
+  // A softmax the model declares half rounds each of its steps, as an fp16
+  // kernel would (kernels::SoftmaxRoundedToHalf); LogSoftmax rounds once, after.
+  auto half = L.plan().stored_half.find(out);
+  bool rounded = half != L.plan().stored_half.end() && n.op_type == "Softmax";
+  try {
+    if (!rounded && LowerSoftmax(L, n)) return true;
+  } catch (const dnnl::error&) {
+  }
   if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
   if (dims.empty() || NumElements(dims) == 0) return false;
@@ -90,6 +94,17 @@ bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
   bool log = n.op_type == "LogSoftmax";
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
+  if (rounded) {
+    DType type = half->second;
+    L.plan().stored_half.erase(half);  // its output is rounded already
+    NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, type](const void* const* in, void* y) {
+      kernels::SoftmaxRoundedToHalf(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, type);
+      return absl::OkStatus();
+    });
+    step->kind = "softmax";
+    step->inplace_ok = true;
+    return true;
+  }
   NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log](const void* const* in, void* y) {
     kernels::SoftmaxF32(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, log);
     return absl::OkStatus();

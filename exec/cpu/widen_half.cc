@@ -40,6 +40,25 @@ void ReplaceUses(Graph& g, Value* from, Value* to, const Node* except) {
   }
 }
 
+// Ops whose outputs are some of their inputs' elements (moved, repeated or
+// selected) or an exact function of one (Relu, Abs, Neg): on half inputs
+// they produce values that are already half, so rounding them again would
+// only cost a pass over memory.
+bool KeepsHalfValuesExact(const Node& n) {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "GatherElements",
+      "GatherND", "Concat", "Split", "Expand", "Tile", "Pad", "Where", "Relu", "Abs", "Neg", "Max", "Min",
+      "MaxPool", "GlobalMaxPool", "ReduceMax", "ReduceMin", "Dropout", "DepthToSpace", "SpaceToDepth",
+      "Floor", "Ceil", "Round", "Sign", "Resize"};
+  if (!n.domain.empty() || !ops->contains(n.op_type)) return false;
+  // Resize only in nearest mode; Pad's constant value is an input (half when the data is).
+  if (n.op_type == "Resize") {
+    const Attribute* mode = n.FindAttr("mode");
+    if (mode == nullptr || mode->s != "nearest") return false;
+  }
+  return true;
+}
+
 TypeInfo AsFloat(const TypeInfo& t) {
   TypeInfo w = t;
   w.dtype = DType::kFloat;
@@ -65,7 +84,7 @@ bool DeclaresHalfPrecision(const Model& model) {
   return false;
 }
 
-int WidenHalfToFloat(Model& model) {
+int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
   Graph& g = *model.graph;
   bool any_half = false;
   for (const auto& v : g.values()) any_half = any_half || (v->type().is_tensor() && IsHalf(v->dtype()));
@@ -115,6 +134,41 @@ int WidenHalfToFloat(Model& model) {
         !IsHalf(static_cast<DType>(to->i)) && in != nullptr && in->type().is_tensor() && IsHalf(in->dtype()) &&
         !in->is_graph_input() && !in->is_initializer()) {
       rounds_its_input[n] = in->dtype();
+    }
+  }
+  // What a step computes into a half value is rounded to half where it is
+  // written (half_storage.h): found before the types widen, since whether an
+  // op's inputs are all half decides whether its result needs it.
+  if (stored != nullptr) {
+    absl::flat_hash_set<const Value*> half_inputs;  // the entry Casts' float copies hold half values
+    for (Node* cast : entry) half_inputs.insert(cast->output(0));
+    for (Node* n : model_nodes) {
+      bool exact = KeepsHalfValuesExact(*n);
+      for (const Value* in : n->inputs()) {
+        if (in != nullptr && in->type().is_tensor() && IsFloatingPoint(in->dtype()) && !IsHalf(in->dtype()) &&
+            !half_inputs.contains(in)) {
+          exact = false;  // a float or double operand: the result is not a half value
+        }
+      }
+      if (n->op_type == "Cast" && n->domain.empty()) exact = true;  // rounds itself (below)
+      for (Value* out : n->outputs()) {
+        if (out != nullptr && out->type().is_tensor() && IsHalf(out->dtype()) && !exact) {
+          (*stored)[out] = out->dtype();
+        }
+      }
+    }
+    // A float16 graph output read by nothing but its exit Cast is rounded by
+    // that Cast. Not a bfloat16 one: Cast to bfloat16 truncates (as the
+    // reference's Cast does), while a computed bfloat16 value rounds to nearest.
+    absl::flat_hash_set<const Value*> read_inside;
+    for (Node* n : model_nodes) {
+      for (const Value* in : n->inputs()) read_inside.insert(in);
+    }
+    for (Node* cast : exit) {
+      auto it = stored->find(cast->input(0));
+      if (it != stored->end() && it->second == DType::kFloat16 && !read_inside.contains(cast->input(0))) {
+        stored->erase(it);
+      }
     }
   }
   int widened = 0;

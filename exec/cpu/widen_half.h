@@ -7,11 +7,16 @@
 // inside the graph still rounds (to half and back to float: an fp32 model's
 // explicit f16 island keeps its rounding), and the graph's half inputs and
 // outputs keep their declared types through one Cast at the entry and one at
-// the exit. Between Casts the ops compute in f32 rather than rounding to half
-// after each one: no less accurate than the model itself, and within the
-// 1e-2 that fp16 comparisons allow against ONNX Runtime.
+// the exit.
+//
+// What the f32 computation does not change is what the model stores: each
+// value the model declares half that a step of the plan writes is rounded to
+// half right after it (exec/cpu/half_storage.h), as ONNX Runtime's fp16
+// kernels and the reference executor store theirs. Only values inside a
+// fused step (a post-op chain, a fused attention) stay f32 between ops.
 #pragma once
 
+#include "absl/container/flat_hash_map.h"
 #include "graph/model.h"
 
 namespace aic::cpu {
@@ -21,9 +26,14 @@ namespace aic::cpu {
 // the cheap test before inferring every dtype for WidenHalfToFloat.
 bool DeclaresHalfPrecision(const Model& model);
 
+// The values of a widened model that the model declared half and that a
+// node computes inexactly (not a Cast, which rounds itself, and not an op
+// that only moves or selects half values), with the type they were.
+using StoredHalfValues = absl::flat_hash_map<const Value*, DType>;
+
 // Rewrites `model` (its dtypes inferred) in place; returns how many values were widened (0 when
 // the model has no half-precision values, or has control-flow bodies, which
-// are left as they are).
-int WidenHalfToFloat(Model& model);
+// are left as they are). `stored`, when given, receives the values to round.
+int WidenHalfToFloat(Model& model, StoredHalfValues* stored = nullptr);
 
 }  // namespace aic::cpu

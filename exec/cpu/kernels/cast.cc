@@ -122,6 +122,33 @@ void PiecewiseRun(void (*run)(const From*, To*, int64_t), const void* x, void* y
   });
 }
 
+AIC_KERNEL_CLONES void RoundToBFloat16Run(const float* a, float* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) b[i] = BFloat16ToFloat(FloatToBFloat16(a[i]));
+}
+
+AIC_KERNEL_CLONES void RoundToFloat16Portable(const float* a, float* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) b[i] = HalfToFloat(FloatToHalf(a[i]));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Through F16C and back: two instructions per 8 floats.
+__attribute__((target("avx2,f16c"))) void RoundToFloat16F16c(const float* a, float* b, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_ps(b + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) b[i] = HalfToFloat(FloatToHalf(a[i]));
+}
+void RoundToFloat16Run(const float* a, float* b, int64_t n) {
+  HasF16c() ? RoundToFloat16F16c(a, b, n) : RoundToFloat16Portable(a, b, n);
+}
+#else
+void RoundToFloat16Run(const float* a, float* b, int64_t n) { RoundToFloat16Portable(a, b, n); }
+#endif
+
 void HalfToF32(const void* x, void* y, int64_t n) { PiecewiseRun<uint16_t, float>(HalfToF32Run, x, y, n); }
 void F32ToHalf(const void* x, void* y, int64_t n) { PiecewiseRun<float, uint16_t>(F32ToHalfRun, x, y, n); }
 void BFloat16ToF32(const void* x, void* y, int64_t n) { PiecewiseRun<uint16_t, float>(BFloat16ToF32Run, x, y, n); }
@@ -192,6 +219,14 @@ CastFn CastKernel(DType from, DType to) {
   if (from == to) return nullptr;
   auto it = table->find({from, to});
   return it == table->end() ? nullptr : it->second;
+}
+
+void RoundToHalfSerial(float* x, int64_t n, DType half) {
+  half == DType::kBFloat16 ? RoundToBFloat16Run(x, x, n) : RoundToFloat16Run(x, x, n);
+}
+
+void RoundToHalfInPlace(float* x, int64_t n, DType half) {
+  PiecewiseRun<float, float>(half == DType::kBFloat16 ? RoundToBFloat16Run : RoundToFloat16Run, x, x, n);
 }
 
 }  // namespace aic::cpu::kernels

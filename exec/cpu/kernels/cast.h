@@ -13,4 +13,12 @@ using CastFn = void (*)(const void* x, void* y, int64_t n);
 // Null when the pair is not covered (the reference kernel then runs).
 CastFn CastKernel(DType from, DType to);
 
+// Rounds each of x's n floats to the nearest float16 (`half` kFloat16) or
+// bfloat16 (kBFloat16), ties to even, in place: the value a tensor of that
+// type stores when a kernel computed it in float (the reference executor's
+// outputs; support/half.h FloatToHalf / FloatToBFloat16). NaN stays NaN.
+void RoundToHalfInPlace(float* x, int64_t n, DType half);
+// The same on the calling thread (for kernels already split across threads).
+void RoundToHalfSerial(float* x, int64_t n, DType half);
+
 }  // namespace aic::cpu::kernels

@@ -1,7 +1,13 @@
 // Half-precision models on the CPU backend run in f32 (exec/cpu/widen_half.h):
 // the plan has no reference step, outputs keep the declared half type and
 // agree with the reference executor (which rounds to half after every op)
-// within fp16 tolerance.
+// within fp16 tolerance; each value a step writes is stored as half
+// (exec/cpu/half_storage.h), so chains of steps match the reference bit for
+// bit where the f32 arithmetic of each op is exact.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
@@ -54,6 +60,114 @@ TEST(WidenHalfTest, OutputsKeepTheirDeclaredTypes) {
   EXPECT_EQ((*got)[1].tensor.dims(), (std::vector<int64_t>{1, 16, 12, 12}));
   // The caller's model is untouched: only the plan's clone is widened.
   EXPECT_EQ(model->graph->FindValue("w")->initializer()->dtype(), DType::kFloat16);
+}
+
+// The share of elements of `got` that differ from `want` (both half), and
+// whether every difference is at most one unit in the last place.
+struct HalfDifference {
+  double share = 0;
+  bool within_one_ulp = true;
+};
+HalfDifference Compare(const Tensor& got, const Tensor& want) {
+  HalfDifference d;
+  EXPECT_EQ(got.dtype(), want.dtype());
+  EXPECT_EQ(got.dims(), want.dims());
+  const auto* a = static_cast<const uint16_t*>(got.raw_data());
+  const auto* b = static_cast<const uint16_t*>(want.raw_data());
+  int64_t differ = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    if (a[i] == b[i]) continue;
+    ++differ;
+    // Same sign: adjacent bit patterns are adjacent values.
+    d.within_one_ulp = d.within_one_ulp && ((a[i] ^ b[i]) & 0x8000) == 0 && (a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]) == 1;
+  }
+  d.share = static_cast<double>(differ) / static_cast<double>(std::max<int64_t>(1, got.num_elements()));
+  return d;
+}
+
+// x · c (c = 0.1 is inexact in half), then a MatMul by small integers (exact
+// in f32), then Softmax over the last axis and over the first: each output
+// also feeds the next step, so it is the stored value, not just the exit Cast's.
+std::unique_ptr<Model> HalfChain(DType t) {
+  GraphBuilder b;
+  Value* x = b.Input("x", t, D({6, 32}));
+  Tensor c(DType::kFloat, {});
+  c.mutable_data<float>()[0] = 0.1f;
+  Value* y = b.Op("Mul", {x, b.Constant("c", Half(c, t))});
+  Tensor w = RandomF32({32, 32}, 9, -3, 3);
+  for (float& v : w.mutable_span<float>()) v = std::round(v);
+  Value* z = b.Op("MatMul", {y, b.Constant("w", Half(w, t))});
+  Value* last = b.Op("Softmax", {z}, {Attribute::Int("axis", -1)});
+  Value* first = b.Op("Softmax", {z}, {Attribute::Int("axis", 0)});
+  b.Output(z);
+  b.Output(b.Op("Add", {last, first}));
+  b.Output(last);
+  b.Output(first);
+  return b.Build(17);
+}
+
+TEST(WidenHalfTest, EachStepStoresItsValueAsHalf) {
+  for (DType t : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(t));
+    auto model = HalfChain(t);
+    std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({6, 32}, 11, -4, 4), t)}};
+    auto want = ReferenceExecutor(*model).Run(feeds);
+    ASSERT_TRUE(want.ok()) << want.status();
+    CpuExecutor cpu(*model);
+    auto got = cpu.Run(feeds);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 4u);
+    // The Mul's product rounded to half before the MatMul: the MatMul's
+    // f32 sums are exact, so z is the reference's bit for bit.
+    HalfDifference z = Compare((*got)[0].tensor, (*want)[0].tensor);
+    EXPECT_EQ(z.share, 0.0) << "the Mul's output was not stored as half";
+    // The softmaxes round each of their steps as the reference does; only
+    // exp's last float bit may tip a half rounding.
+    for (size_t i = 1; i < 4; ++i) {
+      SCOPED_TRACE(absl::StrCat("output ", i));
+      HalfDifference d = Compare((*got)[i].tensor, (*want)[i].tensor);
+      EXPECT_LE(d.share, 0.02);
+      EXPECT_TRUE(d.within_one_ulp);
+    }
+    auto plan = cpu.PlanFor(feeds);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << DescribePlan(**plan);
+    EXPECT_NE(DescribePlan(**plan).find("round 'Mul"), std::string::npos) << DescribePlan(**plan);
+  }
+}
+
+// A half value folded at compile time is rounded too: c·c (0.01 is not a
+// half value) multiplies x as the reference's rounded product does.
+TEST(WidenHalfTest, FoldedHalfValuesAreRounded) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat16, D({64}));
+  Tensor c(DType::kFloat, {});
+  c.mutable_data<float>()[0] = 0.1f;
+  Value* cc = b.Constant("c", Half(c));
+  Value* square = b.Op("Mul", {cc, cc});
+  Value* y = b.Op("Mul", {x, square});
+  b.Output(b.Op("Relu", {y}));
+  auto model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({64}, 12, -50, 50))}};
+  auto want = ReferenceExecutor(*model).Run(feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = CpuExecutor(*model).Run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
+}
+
+// Ops that only move or select half values are not rounded again, and a
+// graph output read by nothing else is rounded once, by its exit Cast.
+TEST(WidenHalfTest, ExactOpsAndOutputsAddNoRoundingSteps) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat16, D({4, 8}));
+  Value* t = b.Op("Transpose", {x}, {Attribute::Ints("perm", {1, 0})});
+  Value* r = b.Op("Relu", {t});
+  b.Output(b.Op("Sigmoid", {r}));
+  auto model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({4, 8}, 13))}};
+  std::string plan = RunBoth(*model, feeds, 0, 1e-3, 1e-3);
+  EXPECT_EQ(plan.find("round '"), std::string::npos) << plan;
 }
 
 }  // namespace
