@@ -334,7 +334,8 @@ absl::Status Lowerer::LowerAll() {
         s.storage == Slot::Storage::kConstant) {
       continue;
     }
-    half_slots[id] = half;
+    if (half.exact_on_stored_inputs && InputsStored(*v->producer())) continue;
+    half_slots[id] = half.type;
   }
   RoundStoredHalfSlots(plan_, half_slots);
   PlanStats& stats = plan_.stats;
@@ -365,7 +366,14 @@ absl::Status Lowerer::LowerAll() {
 
 void Lowerer::Folded(const Value* v, Tensor& t) {
   auto it = plan_.stored_half.find(v);
-  if (it != plan_.stored_half.end() && t.dtype() == DType::kFloat) t = RoundedToHalf(t, it->second);
+  if (it != plan_.stored_half.end() && t.dtype() == DType::kFloat) t = RoundedToHalf(t, it->second.type);
+}
+
+bool Lowerer::InputsStored(const Node& n) {
+  for (const Value* in : n.inputs()) {
+    if (in != nullptr && V(in).dtype == DType::kFloat && V(in).constant == nullptr && V(in).slot < 0) return false;
+  }
+  return true;
 }
 
 absl::Status Lowerer::Fallback(const Node& n) {

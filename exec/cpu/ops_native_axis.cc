@@ -78,7 +78,7 @@ bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
   // A softmax the model declares half rounds each of its steps, as an fp16
   // kernel would (kernels::SoftmaxRoundedToHalf); LogSoftmax rounds once, after.
   auto half = L.plan().stored_half.find(out);
-  bool rounded = half != L.plan().stored_half.end() && n.op_type == "Softmax";
+  bool rounded = half != L.plan().stored_half.end() && !half->second.exact_on_stored_inputs && n.op_type == "Softmax";
   try {
     if (!rounded && LowerSoftmax(L, n)) return true;
   } catch (const dnnl::error&) {
@@ -95,7 +95,7 @@ bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
   if (rounded) {
-    DType type = half->second;
+    DType type = half->second.type;
     L.plan().stored_half.erase(half);  // its output is rounded already
     NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, type](const void* const* in, void* y) {
       kernels::SoftmaxRoundedToHalf(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, type);

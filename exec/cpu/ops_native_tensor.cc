@@ -169,11 +169,64 @@ bool LowerPad(Lowerer& L, const Node& n) {
   return true;
 }
 
+namespace {
+
+// x's arena slot when it holds f32 bytes in any layout (blocked included), else -1.
+int F32ArenaSlot(Lowerer& L, const Value* x) {
+  int s = L.V(x).slot;
+  if (s < 0 || L.V(x).dtype != DType::kFloat) return -1;
+  const Slot& slot = L.plan().slots[s];
+  return slot.storage == Slot::Storage::kArena && slot.md.get_size() > 0 ? s : -1;
+}
+
+// Cast(Cast(x: f32, to=float16), to=float): x rounded to half, which is
+// elementwise, so one step does it in whatever layout x arrives in (the two
+// Casts would take it to plain and back). widen_half writes this pair for a
+// Cast to half inside a widened graph. bfloat16 is left to the Casts: Cast
+// truncates to it, the rounding kernel rounds to nearest.
+bool LowerRoundingCastPair(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* half = n.output(0);
+  const Node* back = half != nullptr ? L.SoleConsumer(half) : nullptr;
+  if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(half).dtype != DType::kFloat16) {
+    return false;
+  }
+  const Value* out = back->output(0);
+  int src = F32ArenaSlot(L, x);
+  if (out == nullptr || src < 0 || L.V(out).dtype != DType::kFloat || L.V(out).dims != L.V(x).dims) return false;
+  Slot in = L.plan().slots[src];
+  int slot = L.NewArenaSlot(out, in.md, in.plain);
+  auto count = static_cast<int64_t>(in.md.get_size() / sizeof(float));  // a blocked layout's padding too: zeros stay 0
+  NativeStep* step = AddNativeStep(L, n, {src}, slot, [count](const void* const* i, void* y) {
+    kernels::RoundToHalfCopy(static_cast<const float*>(i[0]), static_cast<float*>(y), count, DType::kFloat16);
+    return absl::OkStatus();
+  });
+  step->kind = "round";
+  step->inplace_ok = true;
+  L.MarkFused(back);
+  return true;
+}
+
+}  // namespace
+
 bool LowerCast(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!NativeReady(L, x) || out == nullptr || L.V(out).dims != L.V(x).dims) return false;
-  if (L.V(out).dtype == L.V(x).dtype) return LowerView(L, n);  // a no-op cast: the same bytes
+  if (L.V(out).dtype == L.V(x).dtype) {
+    // A no-op cast (a widened graph's Cast of a half value to float): the
+    // same bytes, in the layout they are in.
+    if (int src = F32ArenaSlot(L, x); src >= 0) {
+      Slot s = L.plan().slots[src];
+      s.name = out->name();
+      s.alias_of = src;
+      L.plan().slots.push_back(std::move(s));
+      L.V(out).slot = static_cast<int>(L.plan().slots.size()) - 1;
+      return true;
+    }
+    return LowerView(L, n);
+  }
+  if (L.V(x).dtype == DType::kFloat && LowerRoundingCastPair(L, n)) return true;
   kernels::CastFn fn = kernels::CastKernel(L.V(x).dtype, L.V(out).dtype);
   if (fn == nullptr) return false;
   int64_t count = NumElements(L.V(x).dims);

@@ -126,8 +126,9 @@ int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
   // rounded to half once. Without the rounding a later step can magnify the
   // difference: GroupNormalization over nearly equal Tanh outputs (the graph
   // fuzzer, seed 15) came out 0.04 apart. Found before the types widen.
+  // With `stored`, the steps store that value rounded already.
   absl::flat_hash_map<const Node*, DType> rounds_its_input;
-  for (Node* n : model_nodes) {
+  for (Node* n : stored != nullptr ? std::vector<Node*>() : model_nodes) {
     const Attribute* to = n->FindAttr("to");
     const Value* in = n->input(0);
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
@@ -150,10 +151,10 @@ int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
           exact = false;  // a float or double operand: the result is not a half value
         }
       }
-      if (n->op_type == "Cast" && n->domain.empty()) exact = true;  // rounds itself (below)
+      bool cast = n->op_type == "Cast" && n->domain.empty();  // rounds itself (below)
       for (Value* out : n->outputs()) {
-        if (out != nullptr && out->type().is_tensor() && IsHalf(out->dtype()) && !exact) {
-          (*stored)[out] = out->dtype();
+        if (out != nullptr && out->type().is_tensor() && IsHalf(out->dtype()) && !cast) {
+          (*stored)[out] = {out->dtype(), exact};
         }
       }
     }
@@ -166,7 +167,7 @@ int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
     }
     for (Node* cast : exit) {
       auto it = stored->find(cast->input(0));
-      if (it != stored->end() && it->second == DType::kFloat16 && !read_inside.contains(cast->input(0))) {
+      if (it != stored->end() && it->second.type == DType::kFloat16 && !read_inside.contains(cast->input(0))) {
         stored->erase(it);
       }
     }

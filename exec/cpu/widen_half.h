@@ -27,13 +27,21 @@ namespace aic::cpu {
 bool DeclaresHalfPrecision(const Model& model);
 
 // The values of a widened model that the model declared half and that a
-// node computes inexactly (not a Cast, which rounds itself, and not an op
-// that only moves or selects half values), with the type they were.
-using StoredHalfValues = absl::flat_hash_map<const Value*, DType>;
+// node other than a Cast (which rounds itself) computes: the type they were,
+// and whether the node only moves or selects its inputs' half values
+// (Transpose, Relu, Max, ...), so the value is half already wherever those
+// inputs were stored (a Relu folded into its producer's step is not).
+struct StoredHalf {
+  DType type = DType::kFloat16;
+  bool exact_on_stored_inputs = false;
+};
+using StoredHalfValues = absl::flat_hash_map<const Value*, StoredHalf>;
 
 // Rewrites `model` (its dtypes inferred) in place; returns how many values were widened (0 when
 // the model has no half-precision values, or has control-flow bodies, which
-// are left as they are). `stored`, when given, receives the values to round.
+// are left as they are). `stored`, when given, receives the values to round
+// where steps write them; without it, a Cast from a computed half value
+// rounds its input itself.
 int WidenHalfToFloat(Model& model, StoredHalfValues* stored = nullptr);
 
 }  // namespace aic::cpu

@@ -225,8 +225,10 @@ void RoundToHalfSerial(float* x, int64_t n, DType half) {
   half == DType::kBFloat16 ? RoundToBFloat16Run(x, x, n) : RoundToFloat16Run(x, x, n);
 }
 
-void RoundToHalfInPlace(float* x, int64_t n, DType half) {
-  PiecewiseRun<float, float>(half == DType::kBFloat16 ? RoundToBFloat16Run : RoundToFloat16Run, x, x, n);
+void RoundToHalfCopy(const float* x, float* y, int64_t n, DType half) {
+  PiecewiseRun<float, float>(half == DType::kBFloat16 ? RoundToBFloat16Run : RoundToFloat16Run, x, y, n);
 }
+
+void RoundToHalfInPlace(float* x, int64_t n, DType half) { RoundToHalfCopy(x, x, n, half); }
 
 }  // namespace aic::cpu::kernels

@@ -20,5 +20,7 @@ CastFn CastKernel(DType from, DType to);
 void RoundToHalfInPlace(float* x, int64_t n, DType half);
 // The same on the calling thread (for kernels already split across threads).
 void RoundToHalfSerial(float* x, int64_t n, DType half);
+// y = x rounded as RoundToHalfInPlace does (y may equal x).
+void RoundToHalfCopy(const float* x, float* y, int64_t n, DType half);
 
 }  // namespace aic::cpu::kernels

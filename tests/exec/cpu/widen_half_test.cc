@@ -170,5 +170,44 @@ TEST(WidenHalfTest, ExactOpsAndOutputsAddNoRoundingSteps) {
   EXPECT_EQ(plan.find("round '"), std::string::npos) << plan;
 }
 
+// A Relu folded into its Conv's step computes on the Conv's unrounded f32
+// sums, so its output is rounded although Relu only selects values.
+TEST(WidenHalfTest, ExactOpFusedIntoItsProducerIsRounded) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat16, D({1, 8, 6, 6}));
+  Value* c = b.Op("Conv", {x, b.Constant("w", Half(RandomF32({8, 8, 3, 3}, 14, -0.3f, 0.3f)))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* r = b.Op("Relu", {c});
+  b.Output(b.Op("MaxPool", {r}, {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})}));
+  auto model = b.Build(17);
+  std::string plan = RunBoth(*model, {{"x", Half(RandomF32({1, 8, 6, 6}, 15, -1, 1))}}, 0, 2e-3, 2e-3);
+  EXPECT_NE(plan.find("relu"), std::string::npos) << plan;  // folded into the conv
+  EXPECT_NE(plan.find(absl::StrCat("round '", r->name(), "'")), std::string::npos) << plan;
+}
+
+// An fp16 model with an op kept in float between Casts (what converters
+// write around Resize): the Cast of a stored half value to float is a view,
+// and the Cast back to half with its widened twin is one rounding step in the
+// producer's layout: no plain copies, no reorders.
+TEST(WidenHalfTest, CastsAroundAFloatIslandAddNoCopies) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat16, D({1, 16, 8, 8}));
+  Value* c = b.Op("Conv", {x, b.Constant("w", Half(RandomF32({16, 16, 3, 3}, 16, -0.2f, 0.2f)))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* wide = b.Op("Cast", {c}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+  Value* scaled = b.Op("Mul", {wide, b.Constant("s", RandomF32({1, 16, 1, 1}, 17, 0.5f, 2.0f))});
+  Value* narrow = b.Op("Cast", {scaled}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat16))});
+  Value* c2 = b.Op("Conv", {narrow, b.Constant("w2", Half(RandomF32({16, 16, 1, 1}, 18, -0.2f, 0.2f)))});
+  b.Output(c2);
+  auto model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({1, 16, 8, 8}, 19, -1, 1))}};
+  std::string plan = RunBoth(*model, feeds, 0, 2e-3, 2e-3);
+  // Cast steps only at the graph's half input and output ('x/widen', 'Conv_../narrow').
+  EXPECT_EQ(plan.find("cast\tCast 'Cast"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("round\tCast"), std::string::npos) << plan;
+  // Reorders only between those plain casts and the convs' blocked layouts.
+  EXPECT_EQ(StatsOf(**CpuExecutor(*model).PlanFor(feeds)).reorder_steps, 2) << plan;
+}
+
 }  // namespace
 }  // namespace aic::cpu
