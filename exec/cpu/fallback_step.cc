@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/reference/executor.h"
+#include "ops/util/float_convert.h"
 
 namespace aic::cpu {
 
@@ -49,6 +50,10 @@ absl::Status FallbackStep::Execute(Plan& plan) {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (inputs_[i] < 0) continue;
     values_[i] = plan.slots[inputs_[i]].Get();
+    if (i < narrow_.size() && narrow_[i] != DType::kUndefined && values_[i].is_tensor() &&
+        values_[i].tensor.dtype() == DType::kFloat) {
+      values_[i].tensor = NarrowFromFloat(values_[i].tensor, narrow_[i]);
+    }
     ins[i] = &values_[i];
   }
   std::unique_ptr<SubgraphRunner> runner;
@@ -76,6 +81,9 @@ absl::Status FallbackStep::Execute(Plan& plan) {
     if (outputs_[i] < 0) continue;
     Slot& out = plan.slots[outputs_[i]];
     RuntimeValue rv = Detached(std::move(results[i]), plan);
+    if (!narrow_.empty() && rv.is_tensor() && IsHalfType(rv.tensor.dtype()) && out.dtype == DType::kFloat) {
+      rv.tensor = WidenToFloat(rv.tensor);
+    }
     if (out.static_shape) {
       if (!rv.is_tensor() || rv.tensor.dims() != out.dims || rv.tensor.dtype() != out.dtype) {
         return absl::InternalError(absl::StrCat(node_->Describe(), ": output ", i, " is ",

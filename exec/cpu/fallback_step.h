@@ -24,6 +24,10 @@ class FallbackStep : public Step {
   FallbackStep(const Node* node, int64_t opset, const OpDef* def, std::vector<int> inputs,
                std::vector<int> outputs, std::vector<std::pair<const Value*, int>> outer = {});
   absl::Status Execute(Plan& plan) override;
+  // Input i is an f32 tensor holding values of half type narrow[i] (kUndefined:
+  // as it is): the kernel gets it in that type, and a half result comes back
+  // widened to f32 (the plan of a widened half model, widen_half.h).
+  void RunInHalf(std::vector<DType> narrow) { narrow_ = std::move(narrow); }
   // The node's compiled bodies; null until a node with subgraphs first ran.
   const BodyPlans* bodies() const { return bodies_.get(); }
 
@@ -36,6 +40,7 @@ class FallbackStep : public Step {
   std::vector<std::pair<const Value*, int>> outer_;
   std::unique_ptr<BodyPlans> bodies_;
   std::vector<RuntimeValue> values_;
+  std::vector<DType> narrow_;
 };
 
 class ViewStep : public Step {

@@ -104,9 +104,11 @@ class Plan {
   std::vector<int> outputs;                        // plain slot per graph output
   PlanStats stats;
   int threads = 0;
-  // Values of `model` declared half that steps round where they write them
-  // (half_storage.h); filled when the model is widened.
+  // What widening the model's half values to f32 did (widen_half.h): the
+  // values steps round where they write them (half_storage.h), and the half
+  // type of every widened value (fallback steps run reference kernels in it).
   StoredHalfValues stored_half;
+  absl::flat_hash_map<const Value*, DType> declared_half;
 };
 
 // A oneDNN primitive over slots; `md` may reinterpret a slot's bytes (same size).

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -403,8 +404,23 @@ absl::Status Lowerer::Fallback(const Node& n) {
     AIC_RETURN_IF_ERROR(RequireComputed(n, v, "outer value"));
     outer.emplace_back(v, PlainSlot(v));
   }
-  plan_.steps.push_back(std::make_unique<FallbackStep>(&n, opset, def, std::move(ins), std::move(outs),
-                                                          std::move(outer)));
+  auto step = std::make_unique<FallbackStep>(&n, opset, def, std::move(ins), std::move(outs), std::move(outer));
+  // In a widened half model the reference kernel runs in the half types the
+  // model declares, so its result is the reference executor's (FlexAttention
+  // rounds its scaled Q and K to half before multiplying them): inputs
+  // narrowed (exactly: they hold half values), half results widened, and
+  // nothing left to round.
+  std::vector<DType> narrow(n.num_inputs(), DType::kUndefined);
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    if (auto it = plan_.declared_half.find(n.input(i)); n.input(i) != nullptr && it != plan_.declared_half.end()) {
+      narrow[i] = it->second;
+    }
+  }
+  if (absl::c_any_of(narrow, [](DType t) { return t != DType::kUndefined; })) {
+    step->RunInHalf(std::move(narrow));
+    for (const Value* out : n.outputs()) plan_.stored_half.erase(out);
+  }
+  plan_.steps.push_back(std::move(step));
   plan_.stats.fallback_ops.push_back(n.op_type);
   return absl::OkStatus();
 }

@@ -80,7 +80,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   if (options.compute_half_in_float && DeclaresHalfPrecision(*plan->model)) {
     // Widening reads every value's dtype: infer them first.
     AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
-    WidenHalfToFloat(*plan->model, &plan->stored_half);
+    WidenedHalf widened;
+    WidenHalfToFloat(*plan->model, &widened);
+    plan->stored_half = std::move(widened.stored);
+    plan->declared_half = std::move(widened.declared);
   }
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
   size_t activation_bytes = 0;

@@ -84,7 +84,8 @@ bool DeclaresHalfPrecision(const Model& model) {
   return false;
 }
 
-int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
+int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
+  StoredHalfValues* stored = widened_half != nullptr ? &widened_half->stored : nullptr;
   Graph& g = *model.graph;
   bool any_half = false;
   for (const auto& v : g.values()) any_half = any_half || (v->type().is_tensor() && IsHalf(v->dtype()));
@@ -104,6 +105,7 @@ int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
     cast->SetAttr(Attribute::Int("to", static_cast<int64_t>(DType::kFloat)));
     ReplaceUses(g, in, wide, cast);
     entry.push_back(cast);
+    if (widened_half != nullptr) widened_half->declared[wide] = in->dtype();
   }
   // Graph outputs: the value the producer writes is renamed and widened
   // below; a new value of the declared name and type, narrowed from it by
@@ -179,6 +181,7 @@ int WidenHalfToFloat(Model& model, StoredHalfValues* stored) {
     if (v->is_initializer()) {
       g.SetInitializer(v.get(), WidenToFloat(*v->initializer()));
     }
+    if (widened_half != nullptr) widened_half->declared[v.get()] = v->dtype();
     v->set_type(AsFloat(v->type()));
     ++widened;
   }

@@ -37,11 +37,20 @@ struct StoredHalf {
 };
 using StoredHalfValues = absl::flat_hash_map<const Value*, StoredHalf>;
 
+// What widening did: the values to round where steps write them, and every
+// value that holds a half value in f32 (widened values, and the float copies
+// of half graph inputs) with its half type, so a step that runs a reference
+// kernel can hand it the half values the model declares.
+struct WidenedHalf {
+  StoredHalfValues stored;
+  absl::flat_hash_map<const Value*, DType> declared;
+};
+
 // Rewrites `model` (its dtypes inferred) in place; returns how many values were widened (0 when
 // the model has no half-precision values, or has control-flow bodies, which
-// are left as they are). `stored`, when given, receives the values to round
-// where steps write them; without it, a Cast from a computed half value
-// rounds its input itself.
-int WidenHalfToFloat(Model& model, StoredHalfValues* stored = nullptr);
+// are left as they are). `widened`, when given, receives what was widened and
+// the values to round where steps write them; without it, a Cast from a
+// computed half value rounds its input itself.
+int WidenHalfToFloat(Model& model, WidenedHalf* widened = nullptr);
 
 }  // namespace aic::cpu

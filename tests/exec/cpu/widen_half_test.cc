@@ -209,5 +209,32 @@ TEST(WidenHalfTest, CastsAroundAFloatIslandAddNoCopies) {
   EXPECT_EQ(StatsOf(**CpuExecutor(*model).PlanFor(feeds)).reorder_steps, 2) << plan;
 }
 
+// An op the backend runs by its reference kernel gets the half values the
+// model declares and computes as the reference executor does: FlexAttention
+// rounds its scaled Q and K to half before multiplying them (in f32 on
+// widened inputs, 45 of 64 elements came out different).
+TEST(WidenHalfTest, ReferenceKernelsRunInTheDeclaredHalfType) {
+  GraphBuilder b;
+  Value* q = b.Input("q", DType::kFloat16, D({1, 2, 4, 8}));
+  Value* k = b.Input("k", DType::kFloat16, D({1, 2, 6, 8}));
+  Value* v = b.Input("v", DType::kFloat16, D({1, 2, 6, 8}));
+  std::vector<Value*> y = b.OpN("FlexAttention", {q, k, v}, 1, {}, "ai.onnx.preview");
+  b.Output(y[0]);
+  auto model = b.Build(23);
+  model->opset_imports.push_back({"ai.onnx.preview", 1});
+  std::map<std::string, RuntimeValue> feeds = {{"q", Half(RandomF32({1, 2, 4, 8}, 20, -2, 2))},
+                                               {"k", Half(RandomF32({1, 2, 6, 8}, 21, -2, 2))},
+                                               {"v", Half(RandomF32({1, 2, 6, 8}, 22, -2, 2))}};
+  auto want = ReferenceExecutor(*model).Run(feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+  CpuExecutor cpu(*model);
+  auto got = cpu.Run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
+  auto plan = cpu.PlanFor(feeds);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(StatsOf(**plan).fallback_steps, 1) << DescribePlan(**plan);
+}
+
 }  // namespace
 }  // namespace aic::cpu
