@@ -370,6 +370,7 @@ void RegisterAttentionOps(OpRegistry& r) {
                      .kernel = AttentionKernel});
   }
   RegisterRotaryEmbeddingOps(r);
+  RegisterFlexAttentionOps(r);
 }
 
 }  // namespace aic

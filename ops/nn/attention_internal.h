@@ -1,6 +1,6 @@
-// Shared by the attention family's files (attention.cc, rotary_embedding.cc):
-// rounding to an intermediate tensor's dtype, and the registration entry
-// point RegisterAttentionOps calls.
+// Shared by the attention family's files (attention.cc, rotary_embedding.cc,
+// flex_attention.cc): rounding to an intermediate tensor's dtype, and the
+// registration entry points RegisterAttentionOps calls.
 #pragma once
 
 #include "graph/dtype.h"
@@ -16,5 +16,6 @@ namespace aic {
 double RoundToDType(DType t, double x);
 
 void RegisterRotaryEmbeddingOps(OpRegistry& r);  // rotary_embedding.cc
+void RegisterFlexAttentionOps(OpRegistry& r);     // flex_attention.cc
 
 }  // namespace aic
