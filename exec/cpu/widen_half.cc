@@ -5,7 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "graph/topo.h"
 #include "ops/util/float_convert.h"
 
 namespace aic::cpu {
@@ -31,15 +33,6 @@ void WidenDtypeAttrs(Node& n) {
   }
 }
 
-void ReplaceUses(Graph& g, Value* from, Value* to, const Node* except) {
-  for (const auto& n : g.nodes()) {
-    if (n.get() == except) continue;
-    for (size_t i = 0; i < n->num_inputs(); ++i) {
-      if (n->input(i) == from) n->set_input(i, to);
-    }
-  }
-}
-
 // Ops whose outputs are some of their inputs' elements (moved, repeated or
 // selected) or an exact function of one (Relu, Abs, Neg): on half inputs
 // they produce values that are already half, so rounding them again would
@@ -57,6 +50,15 @@ bool KeepsHalfValuesExact(const Node& n) {
     if (mode == nullptr || mode->s != "nearest") return false;
   }
   return true;
+}
+
+// Ops the CPU backend runs on elements of any size (exec/cpu/ops_native_tensor.cc)
+// or by their reference kernel in any dtype: on half inputs they need no f32.
+bool MovesHalfValues(const Node& n) {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "Concat",
+      "Split", "Expand", "Tile", "GatherElements", "GatherND", "ScatterND", "ScatterElements"};
+  return n.domain.empty() && ops->contains(n.op_type);
 }
 
 TypeInfo AsFloat(const TypeInfo& t) {
@@ -96,23 +98,80 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   // The model's own nodes, before any Cast is added around them.
   std::vector<Node*> model_nodes;
   for (const auto& n : g.nodes()) model_nodes.push_back(n.get());
+  // Values that stay half: the graph's half inputs, half initializers read
+  // only by data movement, and what data movement makes of them alone (a
+  // Gather from an fp16 embedding table, a Transpose of an fp16 input): they
+  // move 2-byte elements (kept_nodes), and only a computing reader gets a
+  // float copy.
+  absl::flat_hash_set<const Value*> kept;
+  absl::flat_hash_set<const Node*> kept_nodes;
+  {
+    absl::flat_hash_map<const Value*, std::vector<const Node*>> readers;
+    for (Node* n : model_nodes) {
+      for (const Value* in : n->inputs()) {
+        if (in != nullptr) readers[in].push_back(n);
+      }
+    }
+    for (Value* in : g.inputs()) {
+      if (in->type().is_tensor() && IsHalf(in->dtype()) && !in->is_initializer()) kept.insert(in);
+    }
+    for (const auto& v : g.values()) {
+      if (!v->is_initializer() || !v->type().is_tensor() || !IsHalf(v->dtype())) continue;
+      const std::vector<const Node*>& r = readers[v.get()];
+      if (!r.empty() && absl::c_all_of(r, [](const Node* n) { return MovesHalfValues(*n); })) kept.insert(v.get());
+    }
+    absl::StatusOr<std::vector<Node*>> topo = TopologicalOrder(g);
+    for (Node* n : topo.ok() ? *topo : std::vector<Node*>()) {
+      if (!MovesHalfValues(*n)) continue;
+      bool all_kept = true;
+      for (const Value* in : n->inputs()) {
+        bool floating = in != nullptr && in->type().is_tensor() && IsFloatingPoint(in->dtype());
+        if (floating && !kept.contains(in)) all_kept = false;  // a computed value: widened, so is n
+      }
+      for (const Value* out : n->outputs()) {
+        if (out != nullptr && (!out->type().is_tensor() || !IsHalf(out->dtype()))) all_kept = false;
+      }
+      if (!all_kept) continue;
+      kept_nodes.insert(n);
+      for (const Value* out : n->outputs()) {
+        if (out != nullptr) kept.insert(out);
+      }
+    }
+  }
   std::vector<Node*> entry, exit;
-  // Graph inputs: keep the declared type; the graph reads a float copy.
-  for (Value* in : std::vector<Value*>(g.inputs())) {
-    if (!in->type().is_tensor() || !IsHalf(in->dtype()) || in->is_initializer()) continue;
-    Value* wide = g.AddValue(absl::StrCat(in->name(), "/f32"), AsFloat(in->type()));
-    Node* cast = g.AddNode("Cast", {in}, {wide}, absl::StrCat(in->name(), "/widen"));
+  // A kept value read by a node that computes: one float copy, made right
+  // after the value is (before everything, for inputs and initializers);
+  // such readers read the copy. A copy of an initializer folds at compile time.
+  absl::flat_hash_map<const Node*, std::vector<Node*>> copies_after;
+  std::vector<Value*> kept_values;  // in the graph's order: the plan is the same every time
+  for (const auto& v : g.values()) {
+    if (kept.contains(v.get())) kept_values.push_back(v.get());
+  }
+  for (Value* v : kept_values) {
+    bool computing_reader = false;
+    for (Node* n : model_nodes) {
+      if (kept_nodes.contains(n)) continue;
+      for (const Value* in : n->inputs()) computing_reader = computing_reader || in == v;
+    }
+    if (!computing_reader) continue;
+    Value* wide = g.AddValue(absl::StrCat(v->name(), "/f32"), AsFloat(v->type()));
+    Node* cast = g.AddNode("Cast", {v}, {wide}, absl::StrCat(v->name(), "/widen"));
     cast->SetAttr(Attribute::Int("to", static_cast<int64_t>(DType::kFloat)));
-    ReplaceUses(g, in, wide, cast);
-    entry.push_back(cast);
-    if (widened_half != nullptr) widened_half->declared[wide] = in->dtype();
+    for (Node* n : model_nodes) {
+      if (kept_nodes.contains(n)) continue;
+      for (size_t i = 0; i < n->num_inputs(); ++i) {
+        if (n->input(i) == v) n->set_input(i, wide);
+      }
+    }
+    (v->producer() != nullptr ? copies_after[v->producer()] : entry).push_back(cast);
+    if (widened_half != nullptr) widened_half->declared[wide] = v->dtype();
   }
   // Graph outputs: the value the producer writes is renamed and widened
   // below; a new value of the declared name and type, narrowed from it by
-  // one Cast, takes its place among the outputs.
+  // one Cast, takes its place among the outputs (a kept one is already that).
   std::vector<Value*> outputs = g.outputs();
   for (Value*& out : outputs) {
-    if (!out->type().is_tensor() || !IsHalf(out->dtype()) || out->producer() == nullptr) continue;
+    if (!out->type().is_tensor() || !IsHalf(out->dtype()) || out->producer() == nullptr || kept.contains(out)) continue;
     std::string name = out->name();
     out->set_name(absl::StrCat(name, "/f32"));
     Value* narrow = g.AddValue(name, out->type());
@@ -122,7 +181,8 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     out = narrow;
   }
   g.set_outputs(outputs);
-  absl::flat_hash_set<const Value*> graph_outputs(outputs.begin(), outputs.end());
+  absl::flat_hash_set<const Value*> stays_half(outputs.begin(), outputs.end());
+  for (const Value* v : kept) stays_half.insert(v);
   // A Cast from a half value the graph computed (to float, double, an
   // integer) reads what the model computed in half: the island's f32 value
   // rounded to half once. Without the rounding a later step can magnify the
@@ -145,7 +205,11 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   if (stored != nullptr) {
     absl::flat_hash_set<const Value*> half_inputs;  // the entry Casts' float copies hold half values
     for (Node* cast : entry) half_inputs.insert(cast->output(0));
+    for (const auto& [producer, casts] : copies_after) {
+      for (Node* cast : casts) half_inputs.insert(cast->output(0));
+    }
     for (Node* n : model_nodes) {
+      if (kept_nodes.contains(n)) continue;  // moves half values as they are
       bool exact = KeepsHalfValuesExact(*n);
       for (const Value* in : n->inputs()) {
         if (in != nullptr && in->type().is_tensor() && IsFloatingPoint(in->dtype()) && !IsHalf(in->dtype()) &&
@@ -177,7 +241,7 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   int widened = 0;
   for (const auto& v : g.values()) {
     if (!v->type().is_tensor() || !IsHalf(v->dtype()) || (v->is_graph_input() && !v->is_initializer())) continue;
-    if (graph_outputs.contains(v.get())) continue;
+    if (stays_half.contains(v.get())) continue;
     if (v->is_initializer()) {
       g.SetInitializer(v.get(), WidenToFloat(*v->initializer()));
     }
@@ -211,6 +275,7 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   for (Node* n : model_nodes) {
     if (auto it = rounding_before.find(n); it != rounding_before.end()) order.push_back(it->second);
     order.push_back(n);
+    if (auto it = copies_after.find(n); it != copies_after.end()) order.insert(order.end(), it->second.begin(), it->second.end());
   }
   order.insert(order.end(), exit.begin(), exit.end());
   g.SetNodeOrder(order);

@@ -236,5 +236,40 @@ TEST(WidenHalfTest, ReferenceKernelsRunInTheDeclaredHalfType) {
   EXPECT_EQ(StatsOf(**plan).fallback_steps, 1) << DescribePlan(**plan);
 }
 
+// Data movement on the graph's half inputs and on half tables read only by
+// data movement stays in half: 2-byte elements moved, no f32 copies; a
+// computing reader gets one float copy of what it reads.
+TEST(WidenHalfTest, DataMovementOfHalfValuesStaysHalf) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat16, D({4, 6, 8}));
+  Value* ids = b.Input("ids", DType::kInt64, D({5}));
+  Value* t = b.Op("Transpose", {x}, {Attribute::Ints("perm", {2, 0, 1})});
+  Value* table = b.Constant("table", Half(RandomF32({50, 8}, 23)));
+  Value* rows = b.Op("Gather", {table, ids});  // [5, 8]
+  b.Output(b.Op("Concat", {b.Op("Reshape", {t, b.Constant("s", Tensor::FromVector<int64_t>({-1, 8}, {2}))}), rows},
+                {Attribute::Int("axis", 0)}));
+  b.Output(b.Op("Sigmoid", {rows}));  // computes: reads a float copy of the gathered rows
+  auto model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({4, 6, 8}, 24))},
+                                               {"ids", RandomInts<int64_t>({5}, 25, 0, 49)}};
+  auto want = ReferenceExecutor(*model).Run(feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+  CpuExecutor cpu(*model);
+  auto got = cpu.Run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
+  EXPECT_LE(Compare((*got)[1].tensor, (*want)[1].tensor).share, 0.05);
+  auto plan = cpu.PlanFor(feeds);
+  ASSERT_TRUE(plan.ok());
+  std::string desc = DescribePlan(**plan);
+  EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << desc;
+  // Casts only for the Sigmoid: the gathered rows widened, its result narrowed.
+  size_t casts = 0;
+  for (size_t at = desc.find("cast\t"); at != std::string::npos; at = desc.find("cast\t", at + 1)) ++casts;
+  EXPECT_EQ(casts, 2u) << desc;
+  // The table stays half: 50 x 8 x 2 bytes, not widened to f32.
+  EXPECT_LT(StatsOf(**plan).weight_bytes, 50u * 8u * 4u) << desc;
+}
+
 }  // namespace
 }  // namespace aic::cpu
