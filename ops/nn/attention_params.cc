@@ -55,6 +55,23 @@ absl::StatusOr<AttentionAttrs> ReadAttentionAttrs(const Node& n, int64_t opset) 
 // (Dim()); callers of shape inference turn those into fresh symbols.
 
 // Q, K, V, past_key, past_value shapes (absent inputs: unknown rank).
+absl::Status UnifyFourDimQkv(const Shape& q, const Shape& k, const Shape& v, AttentionDims& d) {
+  auto at = [](const Shape& x, size_t i) { return x.has_rank() ? x[i] : Dim(); };
+  d.batch = at(q, 0);
+  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(k, 0), "batch size"));
+  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(v, 0), "batch size"));
+  d.q_heads = at(q, 1);
+  d.kv_heads = at(k, 1);
+  AIC_RETURN_IF_ERROR(UnifyDim(d.kv_heads, at(v, 1), "kv_num_heads"));
+  d.q_seq = at(q, 2);
+  d.kv_seq = at(k, 2);
+  AIC_RETURN_IF_ERROR(UnifyDim(d.kv_seq, at(v, 2), "kv_sequence_length"));
+  d.head = at(q, 3);
+  AIC_RETURN_IF_ERROR(UnifyDim(d.head, at(k, 3), "head_size"));
+  d.v_head = at(v, 3);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AttentionDims> ResolveAttentionDims(const std::vector<Shape>& s, bool has_past,
                                                    const AttentionAttrs& a) {
   const Shape &q = s[kAttentionQ], &k = s[kAttentionK], &v = s[kAttentionV];
@@ -72,20 +89,12 @@ absl::StatusOr<AttentionDims> ResolveAttentionDims(const std::vector<Shape>& s, 
   }
   if (d.rank == 0) return d;
   auto at = [](const Shape& x, size_t i) { return x.has_rank() ? x[i] : Dim(); };
-  d.batch = at(q, 0);
-  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(k, 0), "batch size"));
-  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(v, 0), "batch size"));
   if (d.rank == 4) {
-    d.q_heads = at(q, 1);
-    d.kv_heads = at(k, 1);
-    AIC_RETURN_IF_ERROR(UnifyDim(d.kv_heads, at(v, 1), "kv_num_heads"));
-    d.q_seq = at(q, 2);
-    d.kv_seq = at(k, 2);
-    AIC_RETURN_IF_ERROR(UnifyDim(d.kv_seq, at(v, 2), "kv_sequence_length"));
-    d.head = at(q, 3);
-    AIC_RETURN_IF_ERROR(UnifyDim(d.head, at(k, 3), "head_size"));
-    d.v_head = at(v, 3);
+    AIC_RETURN_IF_ERROR(UnifyFourDimQkv(q, k, v, d));
   } else {
+    d.batch = at(q, 0);
+    AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(k, 0), "batch size"));
+    AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(v, 0), "batch size"));
     if (a.q_num_heads <= 0 || a.kv_num_heads <= 0) {
       return absl::InvalidArgumentError("3-D inputs need q_num_heads and kv_num_heads");
     }

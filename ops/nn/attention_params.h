@@ -39,6 +39,12 @@ struct AttentionDims {
   Dim y_hidden;  // 3-D only: q_heads · v_head
 };
 
+// The dims of 4-D Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev] (an
+// unknown rank: unknown dims) into d's batch, heads, sequence and head
+// sizes, each read off whichever input knows it; an error when they
+// disagree. Attention's 4-D form and FlexAttention share it.
+absl::Status UnifyFourDimQkv(const Shape& q, const Shape& k, const Shape& v, AttentionDims& d);
+
 // Q, K, V, past_key, past_value shapes (absent inputs: unknown rank), in
 // slot order; an error when they disagree.
 absl::StatusOr<AttentionDims> ResolveAttentionDims(const std::vector<Shape>& s, bool has_past,

@@ -27,6 +27,7 @@
 #include "ops/control/control_util.h"
 #include "ops/math/matmul_util.h"
 #include "ops/nn/attention_internal.h"
+#include "ops/nn/attention_params.h"
 #include "ops/util/cost_util.h"
 #include "ops/util/dim_unify.h"
 #include "support/status.h"
@@ -78,31 +79,16 @@ DType SoftmaxDType(DType t, const FlexAttentionAttrs& a) {
 // float32 for bfloat16, the others keep their type.
 DType ProductDType(DType t) { return t == DType::kBFloat16 ? DType::kFloat : t; }
 
-struct FlexAttentionDims {
-  Dim batch, q_heads, kv_heads, q_seq, kv_seq, head, v_head;
-};
-
 // Q, K, V shapes (unknown rank allowed); an error when they disagree.
-absl::StatusOr<FlexAttentionDims> ResolveFlexAttentionDims(const Shape& q, const Shape& k, const Shape& v) {
+absl::StatusOr<AttentionDims> ResolveFlexAttentionDims(const Shape& q, const Shape& k, const Shape& v) {
   for (const auto& [name, s] : {std::pair{"Q", &q}, std::pair{"K", &k}, std::pair{"V", &v}}) {
     if (s->has_rank() && s->rank() != 4) {
       return absl::InvalidArgumentError(absl::StrCat(name, " must be 4-D, got ", s->ToString()));
     }
   }
-  auto at = [](const Shape& x, size_t i) { return x.has_rank() ? x[i] : Dim(); };
-  FlexAttentionDims d;
-  d.batch = at(q, 0);
-  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(k, 0), "batch size"));
-  AIC_RETURN_IF_ERROR(UnifyDim(d.batch, at(v, 0), "batch size"));
-  d.q_heads = at(q, 1);
-  d.kv_heads = at(k, 1);
-  AIC_RETURN_IF_ERROR(UnifyDim(d.kv_heads, at(v, 1), "kv_num_heads"));
-  d.q_seq = at(q, 2);
-  d.kv_seq = at(k, 2);
-  AIC_RETURN_IF_ERROR(UnifyDim(d.kv_seq, at(v, 2), "kv_sequence_length"));
-  d.head = at(q, 3);
-  AIC_RETURN_IF_ERROR(UnifyDim(d.head, at(k, 3), "head_size"));
-  d.v_head = at(v, 3);
+  AttentionDims d;
+  d.rank = 4;
+  AIC_RETURN_IF_ERROR(UnifyFourDimQkv(q, k, v, d));
   if (d.q_heads.is_value() && d.kv_heads.is_value()) {
     int64_t hq = d.q_heads.value(), hkv = d.kv_heads.value();
     if (hkv == 0 ? hq != 0 : hq % hkv != 0) {

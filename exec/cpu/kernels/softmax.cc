@@ -150,41 +150,45 @@ void SoftmaxBlockRounded(const float* x, float* y, int64_t dim, int64_t stride, 
 
 }  // namespace
 
-void SoftmaxRoundedToHalf(const float* x, float* y, const AxisLanes& l, DType half) {
+namespace {
+
+// Splits the rows over threads: each contiguous lane alone (the last axis),
+// or blocks of up to 1024 side-by-side lanes, whose running max and sum stay
+// in cache; `cost` is the work per element, in the units of ParallelFor.
+template <typename Lane, typename Block>
+void AlongAxis(const AxisLanes& l, int64_t cost, Lane lane, Block block) {
   if (l.dim == 0 || l.outer * l.inner == 0) return;
   if (l.inner == 1) {
-    ParallelFor(l.outer, l.dim * 16, [&](int64_t o) { SoftmaxLaneRounded(x + o * l.dim, y + o * l.dim, l.dim, half); });
+    ParallelFor(l.outer, l.dim * cost, [&](int64_t o) { lane(o * l.dim); });
     return;
   }
   constexpr int64_t kBlock = 1024;
   int64_t blocks = (l.inner + kBlock - 1) / kBlock;
-  ParallelFor(l.outer * blocks, l.dim * kBlock * 16, [&](int64_t t) {
+  ParallelFor(l.outer * blocks, l.dim * kBlock * cost, [&](int64_t t) {
     thread_local std::vector<float> best, sum;
     int64_t o = t / blocks, b = t % blocks;
     int64_t begin = b * kBlock;
     int64_t width = l.inner - begin < kBlock ? l.inner - begin : kBlock;
-    int64_t offset = o * l.dim * l.inner + begin;
-    SoftmaxBlockRounded(x + offset, y + offset, l.dim, l.inner, width, half, best, sum);
+    block(o * l.dim * l.inner + begin, width, best, sum);
   });
 }
 
+}  // namespace
+
+void SoftmaxRoundedToHalf(const float* x, float* y, const AxisLanes& l, DType half) {
+  AlongAxis(
+      l, 16, [&](int64_t at) { SoftmaxLaneRounded(x + at, y + at, l.dim, half); },
+      [&](int64_t at, int64_t width, std::vector<float>& best, std::vector<float>& sum) {
+        SoftmaxBlockRounded(x + at, y + at, l.dim, l.inner, width, half, best, sum);
+      });
+}
+
 void SoftmaxF32(const float* x, float* y, const AxisLanes& l, bool log) {
-  if (l.dim == 0 || l.outer * l.inner == 0) return;
-  if (l.inner == 1) {
-    ParallelFor(l.outer, l.dim * 8, [&](int64_t o) { SoftmaxLane(x + o * l.dim, y + o * l.dim, l.dim, log); });
-    return;
-  }
-  // Blocks of up to 1024 lanes keep the running max and sum in cache.
-  constexpr int64_t kBlock = 1024;
-  int64_t blocks = (l.inner + kBlock - 1) / kBlock;
-  ParallelFor(l.outer * blocks, l.dim * kBlock * 8, [&](int64_t t) {
-    thread_local std::vector<float> best, sum;
-    int64_t o = t / blocks, b = t % blocks;
-    int64_t begin = b * kBlock;
-    int64_t width = l.inner - begin < kBlock ? l.inner - begin : kBlock;
-    int64_t offset = o * l.dim * l.inner + begin;
-    SoftmaxBlock(x + offset, y + offset, l.dim, l.inner, width, log, best, sum);
-  });
+  AlongAxis(
+      l, 8, [&](int64_t at) { SoftmaxLane(x + at, y + at, l.dim, log); },
+      [&](int64_t at, int64_t width, std::vector<float>& best, std::vector<float>& sum) {
+        SoftmaxBlock(x + at, y + at, l.dim, l.inner, width, log, best, sum);
+      });
 }
 
 }  // namespace aic::cpu::kernels
