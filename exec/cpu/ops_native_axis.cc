@@ -94,19 +94,18 @@ bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
   bool log = n.op_type == "LogSoftmax";
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
+  DType round_to = DType::kUndefined;
   if (rounded) {
-    DType type = half->second.type;
+    round_to = half->second.type;
     L.plan().stored_half.erase(half);  // its output is rounded already
-    NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, type](const void* const* in, void* y) {
-      kernels::SoftmaxRoundedToHalf(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, type);
-      return absl::OkStatus();
-    });
-    step->kind = "softmax";
-    step->inplace_ok = true;
-    return true;
   }
-  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log](const void* const* in, void* y) {
-    kernels::SoftmaxF32(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, log);
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log, round_to](const void* const* in, void* y) {
+    const auto* xs = static_cast<const float*>(in[0]);
+    if (round_to != DType::kUndefined) {
+      kernels::SoftmaxRoundedToHalf(xs, static_cast<float*>(y), lanes, round_to);
+    } else {
+      kernels::SoftmaxF32(xs, static_cast<float*>(y), lanes, log);
+    }
     return absl::OkStatus();
   });
   step->kind = "softmax";

@@ -85,6 +85,17 @@ HalfDifference Compare(const Tensor& got, const Tensor& want) {
   return d;
 }
 
+// The outputs of the reference executor and of `cpu` (empty after a failure).
+std::pair<std::vector<RuntimeValue>, std::vector<RuntimeValue>> RunOnBoth(
+    const Model& model, const std::map<std::string, RuntimeValue>& feeds, CpuExecutor& cpu) {
+  auto want = ReferenceExecutor(model).Run(feeds);
+  EXPECT_TRUE(want.ok()) << want.status();
+  auto got = cpu.Run(feeds);
+  EXPECT_TRUE(got.ok()) << got.status();
+  if (!want.ok() || !got.ok()) return {};
+  return {*std::move(want), *std::move(got)};
+}
+
 // x · c (c = 0.1 is inexact in half), then a MatMul by small integers (exact
 // in f32), then Softmax over the last axis and over the first: each output
 // also feeds the next step, so it is the stored value, not just the exit Cast's.
@@ -111,21 +122,18 @@ TEST(WidenHalfTest, EachStepStoresItsValueAsHalf) {
     SCOPED_TRACE(DTypeName(t));
     auto model = HalfChain(t);
     std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({6, 32}, 11, -4, 4), t)}};
-    auto want = ReferenceExecutor(*model).Run(feeds);
-    ASSERT_TRUE(want.ok()) << want.status();
     CpuExecutor cpu(*model);
-    auto got = cpu.Run(feeds);
-    ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->size(), 4u);
+    auto [want, got] = RunOnBoth(*model, feeds, cpu);
+    ASSERT_EQ(got.size(), 4u);
     // The Mul's product rounded to half before the MatMul: the MatMul's
     // f32 sums are exact, so z is the reference's bit for bit.
-    HalfDifference z = Compare((*got)[0].tensor, (*want)[0].tensor);
+    HalfDifference z = Compare(got[0].tensor, want[0].tensor);
     EXPECT_EQ(z.share, 0.0) << "the Mul's output was not stored as half";
     // The softmaxes round each of their steps as the reference does; only
     // exp's last float bit may tip a half rounding.
     for (size_t i = 1; i < 4; ++i) {
       SCOPED_TRACE(absl::StrCat("output ", i));
-      HalfDifference d = Compare((*got)[i].tensor, (*want)[i].tensor);
+      HalfDifference d = Compare(got[i].tensor, want[i].tensor);
       EXPECT_LE(d.share, 0.02);
       EXPECT_TRUE(d.within_one_ulp);
     }
@@ -149,11 +157,10 @@ TEST(WidenHalfTest, FoldedHalfValuesAreRounded) {
   b.Output(b.Op("Relu", {y}));
   auto model = b.Build(17);
   std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({64}, 12, -50, 50))}};
-  auto want = ReferenceExecutor(*model).Run(feeds);
-  ASSERT_TRUE(want.ok()) << want.status();
-  auto got = CpuExecutor(*model).Run(feeds);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
+  CpuExecutor cpu(*model);
+  auto [want, got] = RunOnBoth(*model, feeds, cpu);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(Compare(got[0].tensor, want[0].tensor).share, 0.0);
 }
 
 // Ops that only move or select half values are not rounded again, and a
@@ -225,12 +232,10 @@ TEST(WidenHalfTest, ReferenceKernelsRunInTheDeclaredHalfType) {
   std::map<std::string, RuntimeValue> feeds = {{"q", Half(RandomF32({1, 2, 4, 8}, 20, -2, 2))},
                                                {"k", Half(RandomF32({1, 2, 6, 8}, 21, -2, 2))},
                                                {"v", Half(RandomF32({1, 2, 6, 8}, 22, -2, 2))}};
-  auto want = ReferenceExecutor(*model).Run(feeds);
-  ASSERT_TRUE(want.ok()) << want.status();
   CpuExecutor cpu(*model);
-  auto got = cpu.Run(feeds);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
+  auto [want, got] = RunOnBoth(*model, feeds, cpu);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(Compare(got[0].tensor, want[0].tensor).share, 0.0);
   auto plan = cpu.PlanFor(feeds);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(StatsOf(**plan).fallback_steps, 1) << DescribePlan(**plan);
@@ -252,13 +257,11 @@ TEST(WidenHalfTest, DataMovementOfHalfValuesStaysHalf) {
   auto model = b.Build(17);
   std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({4, 6, 8}, 24))},
                                                {"ids", RandomInts<int64_t>({5}, 25, 0, 49)}};
-  auto want = ReferenceExecutor(*model).Run(feeds);
-  ASSERT_TRUE(want.ok()) << want.status();
   CpuExecutor cpu(*model);
-  auto got = cpu.Run(feeds);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(Compare((*got)[0].tensor, (*want)[0].tensor).share, 0.0);
-  EXPECT_LE(Compare((*got)[1].tensor, (*want)[1].tensor).share, 0.05);
+  auto [want, got] = RunOnBoth(*model, feeds, cpu);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(Compare(got[0].tensor, want[0].tensor).share, 0.0);
+  EXPECT_LE(Compare(got[1].tensor, want[1].tensor).share, 0.05);
   auto plan = cpu.PlanFor(feeds);
   ASSERT_TRUE(plan.ok());
   std::string desc = DescribePlan(**plan);
