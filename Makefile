@@ -12,10 +12,13 @@ APT_PACKAGES := build-essential cmake ccache clang libclang-rt-14-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev googletest libgtest-dev \
   libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev liblapacke-dev libopenblas-dev \
   libonnx-testdata python3-onnx python3-numpy python3-venv python3-dev \
-  graphviz libgraphviz-dev pkg-config chromium
+  graphviz libgraphviz-dev pkg-config chromium \
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
 # graphviz, libgraphviz-dev: libgvc lays out the graph of `report --format html`
 # (CMake finds it with pkg-config); chromium: tests/integration/html_report_browser.py
-# opens those pages headless.
+# opens those pages headless. libjpeg62-turbo-dev, libpng-dev, libtiff-dev,
+# libwebp-dev, libopenjp2-7-dev: the codecs of the ImageDecoder op (the libraries
+# Pillow decodes with, so outputs match ONNX's), found with pkg-config.
 VENV := .venv
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= 2000000

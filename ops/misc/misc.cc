@@ -18,6 +18,7 @@ void RegisterMiscOps(OpRegistry& r) {
   RegisterRandomOps(r);
   RegisterCol2ImOps(r);
   RegisterGradientOps(r);
+  RegisterImageDecoderOps(r);
 }
 
 }  // namespace aic

@@ -19,5 +19,6 @@ void RegisterStringOps(OpRegistry& r);  // string_ops.cc: StringConcat, StringSp
 void RegisterRandomOps(OpRegistry& r);
 void RegisterCol2ImOps(OpRegistry& r);
 void RegisterGradientOps(OpRegistry& r);
+void RegisterImageDecoderOps(OpRegistry& r);  // image_decoder.cc, codecs in image_codecs*.cc
 
 }  // namespace aic
