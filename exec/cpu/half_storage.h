@@ -1,13 +1,9 @@
-// Half-precision values stored as the model declares them. The CPU backend
-// computes float16/bfloat16 graphs in f32 (widen_half.h); after lowering,
-// each slot that holds a value the model declares half gets a step, right
-// after the last step writing it, that rounds its floats to half in place
-// (and a value folded at compile time is rounded when it is folded). So every
-// value a step hands to the next is what an fp16 kernel would have stored:
-// results follow the reference executor and ONNX Runtime, which round each
-// op's output, rather than drifting with the f32 intermediates (the onnx
-// wheel's expanded fp16 attention drifted 1.04e-3 past its tolerance).
-// Values inside one step (oneDNN post-op chains, our fused kernels) stay f32.
+// Rounding to half where a step writes a value. The CPU backend computes
+// float16/bfloat16 graphs in f32 (widen_half.h); the values the model reads
+// as half that no Cast rounds to nearest (bfloat16 outputs, and bfloat16
+// values a Cast reads: Cast to bfloat16 truncates) get a step, right after
+// the last step writing their slot, that rounds its floats in place, and are
+// rounded when folded at compile time.
 #pragma once
 
 #include "absl/container/flat_hash_map.h"

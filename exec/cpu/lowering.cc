@@ -324,8 +324,8 @@ bool IsSlowImplementation(const std::string& kind, const std::string& impl) {
 
 absl::Status Lowerer::LowerAll() {
   AIC_RETURN_IF_ERROR(LowerGraph());
-  // Each value declared half is rounded where a step writes it: in its
-  // primary slot (views and reordered twins read those bytes or copy them).
+  // The values to store as half are rounded where a step writes them: in
+  // their primary slot (views and reordered twins read those bytes or copy them).
   absl::flat_hash_map<int, DType> half_slots;
   for (const auto& [v, half] : plan_.stored_half) {
     int id = V(v).slot;
@@ -335,8 +335,7 @@ absl::Status Lowerer::LowerAll() {
         s.storage == Slot::Storage::kConstant) {
       continue;
     }
-    if (half.exact_on_stored_inputs && InputsStored(*v->producer())) continue;
-    half_slots[id] = half.type;
+    half_slots[id] = half;
   }
   RoundStoredHalfSlots(plan_, half_slots);
   PlanStats& stats = plan_.stats;
@@ -367,14 +366,7 @@ absl::Status Lowerer::LowerAll() {
 
 void Lowerer::Folded(const Value* v, Tensor& t) {
   auto it = plan_.stored_half.find(v);
-  if (it != plan_.stored_half.end() && t.dtype() == DType::kFloat) t = RoundedToHalf(t, it->second.type);
-}
-
-bool Lowerer::InputsStored(const Node& n) {
-  for (const Value* in : n.inputs()) {
-    if (in != nullptr && V(in).dtype == DType::kFloat && V(in).constant == nullptr && V(in).slot < 0) return false;
-  }
-  return true;
+  if (it != plan_.stored_half.end() && t.dtype() == DType::kFloat) t = RoundedToHalf(t, it->second);
 }
 
 absl::Status Lowerer::Fallback(const Node& n) {

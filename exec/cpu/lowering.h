@@ -95,9 +95,6 @@ class Lowerer : public exec::LoweringFrame {
   absl::Status LowerNode(const Node& n) override;
   absl::Status BindOutput(const Value* out) override;
   void Folded(const Value* v, Tensor& t) override;
-  // Whether each float input of n is a constant or has a slot of its own
-  // (was not folded into n's step as part of a post-op chain).
-  bool InputsStored(const Node& n);
   absl::Status Fallback(const Node& n);
 
   Plan& plan_;

@@ -73,16 +73,12 @@ bool LowerArgExtreme(Lowerer& L, const Node& n) {
 }
 
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  // A softmax the model declares half rounds each of its steps, as an fp16
-  // kernel would (kernels::SoftmaxRoundedToHalf); LogSoftmax rounds once, after.
-  auto half = L.plan().stored_half.find(out);
-  bool rounded = half != L.plan().stored_half.end() && !half->second.exact_on_stored_inputs && n.op_type == "Softmax";
   try {
-    if (!rounded && LowerSoftmax(L, n)) return true;
+    if (LowerSoftmax(L, n)) return true;
   } catch (const dnnl::error&) {
   }
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
   if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
   if (dims.empty() || NumElements(dims) == 0) return false;
@@ -94,18 +90,8 @@ bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
   bool log = n.op_type == "LogSoftmax";
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
-  DType round_to = DType::kUndefined;
-  if (rounded) {
-    round_to = half->second.type;
-    L.plan().stored_half.erase(half);  // its output is rounded already
-  }
-  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log, round_to](const void* const* in, void* y) {
-    const auto* xs = static_cast<const float*>(in[0]);
-    if (round_to != DType::kUndefined) {
-      kernels::SoftmaxRoundedToHalf(xs, static_cast<float*>(y), lanes, round_to);
-    } else {
-      kernels::SoftmaxF32(xs, static_cast<float*>(y), lanes, log);
-    }
+  NativeStep* step = AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [lanes, log](const void* const* in, void* y) {
+    kernels::SoftmaxF32(static_cast<const float*>(in[0]), static_cast<float*>(y), lanes, log);
     return absl::OkStatus();
   });
   step->kind = "softmax";

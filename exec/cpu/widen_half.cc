@@ -33,25 +33,6 @@ void WidenDtypeAttrs(Node& n) {
   }
 }
 
-// Ops whose outputs are some of their inputs' elements (moved, repeated or
-// selected) or an exact function of one (Relu, Abs, Neg): on half inputs
-// they produce values that are already half, so rounding them again would
-// only cost a pass over memory.
-bool KeepsHalfValuesExact(const Node& n) {
-  static const auto* ops = new absl::flat_hash_set<std::string>{
-      "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "GatherElements",
-      "GatherND", "Concat", "Split", "Expand", "Tile", "Pad", "Where", "Relu", "Abs", "Neg", "Max", "Min",
-      "MaxPool", "GlobalMaxPool", "ReduceMax", "ReduceMin", "Dropout", "DepthToSpace", "SpaceToDepth",
-      "Floor", "Ceil", "Round", "Sign", "Resize"};
-  if (!n.domain.empty() || !ops->contains(n.op_type)) return false;
-  // Resize only in nearest mode; Pad's constant value is an input (half when the data is).
-  if (n.op_type == "Resize") {
-    const Attribute* mode = n.FindAttr("mode");
-    if (mode == nullptr || mode->s != "nearest") return false;
-  }
-  return true;
-}
-
 // Ops the CPU backend runs on elements of any size (exec/cpu/ops_native_tensor.cc)
 // or by their reference kernel in any dtype: on half inputs they need no f32.
 bool MovesHalfValues(const Node& n) {
@@ -183,59 +164,32 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   g.set_outputs(outputs);
   absl::flat_hash_set<const Value*> stays_half(outputs.begin(), outputs.end());
   for (const Value* v : kept) stays_half.insert(v);
-  // A Cast from a half value the graph computed (to float, double, an
-  // integer) reads what the model computed in half: the island's f32 value
-  // rounded to half once. Without the rounding a later step can magnify the
-  // difference: GroupNormalization over nearly equal Tanh outputs (the graph
-  // fuzzer, seed 15) came out 0.04 apart. Found before the types widen.
-  // With `stored`, the steps store that value rounded already.
+  // Where the model reads a value it computed in half as half, the island's
+  // f32 value is rounded to half once: a Cast from it (to float, double, an
+  // integer) and the graph's outputs. Without the rounding a later step can
+  // magnify the difference: GroupNormalization over nearly equal Tanh
+  // outputs (the graph fuzzer, seed 15) came out 0.04 apart. A float16 value
+  // gets a Cast to half before it (exact for float16: round to nearest; the
+  // exit Cast rounds the same way); a bfloat16 value is rounded to nearest
+  // where its step writes it (half_storage.h), since Cast to bfloat16
+  // truncates, as the model's own Casts do. Found before the types widen.
   absl::flat_hash_map<const Node*, DType> rounds_its_input;
-  for (Node* n : stored != nullptr ? std::vector<Node*>() : model_nodes) {
+  for (Node* n : model_nodes) {
     const Attribute* to = n->FindAttr("to");
-    const Value* in = n->input(0);
+    Value* in = n->input(0);
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
         !IsHalf(static_cast<DType>(to->i)) && in != nullptr && in->type().is_tensor() && IsHalf(in->dtype()) &&
-        !in->is_graph_input() && !in->is_initializer()) {
-      rounds_its_input[n] = in->dtype();
+        !in->is_graph_input() && !in->is_initializer() && !kept.contains(in)) {
+      if (in->dtype() == DType::kFloat16) {
+        rounds_its_input[n] = in->dtype();
+      } else if (stored != nullptr) {
+        (*stored)[in] = in->dtype();
+      }
     }
   }
-  // What a step computes into a half value is rounded to half where it is
-  // written (half_storage.h): found before the types widen, since whether an
-  // op's inputs are all half decides whether its result needs it.
   if (stored != nullptr) {
-    absl::flat_hash_set<const Value*> half_inputs;  // the entry Casts' float copies hold half values
-    for (Node* cast : entry) half_inputs.insert(cast->output(0));
-    for (const auto& [producer, casts] : copies_after) {
-      for (Node* cast : casts) half_inputs.insert(cast->output(0));
-    }
-    for (Node* n : model_nodes) {
-      if (kept_nodes.contains(n)) continue;  // moves half values as they are
-      bool exact = KeepsHalfValuesExact(*n);
-      for (const Value* in : n->inputs()) {
-        if (in != nullptr && in->type().is_tensor() && IsFloatingPoint(in->dtype()) && !IsHalf(in->dtype()) &&
-            !half_inputs.contains(in)) {
-          exact = false;  // a float or double operand: the result is not a half value
-        }
-      }
-      bool cast = n->op_type == "Cast" && n->domain.empty();  // rounds itself (below)
-      for (Value* out : n->outputs()) {
-        if (out != nullptr && out->type().is_tensor() && IsHalf(out->dtype()) && !cast) {
-          (*stored)[out] = {out->dtype(), exact};
-        }
-      }
-    }
-    // A float16 graph output read by nothing but its exit Cast is rounded by
-    // that Cast. Not a bfloat16 one: Cast to bfloat16 truncates (as the
-    // reference's Cast does), while a computed bfloat16 value rounds to nearest.
-    absl::flat_hash_set<const Value*> read_inside;
-    for (Node* n : model_nodes) {
-      for (const Value* in : n->inputs()) read_inside.insert(in);
-    }
     for (Node* cast : exit) {
-      auto it = stored->find(cast->input(0));
-      if (it != stored->end() && it->second.type == DType::kFloat16 && !read_inside.contains(cast->input(0))) {
-        stored->erase(it);
-      }
+      if (cast->input(0)->dtype() == DType::kBFloat16) (*stored)[cast->input(0)] = DType::kBFloat16;
     }
   }
   int widened = 0;

@@ -9,11 +9,13 @@
 // outputs keep their declared types through one Cast at the entry and one at
 // the exit.
 //
-// What the f32 computation does not change is what the model stores: each
-// value the model declares half that a step of the plan writes is rounded to
-// half right after it (exec/cpu/half_storage.h), as ONNX Runtime's fp16
-// kernels and the reference executor store theirs. Only values inside a
-// fused step (a post-op chain, a fused attention) stay f32 between ops.
+// Between those, values stay f32 (as in ONNX Runtime and OpenVINO on this
+// CPU, whose results we are compared with): more accurate than rounding
+// after every op, and a pass over memory cheaper per op. Where the model
+// reads a computed value as half, it is rounded once: its outputs, a Cast
+// from it. Data movement of half inputs and half tables stays half (2-byte
+// elements); ops the backend runs by their reference kernels get their
+// inputs in the declared half types, so they compute as the reference does.
 #pragma once
 
 #include "absl/container/flat_hash_map.h"
@@ -26,16 +28,10 @@ namespace aic::cpu {
 // the cheap test before inferring every dtype for WidenHalfToFloat.
 bool DeclaresHalfPrecision(const Model& model);
 
-// The values of a widened model that the model declared half and that a
-// node other than a Cast (which rounds itself) computes: the type they were,
-// and whether the node only moves or selects its inputs' half values
-// (Transpose, Relu, Max, ...), so the value is half already wherever those
-// inputs were stored (a Relu folded into its producer's step is not).
-struct StoredHalf {
-  DType type = DType::kFloat16;
-  bool exact_on_stored_inputs = false;
-};
-using StoredHalfValues = absl::flat_hash_map<const Value*, StoredHalf>;
+// Values of a widened model to round to half where steps write them
+// (half_storage.h), with their half type: the bfloat16 values the model reads
+// as half (its outputs, a Cast from them), which Casts would truncate.
+using StoredHalfValues = absl::flat_hash_map<const Value*, DType>;
 
 // What widening did: the values to round where steps write them, and every
 // value that holds a half value in f32 (widened values, and the float copies

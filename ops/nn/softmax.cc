@@ -19,7 +19,6 @@
 #include "ops/util/broadcast.h"
 #include "ops/util/cost_util.h"
 #include "ops/util/float_convert.h"
-#include "ops/util/pairwise_sum.h"
 #include "support/half.h"
 
 namespace aic {
@@ -68,6 +67,30 @@ void RewriteRow(SoftmaxKind kind, double* v, int64_t n, int64_t stride) {
     double s = v[i * stride] - mx;
     v[i * stride] = kind == SoftmaxKind::kSoftmax ? std::exp(s) / sum : s - std::log(sum);
   }
+}
+
+// numpy's pairwise summation (the float accumulator of its float16 add.reduce
+// along a contiguous axis): 8 partial sums per block of up to 128, halves above.
+float PairwiseSum(const float* a, int64_t n) {
+  if (n < 8) {
+    float res = 0;
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return PairwiseSum(a, n2) + PairwiseSum(a + n2, n - n2);
 }
 
 // Softmax of one fp16/bf16 row the way onnx.reference computes it:

@@ -221,10 +221,6 @@ CastFn CastKernel(DType from, DType to) {
   return it == table->end() ? nullptr : it->second;
 }
 
-void RoundToHalfSerial(float* x, int64_t n, DType half) {
-  half == DType::kBFloat16 ? RoundToBFloat16Run(x, x, n) : RoundToFloat16Run(x, x, n);
-}
-
 void RoundToHalfCopy(const float* x, float* y, int64_t n, DType half) {
   PiecewiseRun<float, float>(half == DType::kBFloat16 ? RoundToBFloat16Run : RoundToFloat16Run, x, y, n);
 }

@@ -18,8 +18,6 @@ CastFn CastKernel(DType from, DType to);
 // type stores when a kernel computed it in float (the reference executor's
 // outputs; support/half.h FloatToHalf / FloatToBFloat16). NaN stays NaN.
 void RoundToHalfInPlace(float* x, int64_t n, DType half);
-// The same on the calling thread (for kernels already split across threads).
-void RoundToHalfSerial(float* x, int64_t n, DType half);
 // y = x rounded as RoundToHalfInPlace does (y may equal x).
 void RoundToHalfCopy(const float* x, float* y, int64_t n, DType half);
 

@@ -7,12 +7,9 @@
 #include <cmath>
 #include <vector>
 
-#include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/log.h"
 #include "exec/cpu/kernels/parallel.h"
-#include "ops/util/pairwise_sum.h"
-#include "support/half.h"
 
 namespace aic::cpu::kernels {
 
@@ -87,108 +84,25 @@ AIC_KERNEL_CLONES void SoftmaxLane(const float* x, float* y, int64_t n, bool log
   for (int64_t j = 0; j < n; ++j) y[j] *= inv;
 }
 
-AIC_KERNEL_CLONES void ExpInPlace(float* y, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = ExpApprox(y[i]);
-}
-
-AIC_KERNEL_CLONES void DivideBy(float* y, float s, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s;
-}
-
-AIC_KERNEL_CLONES void DivideByLanes(float* y, const float* s, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s[i];
-}
-
-float RoundScalar(float v, DType half) {
-  return half == DType::kBFloat16 ? BFloat16ToFloat(FloatToBFloat16(v)) : HalfToFloat(FloatToHalf(v));
-}
-
-// One contiguous lane, each step rounded to `half`.
-void SoftmaxLaneRounded(const float* x, float* y, int64_t n, DType half) {
-  float m = x[0];
-  for (int64_t j = 1; j < n; ++j) m = x[j] > m ? x[j] : m;
-  thread_local std::vector<float> row;
-  row.assign(x, x + n);  // y may be x: keep x - max apart until written
-  for (float& v : row) v -= m;
-  RoundToHalfSerial(row.data(), n, half);
-  ExpInPlace(row.data(), n);
-  RoundToHalfSerial(row.data(), n, half);
-  float s = 0;
-  if (half == DType::kFloat16) {
-    s = RoundScalar(PairwiseSum(row.data(), n), half);
-  } else {
-    for (float e : row) s = RoundScalar(s + e, half);
-  }
-  DivideBy(row.data(), s, n);
-  RoundToHalfSerial(row.data(), n, half);
-  std::copy(row.begin(), row.end(), y);
-}
-
-// `width` lanes side by side over the axis (rows `stride` apart), each step
-// rounded to `half`; every addition of the sum rounds (numpy over a strided axis).
-void SoftmaxBlockRounded(const float* x, float* y, int64_t dim, int64_t stride, int64_t width, DType half,
-                         std::vector<float>& best, std::vector<float>& sum) {
-  best.assign(x, x + width);
-  for (int64_t j = 1; j < dim; ++j) MaxInto(x + j * stride, best.data(), width);
-  sum.assign(static_cast<size_t>(width), 0.0f);
-  for (int64_t j = 0; j < dim; ++j) {
-    float* yj = y + j * stride;
-    ShiftBy(x + j * stride, best.data(), yj, width);
-    RoundToHalfSerial(yj, width, half);
-    ExpInPlace(yj, width);
-    RoundToHalfSerial(yj, width, half);
-    for (int64_t i = 0; i < width; ++i) sum[i] = RoundScalar(sum[i] + yj[i], half);
-  }
-  for (int64_t j = 0; j < dim; ++j) {
-    DivideByLanes(y + j * stride, sum.data(), width);
-    RoundToHalfSerial(y + j * stride, width, half);
-  }
-}
-
 }  // namespace
 
-namespace {
-
-// Splits the rows over threads: each contiguous lane alone (the last axis),
-// or blocks of up to 1024 side-by-side lanes, whose running max and sum stay
-// in cache; `cost` is the work per element, in the units of ParallelFor.
-template <typename Lane, typename Block>
-void AlongAxis(const AxisLanes& l, int64_t cost, Lane lane, Block block) {
+void SoftmaxF32(const float* x, float* y, const AxisLanes& l, bool log) {
   if (l.dim == 0 || l.outer * l.inner == 0) return;
   if (l.inner == 1) {
-    ParallelFor(l.outer, l.dim * cost, [&](int64_t o) { lane(o * l.dim); });
+    ParallelFor(l.outer, l.dim * 8, [&](int64_t o) { SoftmaxLane(x + o * l.dim, y + o * l.dim, l.dim, log); });
     return;
   }
+  // Blocks of up to 1024 lanes keep the running max and sum in cache.
   constexpr int64_t kBlock = 1024;
   int64_t blocks = (l.inner + kBlock - 1) / kBlock;
-  ParallelFor(l.outer * blocks, l.dim * kBlock * cost, [&](int64_t t) {
+  ParallelFor(l.outer * blocks, l.dim * kBlock * 8, [&](int64_t t) {
     thread_local std::vector<float> best, sum;
     int64_t o = t / blocks, b = t % blocks;
     int64_t begin = b * kBlock;
     int64_t width = l.inner - begin < kBlock ? l.inner - begin : kBlock;
-    block(o * l.dim * l.inner + begin, width, best, sum);
+    int64_t offset = o * l.dim * l.inner + begin;
+    SoftmaxBlock(x + offset, y + offset, l.dim, l.inner, width, log, best, sum);
   });
-}
-
-}  // namespace
-
-void SoftmaxRoundedToHalf(const float* x, float* y, const AxisLanes& l, DType half) {
-  AlongAxis(
-      l, 16, [&](int64_t at) { SoftmaxLaneRounded(x + at, y + at, l.dim, half); },
-      [&](int64_t at, int64_t width, std::vector<float>& best, std::vector<float>& sum) {
-        SoftmaxBlockRounded(x + at, y + at, l.dim, l.inner, width, half, best, sum);
-      });
-}
-
-void SoftmaxF32(const float* x, float* y, const AxisLanes& l, bool log) {
-  AlongAxis(
-      l, 8, [&](int64_t at) { SoftmaxLane(x + at, y + at, l.dim, log); },
-      [&](int64_t at, int64_t width, std::vector<float>& best, std::vector<float>& sum) {
-        SoftmaxBlock(x + at, y + at, l.dim, l.inner, width, log, best, sum);
-      });
 }
 
 }  // namespace aic::cpu::kernels
