@@ -1,7 +1,9 @@
 // Ops that do nothing on the values they get: Identity, Dropout at inference,
 // Cast to the same type, Reshape/Expand/Slice/Transpose that keep the tensor as
-// it is, single-input Concat, single-output Split, zero Pad, and neutral
-// elements (x+0, x-0, x*1, x/1, x^1). Each rewrites to its input.
+// it is, single-input Concat, single-output Split, zero Pad, a Where whose
+// constant condition picks one side, and neutral elements (x+0, x-0, x*1, x/1,
+// x^1). Each rewrites to its input; CastLike with a known target type becomes
+// the Cast it is.
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
 
@@ -40,6 +42,32 @@ ClassId RemoveNoopCast(RuleContext& ctx, ClassId cls, const ENode& n) {
     return ctx.Decline("changes the dtype");
   }
   return x;
+}
+
+// CastLike(x, y) -> Cast(x, to=dtype(y))   when y's dtype is known: CastLike
+// reads only y's type, so a y computed at run time need not keep the cast
+// from folding (a constant x then folds) or the values it feeds from fusing.
+ClassId CastLikeToCast(RuleContext& ctx, ClassId cls, const ENode& n) {
+  const TypeInfo& like = ctx.g.type(Child(ctx.g, n, 1));
+  if (!like.is_tensor() || like.dtype == DType::kUndefined) return ctx.Decline("target dtype not known");
+  std::vector<Attribute> attrs = n.op->attributes;  // saturate, round_mode: Cast's too
+  attrs.push_back(Attribute::Int("to", static_cast<int64_t>(like.dtype)));
+  return ctx.g.AddOp("Cast", "", {Child(ctx.g, n, 0)}, std::move(attrs));
+}
+
+// Where(c, a, b) -> a (c all true) or b (c all false)   when c is a known
+// constant and the chosen branch already has the result's shape (no broadcast)
+ClassId SelectByConstantCondition(RuleContext& ctx, ClassId cls, const ENode& n) {
+  const Tensor* c = ctx.g.value(Child(ctx.g, n, 0));
+  if (c == nullptr || c->dtype() != DType::kBool || c->num_elements() == 0) return ctx.Decline("condition not constant");
+  const auto* bits = static_cast<const uint8_t*>(c->raw_data());
+  bool first = bits[0] != 0;
+  for (int64_t i = 1; i < c->num_elements(); ++i) {
+    if ((bits[i] != 0) != first) return ctx.Decline("condition not uniform");
+  }
+  ClassId chosen = Child(ctx.g, n, first ? 1 : 2);
+  if (!SameTypeAs(ctx.g, cls, chosen)) return ctx.Decline("the chosen branch broadcasts (or its shape is not known)");
+  return chosen;
 }
 
 // Reshape|Expand|Squeeze|Unsqueeze|Flatten(x, ..) -> x   when the shape stays the same
@@ -121,6 +149,10 @@ void AddNoopRules(std::vector<Rule>& rules) {
   rules.push_back({"remove_identity", "Identity(x) -> x", "Identity", Exactness::kExact, 1, RemoveIdentity});
   rules.push_back({"remove_dropout", "Dropout(x) -> x (inference)", "Dropout", Exactness::kExact, 1, RemoveDropout});
   rules.push_back({"remove_noop_cast", "Cast(x: T, to=T) -> x", "Cast", Exactness::kExact, 1, RemoveNoopCast});
+  rules.push_back({"cast_like_to_cast", "CastLike(x, y: T) -> Cast(x, to=T)", "CastLike", Exactness::kExact, 1,
+                   CastLikeToCast});
+  rules.push_back({"select_by_constant_condition", "Where(true, a, b) -> a ; Where(false, a, b) -> b", "Where",
+                   Exactness::kExact, 1, SelectByConstantCondition});
   rules.push_back({"remove_noop_reshape", "Reshape(x, s) -> x  when shape(x) == s", "Reshape", Exactness::kExact, 5, RemoveSameShape});
   rules.push_back({"remove_noop_expand", "Expand(x, s) -> x  when the result has x's shape", "Expand", Exactness::kExact, 8, RemoveSameShape});
   rules.push_back({"remove_noop_squeeze", "Squeeze(x) -> x  when nothing is squeezed", "Squeeze", Exactness::kExact, 1, RemoveSameShape});

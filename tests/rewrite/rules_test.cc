@@ -125,6 +125,34 @@ std::vector<RuleCase> Cases() {
                      b.Output(b.Op("Relu", {d}));
                      return b.Build(17);
                    }});
+  cases.push_back({"CastLikeToCast", "cast_like_to_cast",
+                   [] {  // the target's type only matters: a computed int64
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     Value* i = b.Input("i", DType::kInt64, {4});
+                     Value* like = b.Op("Add", {i, i});
+                     b.Output(b.Op("CastLike", {x, like}));
+                     return b.Build(15);
+                   },
+                   {{"CastLike", 0}, {"Cast", 1}}, nullptr});
+  cases.push_back({"SelectByConstantCondition", "select_by_constant_condition",
+                   [] {
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {2, 3});
+                     Value* y = b.Input("y", DType::kFloat, {2, 3});
+                     Tensor c(DType::kBool, {2, 3});  // all false: y
+                     b.Output(b.Op("Relu", {b.Op("Where", {b.Constant("c", c), x, y})}));
+                     return b.Build(17);
+                   },
+                   {{"Where", 0}, {"Relu", 1}},
+                   [] {  // all true, but the chosen branch broadcasts to the result's shape
+                     GraphBuilder b;
+                     Value* x = b.Input("x", DType::kFloat, {3});
+                     Value* y = b.Input("y", DType::kFloat, {2, 3});
+                     Tensor c = Tensor::FromVector<bool>({true, true, true, true, true, true}, {2, 3});
+                     b.Output(b.Op("Relu", {b.Op("Where", {b.Constant("c", c), x, y})}));
+                     return b.Build(17);
+                   }});
   cases.push_back({"RemoveNoopCast", "remove_noop_cast", Unary("Cast", {Attribute::Int("to", 1)}), {{"Cast", 0}},
                    Unary("Cast", {Attribute::Int("to", 11)})});
   cases.push_back({"RemoveNoopReshape", "remove_noop_reshape", WithConst("Reshape", Ints({2, 3})), {{"Reshape", 0}},
