@@ -178,6 +178,11 @@ bool LowerAttention(Lowerer& L, const Node& n);  // ops_native_attention.cc
 bool LowerSwiGlu(Lowerer& L, const Node& n);
 bool LowerRotaryEmbedding(Lowerer& L, const Node& n);  // ops_native_rotary.cc
 bool LowerGather(Lowerer& L, const Node& n);
+// ops_native_indexing.cc: by an index tensor, any element size.
+bool LowerGatherElements(Lowerer& L, const Node& n);
+bool LowerGatherND(Lowerer& L, const Node& n);
+bool LowerScatterND(Lowerer& L, const Node& n);
+bool LowerScatterElements(Lowerer& L, const Node& n);  // ScatterElements, Scatter
 bool LowerPad(Lowerer& L, const Node& n);
 bool LowerCast(Lowerer& L, const Node& n);
 bool LowerExpand(Lowerer& L, const Node& n);

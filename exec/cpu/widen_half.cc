@@ -33,8 +33,8 @@ void WidenDtypeAttrs(Node& n) {
   }
 }
 
-// Ops the CPU backend runs on elements of any size (exec/cpu/ops_native_tensor.cc)
-// or by their reference kernel in any dtype: on half inputs they need no f32.
+// Ops the CPU backend runs on elements of any size (exec/cpu/ops_native_tensor.cc,
+// ops_native_indexing.cc): on half inputs they need no f32.
 bool MovesHalfValues(const Node& n) {
   static const auto* ops = new absl::flat_hash_set<std::string>{
       "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "Concat",

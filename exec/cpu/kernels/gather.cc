@@ -32,4 +32,63 @@ int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_
   return bad.load();
 }
 
+std::optional<TupleIndexMap> MakeTupleIndexMap(const std::vector<int64_t>& data_dims,
+                                               const std::vector<int64_t>& index_dims, int64_t batch_dims) {
+  auto rank = static_cast<int64_t>(data_dims.size());
+  auto index_rank = static_cast<int64_t>(index_dims.size());
+  if (index_rank < 1 || batch_dims < 0 || batch_dims >= index_rank) return std::nullopt;
+  TupleIndexMap m;
+  m.k = index_dims.back();
+  if (m.k < 1 || batch_dims + m.k > rank) return std::nullopt;
+  m.tuples = 1;
+  for (int64_t d = 0; d + 1 < index_rank; ++d) m.tuples *= index_dims[d];
+  if (m.tuples == 0) return std::nullopt;
+  int64_t batches = 1;
+  for (int64_t d = 0; d < batch_dims; ++d) {
+    if (index_dims[d] != data_dims[d]) return std::nullopt;
+    batches *= data_dims[d];
+  }
+  m.tuples_per_batch = batches > 0 ? m.tuples / batches : 0;
+  m.batch_stride = 1;
+  for (int64_t d = batch_dims; d < rank; ++d) m.batch_stride *= data_dims[d];
+  for (int64_t d = batch_dims + m.k; d < rank; ++d) m.slice *= data_dims[d];
+  m.dims.assign(data_dims.begin() + batch_dims, data_dims.begin() + batch_dims + m.k);
+  m.strides.assign(static_cast<size_t>(m.k), m.slice);
+  for (int64_t j = m.k - 1; j > 0; --j) m.strides[j - 1] = m.strides[j] * m.dims[j];
+  return m;
+}
+
+namespace {
+
+template <typename T, typename I>
+int64_t GatherNDAs(const TupleIndexMap& m, const void* data, const void* indices, void* out) {
+  const T* x = static_cast<const T*>(data);
+  const I* idx = static_cast<const I*>(indices);
+  T* y = static_cast<T*>(out);
+  std::atomic<int64_t> first_bad{-1};
+  const size_t slice_bytes = static_cast<size_t>(m.slice) * sizeof(T);
+  ParallelFor(m.tuples, m.slice + m.k, [&](int64_t t) {
+    const I* tuple = idx + t * m.k;
+    bool bad = false;
+    int64_t src = t / m.tuples_per_batch * m.batch_stride + m.Offset(tuple, bad);
+    if (bad) {
+      RecordBad(first_bad, t * m.k + m.FirstBad(tuple));
+    } else if (m.slice == 1) {
+      y[t] = x[src];
+    } else {
+      std::memcpy(y + t * m.slice, x + src, slice_bytes);
+    }
+  });
+  return first_bad.load();
+}
+
+}  // namespace
+
+int64_t GatherND(const TupleIndexMap& m, const void* data, const void* indices, size_t index_bytes, void* out,
+                 size_t elem_bytes) {
+  return WithElementAndIndex(elem_bytes, index_bytes, [&](auto elem, auto index) {
+    return GatherNDAs<decltype(elem), decltype(index)>(m, data, indices, out);
+  });
+}
+
 }  // namespace aic::cpu::kernels

@@ -154,15 +154,15 @@ TEST(CpuExecutorTest, UnfusedAndPlainLayoutsAgreeToo) {
 }
 
 TEST(CpuExecutorTest, ViewsAreZeroCopyAndFallbacksRun) {
-  // Reshape is a view; GatherElements has no fast kernel and runs the
-  // reference one; the int64 indices flow through untouched.
+  // Reshape is a view; ReverseSequence has no fast kernel and runs the
+  // reference one; the int64 lengths flow through untouched.
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
   Value* r = b.Op("Relu", {x});
   Value* flat = b.Op("Reshape", {r, b.Constant("shape", Tensor::FromVector<int64_t>({6, 4}, {2}))});
-  Value* idx = b.Constant("idx", Tensor::FromVector<int64_t>({4, 0, 5, 1}, {1, 4}));
-  Value* gathered = b.Op("GatherElements", {flat, idx});
-  Value* t = b.Op("Transpose", {gathered});
+  Value* lens = b.Constant("lens", Tensor::FromVector<int64_t>({4, 1, 6, 2}, {4}));
+  Value* reversed = b.Op("ReverseSequence", {flat, lens}, {Attribute::Int("batch_axis", 1), Attribute::Int("time_axis", 0)});
+  Value* t = b.Op("Transpose", {reversed});
   b.Output(t);
   std::unique_ptr<Model> model = b.Build(13);
   std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({2, 3, 4}, 3)}};
