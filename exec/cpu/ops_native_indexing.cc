@@ -133,69 +133,79 @@ bool LowerGatherND(Lowerer& L, const Node& n) {
   return true;
 }
 
-// ScatterND(data, indices, updates, reduction): y = data; y[indices[t]] (r)= updates[t].
-bool LowerScatterND(Lowerer& L, const Node& n) {
-  if (n.num_inputs() < 3) return false;
-  const Value* data = n.input(0);
-  const Value* idx = n.input(1);
-  const Value* upd = n.input(2);
-  if (!Readable(L, data) || !Readable(L, idx) || !Readable(L, upd)) return false;
-  DType dt = L.V(data).dtype;
-  size_t index_bytes = IndexBytes(L, idx);
+// The operands both scatters read: data, indices, updates, the element type,
+// the index width and the reduction; nullopt when a lowering cannot take them.
+struct ScatterOperands {
+  const Value *data, *idx, *upd;
+  DType dt;
+  size_t index_bytes;
+  kernels::ScatterReduction reduction;
+};
+
+std::optional<ScatterOperands> ReadScatterOperands(Lowerer& L, const Node& n) {
+  if (n.num_inputs() < 3) return std::nullopt;
+  ScatterOperands o{n.input(0), n.input(1), n.input(2), DType::kUndefined, 0, {}};
+  if (!Readable(L, o.data) || !Readable(L, o.idx) || !Readable(L, o.upd)) return std::nullopt;
+  o.dt = L.V(o.data).dtype;
+  o.index_bytes = IndexBytes(L, o.idx);
   std::optional<kernels::ScatterReduction> r = ReductionOf(n);
-  const std::vector<int64_t>& dd = L.V(data).dims;
-  const std::vector<int64_t>& id = L.V(idx).dims;
-  auto map = kernels::MakeTupleIndexMap(dd, id, 0);
-  if (index_bytes == 0 || !r || !kernels::ScatterSupports(*r, dt) || !map) return false;
-  std::vector<int64_t> want(id.begin(), id.end() - 1);
-  want.insert(want.end(), dd.begin() + map->k, dd.end());
-  if (L.V(upd).dims != want || L.V(upd).dtype != dt || !Writable(L, n.output(0), dd, dt)) return false;
-  std::vector<int> ins = {L.PlainSlot(data), L.PlainSlot(idx), L.PlainSlot(upd)};
+  if (o.index_bytes == 0 || !r || !kernels::ScatterSupports(*r, o.dt) || L.V(o.upd).dtype != o.dt) return std::nullopt;
+  o.reduction = *r;
+  return o;
+}
+
+// The scatter's step over `run` (returns the position of a bad index, or -1).
+template <typename Run>
+bool EmitScatter(Lowerer& L, const Node& n, const ScatterOperands& o, const char* kind, Run run) {
+  std::vector<int> ins = {L.PlainSlot(o.data), L.PlainSlot(o.idx), L.PlainSlot(o.upd)};
   int slot = NativeOutSlot(L, n.output(0));
-  int64_t count = NumElements(dd);
-  std::string where = n.Describe();
-  NativeStep* step = AddNativeStep(L, n, ins, slot, [=, m = std::move(*map)](const void* const* in, void* y) {
-    int64_t bad = kernels::ScatterND(m, in[0], count, in[1], index_bytes, in[2], y, dt, *r);
-    if (bad < 0) return absl::OkStatus();
-    int64_t j = bad % m.k;
-    return BadIndex(where, in[1], index_bytes, bad, id, j, m.dims[j]);
-  });
-  step->kind = "scatter_nd";
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, ins, slot, std::move(run));
+  step->kind = kind;
   // The output may take the data's bytes when the data dies here (no copy);
   // not when the data is also read as indices or updates.
-  step->inplace_ok = upd != data && idx != data;
+  step->inplace_ok = o.upd != o.data && o.idx != o.data;
   return true;
+}
+
+// ScatterND(data, indices, updates, reduction): y = data; y[indices[t]] (r)= updates[t].
+bool LowerScatterND(Lowerer& L, const Node& n) {
+  std::optional<ScatterOperands> o = ReadScatterOperands(L, n);
+  if (!o) return false;
+  const std::vector<int64_t>& dd = L.V(o->data).dims;
+  const std::vector<int64_t>& id = L.V(o->idx).dims;
+  auto map = kernels::MakeTupleIndexMap(dd, id, 0);
+  if (!map) return false;
+  std::vector<int64_t> want(id.begin(), id.end() - 1);
+  want.insert(want.end(), dd.begin() + map->k, dd.end());
+  if (L.V(o->upd).dims != want || !Writable(L, n.output(0), dd, o->dt)) return false;
+  int64_t count = NumElements(dd);
+  std::string where = n.Describe();
+  return EmitScatter(L, n, *o, "scatter_nd", [=, o = *o, m = std::move(*map)](const void* const* in, void* y) {
+    int64_t bad = kernels::ScatterND(m, in[0], count, in[1], o.index_bytes, in[2], y, o.dt, o.reduction);
+    if (bad < 0) return absl::OkStatus();
+    int64_t j = bad % m.k;
+    return BadIndex(where, in[1], o.index_bytes, bad, id, j, m.dims[j]);
+  });
 }
 
 // ScatterElements / Scatter(data, indices, updates, axis, reduction):
 // y = data; y[p with axis <- indices[p]] (r)= updates[p].
 bool LowerScatterElements(Lowerer& L, const Node& n) {
-  if (n.num_inputs() < 3) return false;
-  const Value* data = n.input(0);
-  const Value* idx = n.input(1);
-  const Value* upd = n.input(2);
-  if (!Readable(L, data) || !Readable(L, idx) || !Readable(L, upd)) return false;
-  DType dt = L.V(data).dtype;
-  size_t index_bytes = IndexBytes(L, idx);
-  std::optional<kernels::ScatterReduction> r = ReductionOf(n);
-  const std::vector<int64_t>& dd = L.V(data).dims;
-  const std::vector<int64_t>& id = L.V(idx).dims;
+  std::optional<ScatterOperands> o = ReadScatterOperands(L, n);
+  if (!o) return false;
+  const std::vector<int64_t>& dd = L.V(o->data).dims;
+  const std::vector<int64_t>& id = L.V(o->idx).dims;
   int64_t axis = NormalizedAxis(n, static_cast<int64_t>(dd.size()));
   auto map = kernels::MakeAxisIndexMap(dd, id, axis);
-  if (index_bytes == 0 || !r || !kernels::ScatterSupports(*r, dt) || !map) return false;
-  if (L.V(upd).dims != id || L.V(upd).dtype != dt || !Writable(L, n.output(0), dd, dt)) return false;
-  std::vector<int> ins = {L.PlainSlot(data), L.PlainSlot(idx), L.PlainSlot(upd)};
-  int slot = NativeOutSlot(L, n.output(0));
+  if (!map || L.V(o->upd).dims != id || !Writable(L, n.output(0), dd, o->dt)) return false;
   int64_t count = NumElements(dd);
   std::string where = n.Describe();
-  NativeStep* step = AddNativeStep(L, n, ins, slot, [=, m = std::move(*map)](const void* const* in, void* y) {
-    int64_t bad = kernels::ScatterElements(m, in[0], count, in[1], index_bytes, in[2], y, dt, *r);
-    if (bad >= 0) return BadIndex(where, in[1], index_bytes, bad, id, axis, m.axis_dim);
+  return EmitScatter(L, n, *o, "scatter_elements", [=, o = *o, m = std::move(*map)](const void* const* in, void* y) {
+    int64_t bad = kernels::ScatterElements(m, in[0], count, in[1], o.index_bytes, in[2], y, o.dt, o.reduction);
+    if (bad >= 0) return BadIndex(where, in[1], o.index_bytes, bad, id, axis, m.axis_dim);
     return absl::OkStatus();
   });
-  step->kind = "scatter_elements";
-  step->inplace_ok = upd != data && idx != data;
-  return true;
 }
 
 }  // namespace aic::cpu
