@@ -79,4 +79,19 @@ double ResizeSourceCoordinate(const std::string& coord, int64_t x, int64_t out_w
   return (xd + 0.5) / scale - 0.5;  // half_pixel
 }
 
+int64_t ResizeNearestIndex(const ResizeAttrs& a, int64_t x, int64_t out_width, int64_t in_width, double scale,
+                           double roi_start, double roi_end) {
+  double ori = ResizeSourceCoordinate(a.coord, x, out_width, in_width, scale, roi_start, roi_end);
+  if (a.coord == "tf_crop_and_resize" && (ori < 0 || ori > static_cast<double>(in_width) - 1)) return -1;
+  double fl = std::floor(ori);
+  bool integer = ori == fl;
+  double r = ori - fl;
+  // The reference's two candidate taps are [first, first + 1]; the mode picks one.
+  int64_t first = std::clamp<int64_t>(static_cast<int64_t>(fl) - (integer ? 1 : 0), -1, in_width - 1);
+  bool upper = integer || (a.nearest_mode == "round_prefer_floor" ? r > 0.5
+                           : a.nearest_mode == "round_prefer_ceil" ? r >= 0.5
+                           : a.nearest_mode != "floor");
+  return std::clamp<int64_t>(first + (upper ? 1 : 0), 0, in_width - 1);
+}
+
 }  // namespace aic

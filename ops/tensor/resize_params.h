@@ -46,4 +46,11 @@ ResizeInputs ResizeInputsOf(const Node& node, int64_t opset);
 double ResizeSourceCoordinate(const std::string& coord, int64_t x, int64_t out_width, int64_t in_width, double scale,
                               double roi_start = 0, double roi_end = 1);
 
+// The input index output index x of an axis copies in nearest mode: the
+// source coordinate rounded by `a.nearest_mode`, clamped to the axis, as the
+// reference kernel's one nearest tap (ops/tensor/resize.cc); -1 where
+// tf_crop_and_resize extrapolates.
+int64_t ResizeNearestIndex(const ResizeAttrs& a, int64_t x, int64_t out_width, int64_t in_width, double scale,
+                           double roi_start = 0, double roi_end = 1);
+
 }  // namespace aic

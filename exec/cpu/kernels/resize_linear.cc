@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "exec/cpu/kernels/parallel.h"
 #include "ops/tensor/resize_params.h"
@@ -38,6 +39,67 @@ AIC_KERNEL_CLONES void BlendRow(const float* r0, const float* r1, float wy, cons
 }
 
 }  // namespace
+
+namespace {
+
+// A row of an integer upsampling by K: each input element written K times
+// (a fixed K lets the compiler vectorize the interleave).
+template <typename T, int K>
+AIC_KERNEL_CLONES void RepeatEach(const T* in, T* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int k = 0; k < K; ++k) out[i * K + k] = in[i];
+  }
+}
+
+// K when xs[c] == c / K for every c (an integer upsampling of the row), else 0.
+int RepeatFactor(const std::vector<int64_t>& xs, int64_t in_w) {
+  const auto out_w = static_cast<int64_t>(xs.size());
+  if (in_w == 0 || out_w % in_w != 0) return 0;
+  const int64_t k = out_w / in_w;
+  if (k != 2 && k != 4) return 0;
+  for (int64_t c = 0; c < out_w; ++c) {
+    if (xs[c] != c / k) return 0;
+  }
+  return static_cast<int>(k);
+}
+
+template <typename T>
+void NearestPlanes(const T* x, T* y, int64_t planes, int64_t in_h, int64_t in_w, const std::vector<int64_t>& ys,
+                   const std::vector<int64_t>& xs) {
+  const auto out_h = static_cast<int64_t>(ys.size()), out_w = static_cast<int64_t>(xs.size());
+  const int repeat = RepeatFactor(xs, in_w);
+  ParallelFor(planes, out_h * out_w, [&](int64_t p) {
+    const T* src = x + p * in_h * in_w;
+    T* dst = y + p * out_h * out_w;
+    for (int64_t r = 0; r < out_h; ++r) {
+      T* row = dst + r * out_w;
+      if (r > 0 && ys[r] == ys[r - 1]) {
+        std::copy(row - out_w, row, row);
+        continue;
+      }
+      const T* in = src + ys[r] * in_w;
+      if (repeat == 2) {
+        RepeatEach<T, 2>(in, row, in_w);
+      } else if (repeat == 4) {
+        RepeatEach<T, 4>(in, row, in_w);
+      } else {
+        for (int64_t c = 0; c < out_w; ++c) row[c] = in[xs[c]];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void ResizeNearest(const void* x, void* y, int64_t planes, int64_t in_h, int64_t in_w,
+                   const std::vector<int64_t>& ys, const std::vector<int64_t>& xs, size_t elem) {
+  switch (elem) {
+    case 1: return NearestPlanes(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), planes, in_h, in_w, ys, xs);
+    case 2: return NearestPlanes(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), planes, in_h, in_w, ys, xs);
+    case 4: return NearestPlanes(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y), planes, in_h, in_w, ys, xs);
+    default: return NearestPlanes(static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y), planes, in_h, in_w, ys, xs);
+  }
+}
 
 void ResizeBilinearF32(const float* x, float* y, int64_t planes, int64_t in_h, int64_t in_w, const LinearAxis& ys,
                        const LinearAxis& xs) {

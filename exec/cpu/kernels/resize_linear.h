@@ -20,6 +20,13 @@ struct LinearAxis {
 // (given, or out/in when sizes were given).
 std::optional<LinearAxis> MakeLinearAxis(int64_t in, int64_t out, double scale, const std::string& coord);
 
+// Nearest-neighbour resize of the two innermost dims of a dense tensor of
+// `elem`-byte elements (1, 2, 4 or 8): output row r copies input row ys[r]
+// at columns xs (an output row whose source row is the one before's is a
+// copy of that row: integer upsampling writes each source row once).
+void ResizeNearest(const void* x, void* y, int64_t planes, int64_t in_h, int64_t in_w,
+                   const std::vector<int64_t>& ys, const std::vector<int64_t>& xs, size_t elem);
+
 // x: planes x in_h x in_w -> y: planes x out_h x out_w.
 void ResizeBilinearF32(const float* x, float* y, int64_t planes, int64_t in_h, int64_t in_w, const LinearAxis& ys,
                        const LinearAxis& xs);

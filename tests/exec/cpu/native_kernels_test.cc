@@ -19,6 +19,7 @@
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
+#include "ops/util/float_convert.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -407,6 +408,49 @@ TEST(NativeKernelsTest, PadMatchesTheReference) {
                         b.Constant("v", Tensor::Scalar<float>(0.5f)), b.Constant("a", Tensor::FromVector<int64_t>({0, -1}, {2}))}));
   auto model = b.Build(18);
   RunBoth(*model, {{"x", RandomF32({2, 3, 4}, 2)}});
+}
+
+// Nearest mode on a plain input: every coordinate mode and rounding rule of
+// the standard, up and down, integer and not, given by scales or sizes, for
+// 4- and 2-byte and 1-byte elements: exactly the reference's elements, on
+// the native kernel (not oneDNN's resampling, not the reference).
+TEST(NativeKernelsTest, ResizeNearestMatchesTheReference) {
+  for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                            "half_pixel_symmetric"}) {
+    for (const char* rounding : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+      for (int form = 0; form < 4; ++form) {  // scales x2, x0.5, x1.7; sizes
+        for (DType t : {DType::kFloat, DType::kFloat16, DType::kUint8}) {
+          SCOPED_TRACE(absl::StrCat(coord, " ", rounding, " form ", form, " ", DTypeName(t)));
+          GraphBuilder b;
+          Value* x = b.Input("x", t, {1, 2, 6, 5});
+          Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
+          std::vector<Attribute> attrs = {Attribute::String("mode", "nearest"),
+                                          Attribute::String("coordinate_transformation_mode", coord),
+                                          Attribute::String("nearest_mode", rounding)};
+          Value* y;
+          if (form < 3) {
+            float s = form == 0 ? 2.0f : form == 1 ? 0.5f : 1.7f;
+            y = b.Op("Resize", {x, roi, b.Constant("s", Tensor::FromVector<float>({1, 1, s, s}, {4}))}, attrs);
+          } else {
+            y = b.Op("Resize", {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
+                                b.Constant("z", Tensor::FromVector<int64_t>({1, 2, 4, 9}, {4}))},
+                     attrs);
+          }
+          b.Output(y);
+          auto model = b.Build(19);
+          Tensor in = t == DType::kUint8 ? RandomInts<uint8_t>({1, 2, 6, 5}, 4, 0, 255)
+                                         : NarrowFromFloat(RandomF32({1, 2, 6, 5}, 4), t);
+          // tf_half_pixel_for_nn rounding up moves the channels too (the
+          // transformation applies to every axis): the reference kernel runs.
+          bool moves_channels = std::string(coord) == "tf_half_pixel_for_nn" && std::string(rounding).find("ceil") != std::string::npos;
+          std::string plan = RunBoth(*model, {{"x", in}}, moves_channels ? 1 : 0, 0, 0);
+          if (moves_channels) continue;
+          EXPECT_NE(plan.find("resize\tResize"), std::string::npos) << plan;
+          EXPECT_EQ(plan.find("impl="), std::string::npos) << plan;  // not a oneDNN primitive
+        }
+      }
+    }
+  }
 }
 
 TEST(NativeKernelsTest, ResizeLinearMatchesTheReference) {
