@@ -217,6 +217,15 @@ std::vector<double> NearestCoeffs(double r, bool integer, const std::string& mod
 AxisTaps TapsFor(int64_t x, int64_t width, int64_t out_width, double scale, const ResizeAttrs& a,
                  double roi_start, double roi_end) {
   AxisTaps t;
+  if (a.mode == "nearest" && !a.exclude_outside) {  // one tap: the rule the CPU backend tabulates too
+    int64_t i = ResizeNearestIndex(a, x, out_width, width, scale, roi_start, roi_end);
+    if (i < 0) {
+      t.outside = true;
+    } else {
+      t.taps.push_back({i, 1.0});
+    }
+    return t;
+  }
   double in_w = static_cast<double>(width);
   double ori = ResizeSourceCoordinate(a.coord, x, out_width, width, scale, roi_start, roi_end);
   if (a.coord == "tf_crop_and_resize" && (ori < 0 || ori > in_w - 1)) {
