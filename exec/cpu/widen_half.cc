@@ -86,19 +86,19 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   // float copy.
   absl::flat_hash_set<const Value*> kept;
   absl::flat_hash_set<const Node*> kept_nodes;
-  {
-    absl::flat_hash_map<const Value*, std::vector<const Node*>> readers;
-    for (Node* n : model_nodes) {
-      for (const Value* in : n->inputs()) {
-        if (in != nullptr) readers[in].push_back(n);
-      }
+  absl::flat_hash_map<const Value*, std::vector<Node*>> readers;  // each model node once per value it reads
+  for (Node* n : model_nodes) {
+    for (const Value* in : n->inputs()) {
+      if (in != nullptr && (readers[in].empty() || readers[in].back() != n)) readers[in].push_back(n);
     }
+  }
+  {
     for (Value* in : g.inputs()) {
       if (in->type().is_tensor() && IsHalf(in->dtype()) && !in->is_initializer()) kept.insert(in);
     }
     for (const auto& v : g.values()) {
       if (!v->is_initializer() || !v->type().is_tensor() || !IsHalf(v->dtype())) continue;
-      const std::vector<const Node*>& r = readers[v.get()];
+      const std::vector<Node*>& r = readers[v.get()];
       if (!r.empty() && absl::c_all_of(r, [](const Node* n) { return MovesHalfValues(*n); })) kept.insert(v.get());
     }
     absl::StatusOr<std::vector<Node*>> topo = TopologicalOrder(g);
@@ -129,17 +129,15 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     if (kept.contains(v.get())) kept_values.push_back(v.get());
   }
   for (Value* v : kept_values) {
-    bool computing_reader = false;
-    for (Node* n : model_nodes) {
-      if (kept_nodes.contains(n)) continue;
-      for (const Value* in : n->inputs()) computing_reader = computing_reader || in == v;
+    std::vector<Node*> computing;
+    for (Node* n : readers[v]) {
+      if (!kept_nodes.contains(n)) computing.push_back(n);
     }
-    if (!computing_reader) continue;
+    if (computing.empty()) continue;
     Value* wide = g.AddValue(absl::StrCat(v->name(), "/f32"), AsFloat(v->type()));
     Node* cast = g.AddNode("Cast", {v}, {wide}, absl::StrCat(v->name(), "/widen"));
     cast->SetAttr(Attribute::Int("to", static_cast<int64_t>(DType::kFloat)));
-    for (Node* n : model_nodes) {
-      if (kept_nodes.contains(n)) continue;
+    for (Node* n : computing) {
       for (size_t i = 0; i < n->num_inputs(); ++i) {
         if (n->input(i) == v) n->set_input(i, wide);
       }

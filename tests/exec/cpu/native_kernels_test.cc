@@ -410,6 +410,18 @@ TEST(NativeKernelsTest, PadMatchesTheReference) {
   RunBoth(*model, {{"x", RandomF32({2, 3, 4}, 2)}});
 }
 
+// Resize of a [1, 2, 6, 5] x by `scale` on H and W (Resize-13's scales
+// input), or, with scale 0, to sizes [1, 2, 4, 9].
+Value* ResizeBy(GraphBuilder& b, Value* x, float scale, std::vector<Attribute> attrs) {
+  Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
+  if (scale != 0) {
+    return b.Op("Resize", {x, roi, b.Constant("s", Tensor::FromVector<float>({1, 1, scale, scale}, {4}))}, attrs);
+  }
+  return b.Op("Resize", {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
+                         b.Constant("z", Tensor::FromVector<int64_t>({1, 2, 4, 9}, {4}))},
+              attrs);
+}
+
 // Nearest mode on a plain input: every coordinate mode and rounding rule of
 // the standard, up and down, integer and not, given by scales or sizes, for
 // 4- and 2-byte and 1-byte elements: exactly the reference's elements, on
@@ -423,20 +435,11 @@ TEST(NativeKernelsTest, ResizeNearestMatchesTheReference) {
           SCOPED_TRACE(absl::StrCat(coord, " ", rounding, " form ", form, " ", DTypeName(t)));
           GraphBuilder b;
           Value* x = b.Input("x", t, {1, 2, 6, 5});
-          Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
-          std::vector<Attribute> attrs = {Attribute::String("mode", "nearest"),
-                                          Attribute::String("coordinate_transformation_mode", coord),
-                                          Attribute::String("nearest_mode", rounding)};
-          Value* y;
-          if (form < 3) {
-            float s = form == 0 ? 2.0f : form == 1 ? 0.5f : 1.7f;
-            y = b.Op("Resize", {x, roi, b.Constant("s", Tensor::FromVector<float>({1, 1, s, s}, {4}))}, attrs);
-          } else {
-            y = b.Op("Resize", {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
-                                b.Constant("z", Tensor::FromVector<int64_t>({1, 2, 4, 9}, {4}))},
-                     attrs);
-          }
-          b.Output(y);
+          const float scale = form == 0 ? 2.0f : form == 1 ? 0.5f : form == 2 ? 1.7f : 0.0f;
+          b.Output(ResizeBy(b, x, scale,
+                            {Attribute::String("mode", "nearest"),
+                             Attribute::String("coordinate_transformation_mode", coord),
+                             Attribute::String("nearest_mode", rounding)}));
           auto model = b.Build(19);
           Tensor in = t == DType::kUint8 ? RandomInts<uint8_t>({1, 2, 6, 5}, 4, 0, 255)
                                          : NarrowFromFloat(RandomF32({1, 2, 6, 5}, 4), t);
@@ -459,19 +462,9 @@ TEST(NativeKernelsTest, ResizeLinearMatchesTheReference) {
       SCOPED_TRACE(absl::StrCat(coord, " form ", form));
       GraphBuilder b;
       Value* x = b.Input("x", DType::kFloat, {1, 2, 6, 5});
-      Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
-      Value* y;
-      std::vector<Attribute> attrs = {Attribute::String("mode", "linear"),
-                                      Attribute::String("coordinate_transformation_mode", coord)};
-      if (form < 2) {
-        float s = form == 0 ? 2.0f : 0.5f;
-        y = b.Op("Resize", {x, roi, b.Constant("s", Tensor::FromVector<float>({1, 1, s, s}, {4}))}, attrs);
-      } else {
-        y = b.Op("Resize", {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
-                            b.Constant("z", Tensor::FromVector<int64_t>({1, 2, 4, 9}, {4}))},
-                 attrs);
-      }
-      b.Output(y);
+      const float scale = form == 0 ? 2.0f : form == 1 ? 0.5f : 0.0f;
+      b.Output(ResizeBy(b, x, scale,
+                        {Attribute::String("mode", "linear"), Attribute::String("coordinate_transformation_mode", coord)}));
       auto model = b.Build(13);
       std::string plan = RunBoth(*model, {{"x", RandomF32({1, 2, 6, 5}, 3)}});
       EXPECT_NE(plan.find("resize"), std::string::npos) << plan;
