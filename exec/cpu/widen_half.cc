@@ -172,9 +172,18 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
   // where its step writes it (half_storage.h), since Cast to bfloat16
   // truncates, as the model's own Casts do. Found before the types widen.
   absl::flat_hash_map<const Node*, DType> rounds_its_input;
+  // A Cast from a half type to the same type is an identity of the model
+  // (the optimizer drops it at -O1): it rounds nothing, so the answer does
+  // not depend on the optimization level. The Attention function body casts
+  // its float16 scores and probabilities to float16 three times.
+  absl::flat_hash_set<const Node*> same_type_casts;
   for (Node* n : model_nodes) {
     const Attribute* to = n->FindAttr("to");
     Value* in = n->input(0);
+    if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
+        in != nullptr && in->type().is_tensor() && IsHalf(in->dtype()) && static_cast<DType>(to->i) == in->dtype()) {
+      same_type_casts.insert(n);
+    }
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
         !IsHalf(static_cast<DType>(to->i)) && in != nullptr && in->type().is_tensor() && IsHalf(in->dtype()) &&
         !in->is_graph_input() && !in->is_initializer() && !kept.contains(in)) {
@@ -209,7 +218,8 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     const Attribute* to = n->FindAttr("to");
     const auto from_half = rounds_its_input.find(n);
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
-        n->input(0) != nullptr && (IsHalf(static_cast<DType>(to->i)) || from_half != rounds_its_input.end())) {
+        n->input(0) != nullptr && !same_type_casts.contains(n) &&
+        (IsHalf(static_cast<DType>(to->i)) || from_half != rounds_its_input.end())) {
       auto half = from_half != rounds_its_input.end() ? from_half->second : static_cast<DType>(to->i);
       TypeInfo ht = n->output(0) != nullptr ? n->output(0)->type() : TypeInfo();
       ht.dtype = half;
