@@ -168,6 +168,10 @@ bool LowerResize(Lowerer& L, const Node& n);
 // Native kernels (ops_native*.cc, exec/cpu/kernels/); the *OrNative ones try
 // the oneDNN lowering first.
 bool LowerNativeUnary(Lowerer& L, const Node& n);
+// Exp, Sigmoid, Tanh, Softplus, Mish, Gelu (tanh form) and HardSigmoid with
+// nothing fused after them, on our own kernels where this CPU has them
+// (AVX-512F; HardSigmoid anywhere), in the input's layout where that is sound.
+bool LowerBareUnaryNative(Lowerer& L, const Node& n);
 bool LowerNativeElementwise(Lowerer& L, const Node& n);
 bool LowerBinaryOrNative(Lowerer& L, const Node& n);
 bool LowerUnaryOrNative(Lowerer& L, const Node& n);

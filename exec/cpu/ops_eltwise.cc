@@ -22,11 +22,18 @@ using dnnl::prop_kind;
 bool IsCommutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
 
 // x -> elts[0] -> ... -> elts[n-1] (+ the successors' post-ops on the last).
-bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<Elt>& elts) {
+// With `or_native`, a unary op nothing fuses after runs on our own kernel
+// where there is one (LowerBareUnaryNative): oneDNN 2.6's JIT exp, tanh and
+// logistic take 1.4-1.9x ONNX Runtime's time on large tensors, and its
+// HardSigmoid is two passes (bench/OPS.md).
+bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<Elt>& elts, bool or_native = false) {
   Plan& plan = L.plan();
   int src = L.V(x).slot;
   if (src < 0 || elts.empty()) return false;
   const Value* out = n.output(0);
+  // An empty chain has touched nothing (constants go in only with a post-op).
+  std::vector<PostOp> chain = L.CollectPostOps(out);
+  if (chain.empty() && or_native && LowerBareUnaryNative(L, n)) return true;
   memory::desc md = plan.slots[src].md;
   bool plain = plan.slots[src].plain;
   auto desc = [&](const Elt& e) {
@@ -36,7 +43,6 @@ bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<El
   for (size_t i = 0; i + 1 < elts.size(); ++i) {
     pre.emplace_back(desc(elts[i]), plan.engine);
   }
-  std::vector<PostOp> chain = L.CollectPostOps(out);
   auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
     return dnnl::eltwise_forward::primitive_desc(desc(elts.back()), attr, plan.engine);
   });
@@ -99,7 +105,7 @@ bool LowerView(Lowerer& L, const Node& n) {
 
 bool LowerUnary(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
-  return EmitEltwise(L, n, x, L.UnaryAsEltwise(n, x));
+  return EmitEltwise(L, n, x, L.UnaryAsEltwise(n, x), /*or_native=*/true);
 }
 
 bool LowerBinary(Lowerer& L, const Node& n) {

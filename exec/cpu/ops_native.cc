@@ -7,11 +7,13 @@
 // false (nothing emitted) to let the reference kernel run instead.
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/swiglu.h"
 #include "exec/cpu/kernels/unary.h"
+#include "exec/cpu/kernels/unary_avx512.h"
 #include "exec/cpu/native_step.h"
 
 namespace aic::cpu {
@@ -92,6 +94,59 @@ bool TryOneDnn(bool (*lower)(Lowerer&, const Node&), Lowerer& L, const Node& n) 
 }
 
 }  // namespace
+
+bool LowerBareUnaryNative(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (n.num_inputs() < 1 || out == nullptr || !L.IsF32(x) || !L.IsF32(out) || L.V(out).dims != L.V(x).dims) {
+    return false;
+  }
+  std::string op = n.op_type;
+  float alpha = n.GetFloat("alpha", 0.2f), beta = n.GetFloat("beta", 0.5f);  // HardSigmoid's
+  kernels::UnaryRowFn fn = nullptr;
+  if (op == "Gelu") {
+    op = n.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "";
+    if (op.empty()) return false;  // the erf form: oneDNN's eltwise is as fast
+  }
+  if (op != "HardSigmoid") {
+    fn = kernels::Avx512UnaryKernel(op);
+    if (fn == nullptr) return false;
+  }
+  // In x's layout, blocked included, when the op maps 0 to 0 (a blocked
+  // layout's padding stays zero) or the layout has no padding; else plain.
+  int64_t count = NumElements(L.V(x).dims);
+  int in = -1, slot = -1;
+  const int s = L.V(x).slot;
+  if (s >= 0 && L.Const(x) == nullptr && L.plan().slots[s].storage == Slot::Storage::kArena) {
+    const Slot& src = L.plan().slots[s];
+    auto physical = static_cast<int64_t>(src.md.get_size() / sizeof(float));
+    bool zero_to_zero = op == "Tanh" || op == "GeluTanh" || op == "Mish";
+    if (physical == count || zero_to_zero) {
+      in = s;
+      count = physical;
+      Slot copy = src;  // the desc and plainness, before the slot vector grows
+      slot = L.NewArenaSlot(out, copy.md, copy.plain);
+    }
+  }
+  if (in < 0) {
+    if (!NativeReady(L, x)) return false;
+    in = L.PlainSlot(x);
+    slot = NativeOutSlot(L, out);
+  }
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {in}, slot, [fn, count, alpha, beta](const void* const* ins, void* y) {
+    const auto* xs = static_cast<const float*>(ins[0]);
+    if (fn == nullptr) {
+      kernels::HardSigmoidF32(xs, static_cast<float*>(y), count, alpha, beta);
+    } else {
+      kernels::UnaryF32(fn, xs, static_cast<float*>(y), count);
+    }
+    return absl::OkStatus();
+  });
+  step->kind = absl::AsciiStrToLower(op);
+  step->inplace_ok = true;
+  return true;
+}
 
 bool LowerNativeUnary(Lowerer& L, const Node& n) {
   if (n.num_inputs() < 1 || n.output(0) == nullptr) return false;

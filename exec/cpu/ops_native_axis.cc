@@ -11,6 +11,7 @@
 #include "exec/cpu/kernels/reduce.h"
 #include "exec/cpu/kernels/select.h"
 #include "exec/cpu/kernels/softmax.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
 #include "exec/cpu/native_step.h"
 #include "ops/math/reduce_axes.h"
 
@@ -73,9 +74,13 @@ bool LowerArgExtreme(Lowerer& L, const Node& n) {
 }
 
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
-  try {
-    if (LowerSoftmax(L, n)) return true;
-  } catch (const dnnl::error&) {
+  // With AVX-512F our last-axis kernel keeps up with memory where oneDNN
+  // 2.6's JIT softmax takes 1.3-2.3x ONNX Runtime's time (bench/OPS.md).
+  if (!kernels::avx512::HaveAvx512()) {
+    try {
+      if (LowerSoftmax(L, n)) return true;
+    } catch (const dnnl::error&) {
+    }
   }
   const Value* x = n.input(0);
   const Value* out = n.output(0);

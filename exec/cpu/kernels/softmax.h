@@ -1,6 +1,7 @@
 // Softmax and LogSoftmax along any axis of dense f32 (oneDNN 2.6 runs its
-// reference implementation for a non-last axis of a plain tensor; the last
-// axis stays with oneDNN's JIT kernel, see LowerSoftmaxOrNative).
+// reference implementation for a non-last axis of a plain tensor; on CPUs
+// without AVX-512F the last axis stays with oneDNN's JIT kernel, see
+// LowerSoftmaxOrNative).
 #pragma once
 
 #include "exec/cpu/kernels/axis_lanes.h"

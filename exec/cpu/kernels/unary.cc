@@ -8,6 +8,7 @@
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/log.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/unary_avx512.h"
 
 namespace aic::cpu::kernels {
 
@@ -51,6 +52,7 @@ AIC_UNARY(GeluTanhRow, 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 
 }  // namespace
 
 UnaryRowFn UnaryKernel(const std::string& op) {
+  if (UnaryRowFn fast = Avx512UnaryKernel(op); fast != nullptr) return fast;
   static const auto* table = new absl::flat_hash_map<std::string, UnaryRowFn>{
       {"Erf", ErfRow},           {"Reciprocal", ReciprocalRow}, {"Floor", FloorRow},
       {"Ceil", CeilRow},         {"Round", RoundRow},           {"Sin", SinRow},
@@ -64,6 +66,23 @@ UnaryRowFn UnaryKernel(const std::string& op) {
 
 void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n) {
   ParallelPieces(n, [&](int64_t begin, int64_t len) { fn(x + begin, y + begin, len); });
+}
+
+namespace {
+
+AIC_KERNEL_CLONES void HardSigmoidRow(const float* x, float* y, int64_t n, float alpha, float beta) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    float v = alpha * x[i] + beta;
+    v = v > 1.0f ? 1.0f : v;
+    y[i] = v > 0.0f ? v : (v != v ? v : 0.0f);  // NaN stays NaN
+  }
+}
+
+}  // namespace
+
+void HardSigmoidF32(const float* x, float* y, int64_t n, float alpha, float beta) {
+  ParallelPieces(n, [&](int64_t begin, int64_t len) { HardSigmoidRow(x + begin, y + begin, len, alpha, beta); });
 }
 
 namespace {

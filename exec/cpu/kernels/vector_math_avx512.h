@@ -1,0 +1,155 @@
+// e^x, log x, tanh x and friends on 16 floats at once with AVX-512F
+// intrinsics, for the row kernels of unary_avx512.cc and softmax.cc. The
+// compiler's vectorization of the scalar forms (exp.h, log.h) spends twice
+// the memory-bound time on large tensors, and oneDNN 2.6's JIT eltwise about
+// as much (bench/OPS.md: Exp, Tanh, Sigmoid on [8,512,768] 1.4-1.9x ONNX
+// Runtime); these keep up with memory. Only functions marked AIC_AVX512 may
+// call them, and only after HaveAvx512() said yes.
+//
+// NaN in gives NaN out everywhere: every clamp is max(lo, min(hi, x)), and
+// vminps/vmaxps return their second operand when either is NaN.
+//
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_* values, which
+// -Wmaybe-uninitialized and -Wuninitialized report where they are inlined (a
+// known false positive): files defining AIC_AVX512 functions wrap them in
+// AIC_AVX512_BEGIN / AIC_AVX512_END.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AIC_HAVE_AVX512_MATH 1
+#include <immintrin.h>
+#endif
+
+namespace aic::cpu::kernels::avx512 {
+
+// Whether this CPU runs AVX-512F (checked once); false off x86-64.
+inline bool HaveAvx512() {
+#ifdef AIC_HAVE_AVX512_MATH
+  static const bool have = __builtin_cpu_supports("avx512f");
+  return have;
+#else
+  return false;
+#endif
+}
+
+}  // namespace aic::cpu::kernels::avx512
+
+#ifdef AIC_HAVE_AVX512_MATH
+
+#define AIC_AVX512 __attribute__((target("avx512f")))
+#define AIC_AVX512_BEGIN \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define AIC_AVX512_END _Pragma("GCC diagnostic pop")
+
+AIC_AVX512_BEGIN
+
+namespace aic::cpu::kernels::avx512 {
+
+AIC_AVX512 inline __m512 Clamp(__m512 x, float lo, float hi) {
+  return _mm512_max_ps(_mm512_set1_ps(lo), _mm512_min_ps(_mm512_set1_ps(hi), x));
+}
+
+// e^x: n = round(x·log2 e), r = x - n·ln2 with ln2 in two parts (n·0.693359375
+// is exact), e^r by Cephes' expf polynomial (|r| <= ln2/2), then 2^n applied
+// by vscalefps, which overflows to inf past the top and underflows gradually
+// through the subnormals at the bottom (the clamp only keeps n in range).
+// Max error against double exp: 2 ulp (tests/exec/cpu/vector_math_test.cc).
+AIC_AVX512 inline __m512 Exp(__m512 x) {
+  __m512 c = Clamp(x, -104.0f, 89.0f);
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), c);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// log x: x = m·2^e with m in [√½, √2) (vgetmantps/vgetexpps, which see
+// subnormals as the numbers they are), log m = f - f²/2 + f³·P(f) for
+// f = m - 1 by Cephes' logf polynomial, e·ln2 added in two parts. log 0 =
+// -inf, log of a negative number or NaN = NaN, log inf = inf. Max error
+// against double log: 2 ulp (the test).
+AIC_AVX512 inline __m512 Log(__m512 x) {
+  __m512 e = _mm512_getexp_ps(x);
+  __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+  __mmask16 big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.41421356237309505f), _CMP_GT_OQ);
+  m = _mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f));
+  e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0f));
+  __m512 f = _mm512_sub_ps(m, _mm512_set1_ps(1.0f));
+  __m512 z = _mm512_mul_ps(f, f);
+  __m512 p = _mm512_set1_ps(7.0376836292e-2f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.1514610310e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.1676998740e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.2420140846e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.4249322787e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.6668057665e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.0000714765e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-2.4999993993e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(3.3333331174e-1f));
+  __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f), z);
+  y = _mm512_fmadd_ps(e, _mm512_set1_ps(-2.12194440e-4f), y);
+  y = _mm512_fnmadd_ps(z, _mm512_set1_ps(0.5f), y);
+  __m512 r = _mm512_add_ps(f, y);
+  r = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693359375f), r);
+  const __m512 inf = _mm512_set1_ps(__builtin_inff());
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, inf, _CMP_EQ_OQ), inf);
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_set1_ps(-__builtin_inff()));
+  __mmask16 bad = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ);  // x < 0 or NaN
+  return _mm512_mask_mov_ps(r, bad, _mm512_set1_ps(__builtin_nanf("")));
+}
+
+// log(1 + t) for t >= 0: log u of u = 1 + t, corrected by the rounding of
+// that sum ((u - 1) - t) / u, so tiny t gives t, not 0.
+AIC_AVX512 inline __m512 Log1pNonNegative(__m512 t) {
+  __m512 u = _mm512_add_ps(t, _mm512_set1_ps(1.0f));
+  __m512 lost = _mm512_sub_ps(_mm512_sub_ps(u, _mm512_set1_ps(1.0f)), t);
+  return _mm512_sub_ps(Log(u), _mm512_div_ps(lost, u));
+}
+
+// 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
+AIC_AVX512 inline __m512 Sigmoid(__m512 x) {
+  __m512 e = Exp(_mm512_sub_ps(_mm512_setzero_ps(), x));
+  return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
+}
+
+// tanh x as an odd rational function of degree 13/6 (the minimax fit Eigen
+// uses) on |x| < 7.905 (clamped there), x itself below 0.0004 and ±1 from 9
+// on; no exp, so no cancellation near 0. Max error: 3 ulp (the test).
+AIC_AVX512 inline __m512 Tanh(__m512 x) {
+  __m512 c = Clamp(x, -7.90531110763549805f, 7.90531110763549805f);
+  __m512 x2 = _mm512_mul_ps(c, c);
+  __m512 p = _mm512_set1_ps(-2.76076847742355e-16f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.00018790482477e-13f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-8.60467152213735e-11f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(5.12229709037114e-08f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(1.48572235717979e-05f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(6.37261928875436e-04f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(4.89352455891786e-03f));
+  p = _mm512_mul_ps(p, c);
+  __m512 q = _mm512_set1_ps(1.19825839466702e-06f);
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(1.18534705686654e-04f));
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(2.26843463243900e-03f));
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(4.89352518554385e-03f));
+  __m512 y = _mm512_div_ps(p, q);
+  __m512 ax = _mm512_abs_ps(x);
+  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.0004f), _CMP_LT_OQ), x);
+  // From 9.01 on tanh rounds to ±1 exactly; the fit at its clamp is 1 ulp short.
+  __mmask16 flat = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(9.0f), _CMP_GE_OQ);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_mask_mov_ps(y, flat, _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+                                         _mm512_castps_si512(one), _mm512_castps_si512(x),
+                                         _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xf8)));
+}
+
+}  // namespace aic::cpu::kernels::avx512
+
+AIC_AVX512_END
+
+#endif  // AIC_HAVE_AVX512_MATH
