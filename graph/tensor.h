@@ -23,6 +23,8 @@ class Buffer {
  public:
   // Zero-initialized owned memory, 64-byte aligned.
   static std::shared_ptr<Buffer> Allocate(size_t size);
+  // The same, left uninitialized: for a caller about to write every byte.
+  static std::shared_ptr<Buffer> AllocateUninitialized(size_t size);
   // Borrows [data, data+size); `keep_alive` owns whatever backs it.
   static std::shared_ptr<Buffer> Borrow(const void* data, size_t size,
                                         std::shared_ptr<const void> keep_alive);

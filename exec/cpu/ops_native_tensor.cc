@@ -228,12 +228,14 @@ bool LowerPad(Lowerer& L, const Node& n) {
 
 namespace {
 
-// x's arena slot when it holds f32 bytes in any layout (blocked included), else -1.
-int F32ArenaSlot(Lowerer& L, const Value* x) {
+// x's arena slot when it holds f32 bytes in any layout (blocked included),
+// else -1; with `or_feed`, a graph input's slot too (read, never aliased).
+int F32ArenaSlot(Lowerer& L, const Value* x, bool or_feed = false) {
   int s = L.V(x).slot;
   if (s < 0 || L.V(x).dtype != DType::kFloat) return -1;
   const Slot& slot = L.plan().slots[s];
-  return slot.storage == Slot::Storage::kArena && slot.md.get_size() > 0 ? s : -1;
+  bool storage = slot.storage == Slot::Storage::kArena || (or_feed && slot.storage == Slot::Storage::kFeed);
+  return storage && slot.static_shape && slot.md.get_size() > 0 ? s : -1;
 }
 
 // Cast(Cast(x: f32, to=float16), to=float): x rounded to half, which is
@@ -249,7 +251,7 @@ bool LowerRoundingCastPair(Lowerer& L, const Node& n) {
     return false;
   }
   const Value* out = back->output(0);
-  int src = F32ArenaSlot(L, x);
+  int src = F32ArenaSlot(L, x, /*or_feed=*/true);
   if (out == nullptr || src < 0 || L.V(out).dtype != DType::kFloat || L.V(out).dims != L.V(x).dims) return false;
   Slot in = L.plan().slots[src];
   int slot = L.NewArenaSlot(out, in.md, in.plain);

@@ -181,8 +181,11 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
       outs.emplace_back(s.tensor.Clone());
       continue;
     }
-    Tensor t(s.dtype, s.dims);
-    if (t.byte_size() > 0) std::memcpy(t.mutable_raw_data(), s.ptr, t.byte_size());
+    // Copied out of the arena (a view or an in-place output): every byte is
+    // written, so the tensor is not zeroed first.
+    size_t bytes = ByteSizeOf(s.dtype, NumElements(s.dims));
+    Tensor t(s.dtype, s.dims, Buffer::AllocateUninitialized(bytes));
+    if (bytes > 0) std::memcpy(t.mutable_raw_data(), s.ptr, bytes);
     outs.emplace_back(std::move(t));
   }
   return outs;

@@ -42,6 +42,16 @@ bool MovesHalfValues(const Node& n) {
   return n.domain.empty() && ops->contains(n.op_type);
 }
 
+// Whether `n` is a Cast from another type to `t`, whose output is exactly a
+// `t` value already (a Cast to half inside the graph keeps its rounding,
+// below; one from `t` itself is an identity and rounds nothing). Asked
+// before the types widen.
+bool IsCastTo(const Node* n, DType t) {
+  if (n == nullptr || n->op_type != "Cast" || !n->domain.empty() || n->input(0) == nullptr) return false;
+  const Attribute* to = n->FindAttr("to");
+  return to != nullptr && to->type == AttrType::kInt && static_cast<DType>(to->i) == t && n->input(0)->dtype() != t;
+}
+
 TypeInfo AsFloat(const TypeInfo& t) {
   TypeInfo w = t;
   w.dtype = DType::kFloat;
@@ -186,7 +196,7 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     }
     if (n->op_type == "Cast" && n->domain.empty() && to != nullptr && to->type == AttrType::kInt &&
         !IsHalf(static_cast<DType>(to->i)) && in != nullptr && in->type().is_tensor() && IsHalf(in->dtype()) &&
-        !in->is_graph_input() && !in->is_initializer() && !kept.contains(in)) {
+        !in->is_graph_input() && !in->is_initializer() && !kept.contains(in) && !IsCastTo(in->producer(), in->dtype())) {
       if (in->dtype() == DType::kFloat16) {
         rounds_its_input[n] = in->dtype();
       } else if (stored != nullptr) {
