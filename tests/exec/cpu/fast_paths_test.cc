@@ -279,3 +279,48 @@ TEST(FastPathsTest, SoftmaxOverOneElementIsExact) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A BatchNormalization no conv absorbs runs on the channel-affine kernel in
+// the layout its input arrives in (DenseNet's BN-ReLU after a Concat of
+// blocked convs; a graph input read plain; 24 channels in blocks of 16, the
+// padding kept zero for the conv after it), a single ReLU after it fused.
+TEST(FastPathsTest, StandaloneBatchNormRunsNativeInItsInputsLayout) {
+  struct Case {
+    std::string name;
+    int64_t channels;  // of each conv feeding the Concat; 0: BN on the graph input
+    bool relu;
+  };
+  for (const Case& c : std::vector<Case>{{"graph input", 0, false},
+                                         {"graph input + relu", 0, true},
+                                         {"concat of convs + relu", 16, true},
+                                         {"concat of convs, padded block", 12, false},
+                                         {"concat of convs, padded block + relu", 12, true}}) {
+    SCOPED_TRACE(c.name);
+    GraphBuilder b;
+    const Dims in = {2, 8, 9, 11};
+    Value* x = b.Input("x", DType::kFloat, D(in));
+    Value* v = x;
+    int64_t ch = 8;
+    if (c.channels > 0) {
+      Value* a = ConvOf(b, x, 8, c.channels, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+      Value* d = ConvOf(b, x, 8, c.channels, {1, 1}, {});
+      v = b.Op("Concat", {a, d}, {Attribute::Int("axis", 1)});
+      ch = 2 * c.channels;
+    }
+    Value* var = b.Constant("var", RandomF32({ch}, 4, 0.5f, 2.0f));
+    v = b.Op("BatchNormalization", {v, Weight(b, "s", {ch}, 5), Weight(b, "b", {ch}, 6), Weight(b, "m", {ch}, 7), var});
+    if (c.relu) v = b.Op("Relu", {v});
+    if (c.channels > 0) v = ConvOf(b, v, ch, 8, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+    b.Output(v);
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(in, 22, -1, 1)}}, 0, 1e-5, 1e-5);
+    EXPECT_NE(plan.find(c.relu ? "batchnorm+relu\t" : "batchnorm\t"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("binary"), std::string::npos) << plan;
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
