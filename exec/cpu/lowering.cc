@@ -90,7 +90,8 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"TreeEnsembleClassifier", LowerTreeEnsemble, kMlDomain}, {"TreeEnsembleRegressor", LowerTreeEnsemble, kMlDomain},
       {"TreeEnsemble", LowerTreeEnsemble, kMlDomain},          {"Scaler", LowerScaler, kMlDomain},
       {"Normalizer", LowerNormalizer, kMlDomain},              {"LinearClassifier", LowerLinearModel, kMlDomain},
-      {"LinearRegressor", LowerLinearModel, kMlDomain},
+      {"LinearRegressor", LowerLinearModel, kMlDomain},        {"SVMClassifier", LowerSvm, kMlDomain},
+      {"SVMRegressor", LowerSvm, kMlDomain},
       {"ArrayFeatureExtractor", LowerArrayFeatureExtractor, kMlDomain},
       // aic-onnx's own fused ops (domain ai.aic: sessions and `opt --target aic` emit them).
       {"FusedLinearReLU", LowerFusedLinearReLU, kAicDomain},

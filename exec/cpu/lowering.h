@@ -217,6 +217,7 @@ bool LowerTreeEnsemble(Lowerer& L, const Node& n);  // TreeEnsembleClassifier/Re
 bool LowerScaler(Lowerer& L, const Node& n);
 bool LowerNormalizer(Lowerer& L, const Node& n);
 bool LowerLinearModel(Lowerer& L, const Node& n);  // LinearClassifier, LinearRegressor
+bool LowerSvm(Lowerer& L, const Node& n);          // SVMClassifier, SVMRegressor
 bool LowerArrayFeatureExtractor(Lowerer& L, const Node& n);
 
 }  // namespace aic::cpu

@@ -3,10 +3,12 @@
 // / TreeEnsembleRegressor of ml opsets 1 and 3, TreeEnsemble of opset 5)
 // over a forest packed once at compile time (kernels/tree_ensemble.h), and
 // the per-row models (Scaler, Normalizer, LinearClassifier, LinearRegressor,
-// whose row arithmetic is ops/ml's own, run here over rows in parallel) and
-// ArrayFeatureExtractor (a gather along the last axis). Attributes are decoded by the
-// same ops/ml functions as the reference kernels' and each row is finished
-// by them too, so results are the reference's bit for bit. Each lowering
+// SVMClassifier, SVMRegressor, whose row arithmetic is ops/ml's own, run
+// here over rows in parallel) and ArrayFeatureExtractor (a gather along the
+// last axis). Attributes are decoded by the same ops/ml functions as the
+// reference kernels' and each row is finished by them too, so results are
+// the reference's bit for bit, except an SVM's kernel row (AVX-512 sums with
+// fused multiply-adds, RBF's exp within 2 ulp of libm's). Each lowering
 // takes f32 X of static shape ([N, F] or [F]) and returns false (nothing
 // emitted) for anything else: string class labels (the arena holds no
 // strings), other X dtypes, set-membership splits, malformed attributes; the
@@ -20,10 +22,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/svm_kernel.h"
 #include "exec/cpu/kernels/tree_ensemble.h"
 #include "exec/cpu/native_step.h"
 #include "ops/ml/linear_models.h"
 #include "ops/ml/preprocessing.h"
+#include "ops/ml/svm_models.h"
 #include "ops/ml/tree_models.h"
 
 namespace aic::cpu {
@@ -241,6 +245,72 @@ bool LowerLinearModel(Lowerer& L, const Node& n) {
     return absl::OkStatus();
   });
   step->kind = "linear_model";
+  return true;
+}
+
+// The models decoded once here (the reference kernel decodes on every run),
+// rows in parallel with a scratch per block of rows, the kernel row by
+// kernels/svm_kernel.h (the same sums; RBF's exp within 2 ulp of libm's).
+bool LowerSvm(Lowerer& L, const Node& n) {
+  const SvmKernelRowFn kernel_row = kernels::FastSvmKernelRow();
+  int64_t rows = 0, features = 0;
+  if (n.num_inputs() != 1 || !FeatureDims(L, n.input(0), &rows, &features)) return false;
+  // A row block's share of the work: a kernel per support vector.
+  auto block_rows = [](int64_t vectors, int64_t features) {
+    return std::clamp<int64_t>(kernels::kMinParallelWork / std::max<int64_t>(1, vectors * features), 1, 64);
+  };
+  if (n.op_type == "SVMRegressor") {
+    absl::StatusOr<SvmRegressorModel> m = DecodeSvmRegressor(n);
+    if (!m.ok() || m->svm.features != features || !HasDims(L, n.output(0), DType::kFloat, {rows, 1})) return false;
+    int in = L.PlainSlot(n.input(0));
+    int slot = NativeOutSlot(L, n.output(0));
+    if (slot < 0) return false;
+    auto model = std::make_shared<const SvmRegressorModel>(std::move(*m));
+    const int64_t block = block_rows(model->svm.vectors, features);
+    NativeStep* step = AddNativeStep(L, n, {in}, slot, [=](const void* const* ins, void* out) {
+      const auto* x = static_cast<const float*>(ins[0]);
+      auto* y = static_cast<float*>(out);
+      ForRows((rows + block - 1) / block, block * features * std::max<int64_t>(1, model->svm.vectors), [&](int64_t b) {
+        SvmScratch scratch;
+        RowBuffer row(static_cast<size_t>(features));
+        for (int64_t r = b * block; r < std::min(rows, (b + 1) * block); ++r) {
+          std::copy(x + r * features, x + (r + 1) * features, row.begin());
+          y[r] = static_cast<float>(SvmRegressRow(*model, row.data(), scratch, kernel_row));
+        }
+      });
+      return absl::OkStatus();
+    });
+    step->kind = "svm";
+    return true;
+  }
+  absl::StatusOr<SvmClassifierModel> m = DecodeSvmClassifier(n);
+  if (!m.ok() || m->labels.strings || m->svm.features != features) return false;
+  const int64_t cols = m->columns();
+  const Value* label = OptionalOutput(n, 0);
+  const Value* prob = OptionalOutput(n, 1);
+  if (!HasDims(L, label, DType::kInt64, {rows}) || !HasDims(L, prob, DType::kFloat, {rows, cols})) return false;
+  int in = L.PlainSlot(n.input(0));
+  int label_slot = NativeOutSlot(L, label), prob_slot = NativeOutSlot(L, prob);
+  auto model = std::make_shared<const SvmClassifierModel>(std::move(*m));
+  const int64_t vectors = std::max<int64_t>(model->svm.vectors, model->classes());
+  const int64_t block = block_rows(vectors, features);
+  NativeStep* step = AddNativeStep(L, n, {in}, {label_slot, prob_slot}, [=](const void* const* ins, void* const* outs) {
+    const auto* x = static_cast<const float*>(ins[0]);
+    auto* labels = static_cast<int64_t*>(outs[0]);
+    auto* z = static_cast<float*>(outs[1]);
+    ForRows((rows + block - 1) / block, block * features * vectors, [&](int64_t b) {
+      SvmScratch scratch;
+      RowBuffer row(static_cast<size_t>(features)), zr(static_cast<size_t>(cols));
+      for (int64_t r = b * block; r < std::min(rows, (b + 1) * block); ++r) {
+        std::copy(x + r * features, x + (r + 1) * features, row.begin());
+        const int64_t pick = SvmClassifyRow(*model, row.data(), zr.data(), scratch, kernel_row);
+        if (labels != nullptr) labels[r] = model->labels.ints[static_cast<size_t>(pick)];
+        for (int64_t j = 0; z != nullptr && j < cols; ++j) z[r * cols + j] = static_cast<float>(zr[static_cast<size_t>(j)]);
+      }
+    });
+    return absl::OkStatus();
+  });
+  step->kind = "svm";
   return true;
 }
 

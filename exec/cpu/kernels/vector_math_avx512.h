@@ -71,6 +71,28 @@ AIC_AVX512 inline __m512 Exp(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
+// e^x on 8 doubles: n = round(x·log2 e), r = x - n·ln2 with ln2 in two
+// parts (the high one has 21 trailing zero bits, so n·hi is exact for any n
+// in range), e^r by its Taylor series to r^13 (|r| <= ln2/2: the remainder
+// is under 1e-17 relative), then 2^n by vscalefpd (gradual underflow,
+// overflow to inf). Max error against std::exp: 2 ulp (the test).
+AIC_AVX512 inline __m512d ExpPd(__m512d x) {
+  __m512d c = _mm512_max_pd(_mm512_set1_pd(-746.0), _mm512_min_pd(_mm512_set1_pd(710.0), x));
+  __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(c, _mm512_set1_pd(1.4426950408889634)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512d r = _mm512_fnmadd_pd(n, _mm512_set1_pd(6.93147180369123816490e-01), c);
+  r = _mm512_fnmadd_pd(n, _mm512_set1_pd(1.90821492927058770002e-10), r);
+  // 1/k! for k = 13 down to 2, then 1 + (r + p·r²): one rounding where the
+  // leading 1 joins.
+  __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
+  for (double inv : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                     1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5}) {
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(inv));
+  }
+  p = _mm512_add_pd(_mm512_fmadd_pd(p, _mm512_mul_pd(r, r), r), _mm512_set1_pd(1.0));
+  return _mm512_scalef_pd(p, n);
+}
+
 // log x: x = m·2^e with m in [√½, √2) (vgetmantps/vgetexpps, which see
 // subnormals as the numbers they are), log m = f - f²/2 + f³·P(f) for
 // f = m - 1 by Cephes' logf polynomial, e·ln2 added in two parts. log 0 =

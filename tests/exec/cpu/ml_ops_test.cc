@@ -8,7 +8,8 @@
 // took no reference step, except string class labels, which stay on the
 // reference kernel (the arena holds no strings). Last, the five skl2onnx
 // models of the zoo (build/zoo, made by bench/zoo/make_zoo.py; skipped
-// without it) compile with no reference step but SVMClassifier.
+// without it) compile with no reference step. SVMs agree to 1e-6 (their
+// lowering's kernel row is not the reference's operation for operation).
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -460,13 +461,78 @@ TEST(MlRowLoweringTest, ArrayFeatureExtractorGathersAndChecksIndices) {
   EXPECT_NE(bad.status().message().find("index 5 out of range for 5 features"), std::string::npos) << bad.status();
 }
 
-// The skl2onnx models of bench/zoo run on our kernels: no reference step but
-// the SVMClassifier of sk_pca_svc (not lowered yet).
+// SVMs: the plan's "svm" step against the reference kernel for every kernel
+// type, classifiers with and without Platt probabilities (2 and 3 classes,
+// 17 support vectors: two full groups of 8 and a tail), liblinear models,
+// regressors (one-class too). Scores agree to 1e-6 relative, not bit for
+// bit: the native kernel row fuses multiply-adds and RBF's exp is within 2
+// ulp of libm's. Labels must be equal.
+void ExpectSvmAgrees(std::unique_ptr<Model> model, const Dims& x_dims) {
+  Tensor x = RandomF32(x_dims, 31, -1.5f, 1.5f);
+  std::string plan = RunBoth(*model, {{"x", RuntimeValue(x)}}, 0, 1e-6, 1e-6);
+  EXPECT_TRUE(RanNatively(plan, "svm")) << plan;
+}
+
+std::vector<float> SvmKernelParams(const std::string& kernel) {
+  if (kernel == "POLY") return {0.3f, 0.5f, 3.0f};
+  if (kernel == "SIGMOID") return {0.2f, -0.1f, 0.0f};
+  return {0.7f, 0.0f, 0.0f};
+}
+
+TEST(MlRowLoweringTest, SvmClassifierEveryKernelWithAndWithoutProbabilities) {
+  const int64_t features = 5;
+  for (const std::string kernel : {"LINEAR", "POLY", "RBF", "SIGMOID"}) {
+    for (int classes : {2, 3}) {
+      for (bool proba : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(kernel, " classes ", classes, proba ? " with probabilities" : ""));
+        const std::vector<int64_t> per_class = classes == 2 ? std::vector<int64_t>{9, 8} : std::vector<int64_t>{5, 9, 3};
+        const int64_t vectors = 17, pairs = classes * (classes - 1) / 2;
+        std::vector<int64_t> labels;
+        for (int c = 0; c < classes; ++c) labels.push_back(10 + c);
+        std::vector<Attribute> a = {
+            Attribute::Ints("classlabels_ints", labels), Attribute::Ints("vectors_per_class", per_class),
+            Attribute::Floats("support_vectors", RandomFloats(static_cast<size_t>(vectors * features), 11)),
+            Attribute::Floats("coefficients", RandomFloats(static_cast<size_t>((classes - 1) * vectors), 12)),
+            Attribute::Floats("rho", RandomFloats(static_cast<size_t>(pairs), 13)),
+            Attribute::String("kernel_type", kernel), Attribute::Floats("kernel_params", SvmKernelParams(kernel))};
+        if (proba) {
+          a.push_back(Attribute::Floats("prob_a", RandomFloats(static_cast<size_t>(pairs), 14)));
+          a.push_back(Attribute::Floats("prob_b", RandomFloats(static_cast<size_t>(pairs), 15)));
+        }
+        ExpectSvmAgrees(MlModel("SVMClassifier", std::move(a), DType::kFloat, {37, features}, 2), {37, features});
+      }
+    }
+  }
+  // liblinear: one coefficient row per class, no support vectors.
+  std::vector<Attribute> a = {Attribute::Ints("classlabels_ints", {1, 2, 3}),
+                              Attribute::Floats("coefficients", RandomFloats(3 * 4, 16)),
+                              Attribute::Floats("rho", {0.25f}), Attribute::String("post_transform", "SOFTMAX")};
+  ExpectSvmAgrees(MlModel("SVMClassifier", std::move(a), DType::kFloat, {9, 4}, 2), {9, 4});
+}
+
+TEST(MlRowLoweringTest, SvmRegressorEveryKernelAndOneClass) {
+  for (const std::string kernel : {"LINEAR", "POLY", "RBF", "SIGMOID"}) {
+    for (int one_class : {0, 1}) {
+      SCOPED_TRACE(absl::StrCat(kernel, one_class ? " one-class" : ""));
+      std::vector<Attribute> a = {Attribute::Int("n_supports", 11), Attribute::Int("one_class", one_class),
+                                  Attribute::Floats("support_vectors", RandomFloats(11 * 6, 17)),
+                                  Attribute::Floats("coefficients", RandomFloats(11, 18)), Attribute::Floats("rho", {0.1f}),
+                                  Attribute::String("kernel_type", kernel),
+                                  Attribute::Floats("kernel_params", SvmKernelParams(kernel))};
+      ExpectSvmAgrees(MlModel("SVMRegressor", std::move(a), DType::kFloat, {300, 6}, 1), {300, 6});
+    }
+  }
+  std::vector<Attribute> a = {Attribute::Floats("coefficients", RandomFloats(6, 19)), Attribute::Floats("rho", {-0.3f}),
+                              Attribute::String("post_transform", "PROBIT")};
+  ExpectSvmAgrees(MlModel("SVMRegressor", std::move(a), DType::kFloat, {7, 6}, 1), {7, 6});
+}
+
+// The skl2onnx models of bench/zoo run on our kernels, with no reference step.
 TEST(MlZooTest, SklearnModelsCompileWithoutReferenceSteps) {
   const std::string zoo = std::string(AIC_BINARY_DIR) + "/zoo";
   const std::map<std::string, std::pair<int64_t, std::vector<std::string>>> models = {
       {"sk_random_forest", {32, {}}},   {"sk_gradient_boosting", {16, {}}}, {"sk_scaler_logreg", {20, {}}},
-      {"sk_mlp", {32, {}}},             {"sk_pca_svc", {24, {"SVMClassifier"}}},
+      {"sk_mlp", {32, {}}},             {"sk_pca_svc", {24, {}}},
   };
   int found = 0;
   for (const auto& [name, spec] : models) {
@@ -482,8 +548,9 @@ TEST(MlZooTest, SklearnModelsCompileWithoutReferenceSteps) {
     auto plan = cpu.PlanFor(feeds);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(StatsOf(**plan).fallback_ops, spec.second) << DescribePlan(**plan);
-    // And the reference executor's outputs: bit for bit from the ml ops;
-    // sk_mlp's and sk_pca_svc's MatMuls (oneDNN) round their own way.
+    // And the reference executor's outputs: bit for bit from the tree and
+    // linear ml ops; sk_mlp's and sk_pca_svc's MatMuls (oneDNN) and the SVM's
+    // kernel row round their own way.
     auto want = ReferenceExecutor(**model).Run(feeds);
     auto got = cpu.Run(feeds);
     ASSERT_TRUE(want.ok() && got.ok());

@@ -27,6 +27,9 @@ AIC_AVX512_BEGIN
 AIC_AVX512 void LogRowForTest(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, kernels::avx512::Log(_mm512_loadu_ps(x + i)));
 }
+AIC_AVX512 void ExpPdRowForTest(const double* x, double* y, int64_t n) {
+  for (int64_t i = 0; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, kernels::avx512::ExpPd(_mm512_loadu_pd(x + i)));
+}
 AIC_AVX512_END
 #endif
 
@@ -70,6 +73,47 @@ double SoftplusD(double v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::
 double GeluTanhD(double v) { return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
 double MishD(double v) { return v * std::tanh(SoftplusD(v)); }
 double LogD(double v) { return std::log(v); }
+
+// The double-precision exp of the SVM kernel row (kernels/svm_kernel.h)
+// against long double expl, in units of double's spacing (2^-52 relative;
+// below DBL_MIN, of DBL_MIN's): over the whole finite range including the
+// subnormal results, densely around 0, and at the special values.
+TEST(VectorMathTest, DoubleExpWithinTwoUlps) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+#ifdef AIC_HAVE_AVX512_MATH
+  std::vector<double> x;
+  for (int i = 0; i < 400000; ++i) x.push_back(-745.0 + (709.7 + 745.0) * i / 399999);
+  for (int i = 0; i < 100000; ++i) x.push_back(-1.0 + 2.0 * i / 99999);
+  x.push_back(0.0);
+  x.push_back(1e-300);
+  while (x.size() % 8 != 0) x.push_back(x.back());
+  std::vector<double> y(x.size());
+  ExpPdRowForTest(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  double worst = 0, at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const long double want = std::exp(static_cast<long double>(x[i]));
+    const long double scale = std::max<long double>(std::fabs(want), std::numeric_limits<double>::min());
+    const double err = static_cast<double>(std::fabs(static_cast<long double>(y[i]) - want) / (scale * 0x1p-52L));
+    if (err > worst) {
+      worst = err;
+      at = x[i];
+    }
+  }
+  EXPECT_LE(worst, 2.0) << "at x = " << at;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> special = {-inf, inf, std::numeric_limits<double>::quiet_NaN(), 710.0, -746.0, -1e9, 1e9, 0.0};
+  std::vector<double> out(special.size());
+  ExpPdRowForTest(special.data(), out.data(), 8);
+  EXPECT_EQ(out[0], 0.0);
+  EXPECT_EQ(out[1], inf);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], inf);
+  EXPECT_EQ(out[4], 0.0);
+  EXPECT_EQ(out[5], 0.0);
+  EXPECT_EQ(out[6], inf);
+  EXPECT_EQ(out[7], 1.0);
+#endif
+}
 
 TEST(VectorMathTest, FunctionsMatchDoublePrecision) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
