@@ -32,6 +32,12 @@ constexpr int64_t kParallelMinMacsPerNode = int64_t{1} << 19;  // on average
 // normalizations, copies: no MACs) split across cores: an [8, 512, 768] f32
 // tensor is 12 MiB.
 constexpr size_t kParallelMinBytesPerNode = size_t{4} << 20;
+// Or enough weights per node that streaming them bounds the time: a decoder
+// step at batch 1 (gpt2_small_past: 30 MB of weights over 154 nodes, each
+// MatMul a matrix-vector product) ran 0.57 ms on one thread, 0.40 on two,
+// though its MACs (7.5 M) call it small.
+constexpr size_t kParallelMinWeightBytes = size_t{4} << 20;
+constexpr size_t kParallelMinWeightBytesPerNode = size_t{128} << 10;
 
 // The ai.onnx.ml models' arithmetic is scalar and branchy (a tree node
 // visit, an SVM kernel's exp): one of their flops takes about as long as 16
@@ -117,7 +123,13 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   int64_t nodes = std::max<int64_t>(1, static_cast<int64_t>(plan->model->graph->nodes().size()));
   bool compute_bound = work.work >= kParallelMinMacs && work.work / nodes >= kParallelMinMacsPerNode;
   bool bandwidth_bound = activation_bytes / static_cast<size_t>(nodes) >= kParallelMinBytesPerNode;
-  if (plan->threads > 1 && !compute_bound && !bandwidth_bound) {
+  size_t weight_bytes = 0;
+  for (const auto& v : plan->model->graph->values()) {
+    if (v->initializer() != nullptr) weight_bytes += v->initializer()->byte_size();
+  }
+  bool weight_bound = weight_bytes >= kParallelMinWeightBytes &&
+                      weight_bytes / static_cast<size_t>(nodes) >= kParallelMinWeightBytesPerNode;
+  if (plan->threads > 1 && !compute_bound && !bandwidth_bound && !weight_bound) {
     plan->threads = SetCpuThreads(1);
   }
   try {

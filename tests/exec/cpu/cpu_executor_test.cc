@@ -306,3 +306,46 @@ TEST(CpuExecutorTest, DepthwiseConvWithAffinePostOps) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// The threads a plan takes at --threads 2 (plan.cc): a small model of few
+// MACs runs on one; a batch-1 decoder whose matrix-vector products stream
+// 1 MiB of weights each, and a 256-row forest (the ml ops' flops weighed
+// as scalar work), take both.
+int PlanThreads(const Model& model, const std::map<std::string, RuntimeValue>& feeds) {
+  CpuOptions options;
+  options.threads = 2;
+  CpuExecutor exec(model, options);
+  auto plan = exec.PlanFor(feeds);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? ThreadsOf(**plan) : 0;
+}
+
+TEST(CpuExecutorTest, ThreadsFollowTheWorkNotTheNodeCount) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-0.05f, 0.05f);
+  auto weight = [&](int64_t n) {
+    Tensor w(DType::kFloat, {n, n});
+    for (float& v : w.mutable_span<float>()) v = u(rng);
+    return w;
+  };
+  auto chain = [&](int64_t width, int layers) {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, width});
+    for (int i = 0; i < layers; ++i) x = b.Op("Relu", {b.Op("MatMul", {x, b.Constant("w", weight(width))})});
+    b.Output(x);
+    return b.Build(17);
+  };
+  auto feed = [](int64_t width) {
+    Tensor x(DType::kFloat, {1, width});
+    for (float& v : x.mutable_span<float>()) v = 0.5f;
+    return std::map<std::string, RuntimeValue>{{"x", RuntimeValue(x)}};
+  };
+  EXPECT_EQ(PlanThreads(*chain(64, 4), feed(64)), 1);     // 16 KiB of weights a MatMul
+  EXPECT_EQ(PlanThreads(*chain(512, 8), feed(512)), 2);   // 1 MiB a MatMul, 8 MiB in all
+}
+
+}  // namespace
+}  // namespace aic::cpu

@@ -527,6 +527,27 @@ TEST(MlRowLoweringTest, SvmRegressorEveryKernelAndOneClass) {
   ExpectSvmAgrees(MlModel("SVMRegressor", std::move(a), DType::kFloat, {7, 6}, 1), {7, 6});
 }
 
+// The threads decision weighs an ml op's flops as scalar work: a 256-row
+// RBF SVM of 200 support vectors (2 M flops by its cost hook, few MACs by a
+// GEMM's measure) takes both threads at --threads 2 and agrees there too.
+TEST(MlRowLoweringTest, LargeSvmBatchTakesTheThreads) {
+  std::vector<Attribute> a = {Attribute::Int("n_supports", 200), Attribute::Floats("support_vectors", RandomFloats(200 * 20, 21)),
+                              Attribute::Floats("coefficients", RandomFloats(200, 22)), Attribute::Floats("rho", {0.1f}),
+                              Attribute::String("kernel_type", "RBF"), Attribute::Floats("kernel_params", {0.05f, 0.0f, 0.0f})};
+  auto model = MlModel("SVMRegressor", std::move(a), DType::kFloat, {256, 20}, 1);
+  std::map<std::string, RuntimeValue> feeds = {{"x", RuntimeValue(RandomF32({256, 20}, 23, -1.5f, 1.5f))}};
+  CpuOptions options;
+  options.threads = 2;
+  CpuExecutor cpu(*model, options);
+  auto plan = cpu.PlanFor(feeds);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(ThreadsOf(**plan), 2);
+  auto want = ReferenceExecutor(*model).Run(feeds);
+  auto got = cpu.Run(feeds);
+  ASSERT_TRUE(want.ok() && got.ok());
+  ExpectClose((*got)[0].tensor, (*want)[0].tensor, 1e-6, 1e-6);
+}
+
 // The skl2onnx models of bench/zoo run on our kernels, with no reference step.
 TEST(MlZooTest, SklearnModelsCompileWithoutReferenceSteps) {
   const std::string zoo = std::string(AIC_BINARY_DIR) + "/zoo";
