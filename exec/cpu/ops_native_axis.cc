@@ -54,7 +54,7 @@ bool LowerArgExtreme(Lowerer& L, const Node& n) {
   const std::vector<int64_t>& dims = L.V(x).dims;
   kernels::AxisLanes lanes;
   int64_t axis = 0;
-  if (!kernels::LanesAlong(dims, n.GetInt("axis", 0), &lanes, &axis) || lanes.dim == 0) return false;
+  if (!kernels::LanesAlong(dims, n.GetInt("axis", 0), &lanes, &axis) || lanes.dim == 0 || lanes.dim > INT32_MAX) return false;
   std::vector<int64_t> want = dims;
   if (n.GetInt("keepdims", 1) != 0) {
     want[axis] = 1;

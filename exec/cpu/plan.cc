@@ -28,9 +28,11 @@ namespace {
 // single large GEMM or a ResNet wants them all.
 constexpr int64_t kParallelMinMacs = int64_t{10} << 20;       // whole model
 constexpr int64_t kParallelMinMacsPerNode = int64_t{1} << 19;  // on average
-// Or enough bytes per node that the memory-bound kernels (elementwise,
-// normalizations, copies: no MACs) split across cores: an [8, 512, 768] f32
-// tensor is 12 MiB.
+// Or enough bytes read and written per node (activations of any dtype,
+// weights aside) that the memory-bound kernels (elementwise, normalizations,
+// copies, arg-reductions: no MACs) split across cores: a unary op on
+// [1, 64, 112, 112] f32 moves 6.4 MB. Counting only f32 outputs sent
+// ArgMax over 3.2 MB and bool NonZero inputs to one thread beside ORT's two.
 constexpr size_t kParallelMinBytesPerNode = size_t{4} << 20;
 // Or enough weights per node that streaming them bounds the time: a decoder
 // step at batch 1 (gpt2_small_past: 30 MB of weights over 154 nodes, each
@@ -122,7 +124,19 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
   plan->stats.macs = work.macs;
   int64_t nodes = std::max<int64_t>(1, static_cast<int64_t>(plan->model->graph->nodes().size()));
   bool compute_bound = work.work >= kParallelMinMacs && work.work / nodes >= kParallelMinMacsPerNode;
-  bool bandwidth_bound = activation_bytes / static_cast<size_t>(nodes) >= kParallelMinBytesPerNode;
+  size_t moved_bytes = 0;
+  auto bytes_of = [](const Value* v) -> size_t {
+    if (v == nullptr || v->initializer() != nullptr || !v->type().is_tensor() || !v->shape().has_rank() ||
+        !v->shape().IsStatic() || v->dtype() == DType::kString || v->dtype() == DType::kUndefined) {
+      return 0;
+    }
+    return ByteSizeOf(v->dtype(), *v->shape().NumElements());
+  };
+  for (const auto& n : plan->model->graph->nodes()) {
+    for (const Value* v : n->inputs()) moved_bytes += bytes_of(v);
+    for (const Value* v : n->outputs()) moved_bytes += bytes_of(v);
+  }
+  bool bandwidth_bound = moved_bytes / static_cast<size_t>(nodes) >= kParallelMinBytesPerNode;
   size_t weight_bytes = 0;
   for (const auto& v : plan->model->graph->values()) {
     if (v->initializer() != nullptr) weight_bytes += v->initializer()->byte_size();

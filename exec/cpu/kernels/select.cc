@@ -105,6 +105,46 @@ int64_t ArgOfLane(const float* v, int64_t n, bool select_last) {
   return best;
 }
 
+// Lanes a chunk of the non-last-axis scan keeps in registers and L1.
+constexpr int64_t kArgChunk = 4096;
+
+// `lanes` side-by-side lanes of `dim` rows `stride` apart: each lane's
+// best row index into idx. Branch-free selects on 32-bit indices (the
+// width of the values, so the loop vectorizes; dim < 2^31 is checked by
+// the caller), widened at the end.
+template <bool kMax>
+AIC_KERNEL_CLONES void ArgRowsChunk(const float* base, int64_t dim, int64_t stride, int64_t lanes, bool select_last,
+                                    int64_t* idx) {
+  float best[kArgChunk];
+  int32_t at[kArgChunk];
+  for (int64_t i = 0; i < lanes; ++i) {
+    best[i] = base[i];
+    at[i] = 0;
+  }
+  for (int64_t j = 1; j < dim; ++j) {
+    const float* row = base + j * stride;
+    const auto row_index = static_cast<int32_t>(j);
+    if (select_last) {
+#pragma omp simd
+      for (int64_t i = 0; i < lanes; ++i) {
+        const float v = row[i];
+        const bool take = kMax ? v >= best[i] : v <= best[i];
+        best[i] = take ? v : best[i];
+        at[i] = take ? row_index : at[i];
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < lanes; ++i) {
+        const float v = row[i];
+        const bool take = kMax ? v > best[i] : v < best[i];
+        best[i] = take ? v : best[i];
+        at[i] = take ? row_index : at[i];
+      }
+    }
+  }
+  for (int64_t i = 0; i < lanes; ++i) idx[i] = at[i];
+}
+
 }  // namespace
 
 void ArgExtremeF32(const float* x, const AxisLanes& l, bool is_max, bool select_last, int64_t* out) {
@@ -115,23 +155,20 @@ void ArgExtremeF32(const float* x, const AxisLanes& l, bool is_max, bool select_
     });
     return;
   }
-  // Along a non-last axis: rows of `inner` lanes side by side, compared row by row.
-  ParallelFor(l.outer, l.dim * l.inner, [&](int64_t o) {
-    thread_local std::vector<float> best;
-    const float* base = x + o * l.dim * l.inner;
-    int64_t* idx = out + o * l.inner;
-    best.assign(base, base + l.inner);
-    std::fill(idx, idx + l.inner, int64_t{0});
-    for (int64_t j = 1; j < l.dim; ++j) {
-      const float* row = base + j * l.inner;
-      for (int64_t i = 0; i < l.inner; ++i) {
-        float v = row[i], b = best[i];
-        bool better = is_max ? (v > b || (select_last && v == b)) : (v < b || (select_last && v == b));
-        if (better) {
-          best[i] = v;
-          idx[i] = j;
-        }
-      }
+  // Along a non-last axis: rows of `inner` lanes side by side, compared row
+  // by row in chunks of lanes (so the chunks, not just the outer blocks,
+  // spread over threads: ArgMax over the channels of [1, 64, 112, 112] is
+  // one outer block).
+  const int64_t chunks = (l.inner + kArgChunk - 1) / kArgChunk;
+  ParallelFor(l.outer * chunks, l.dim * std::min(l.inner, kArgChunk), [&](int64_t item) {
+    const int64_t o = item / chunks, c = item % chunks;
+    const int64_t first = c * kArgChunk, lanes = std::min(kArgChunk, l.inner - first);
+    const float* base = x + o * l.dim * l.inner + first;
+    int64_t* idx = out + o * l.inner + first;
+    if (is_max) {
+      ArgRowsChunk<true>(base, l.dim, l.inner, lanes, select_last, idx);
+    } else {
+      ArgRowsChunk<false>(base, l.dim, l.inner, lanes, select_last, idx);
     }
   });
 }

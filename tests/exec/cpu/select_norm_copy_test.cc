@@ -48,7 +48,8 @@ TEST(SelectKernelsTest, TopKMatchesTheReference) {
 
 TEST(SelectKernelsTest, ArgMaxAndArgMinMatchTheReference) {
   for (const char* op : {"ArgMax", "ArgMin"}) {
-    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1, 128, 768}, {3, 4, 5}, {7}}) {
+    // {2, 6, 4500} along axis 1: lanes in two chunks of the column scan.
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1, 128, 768}, {3, 4, 5}, {7}, {2, 6, 4500}}) {
       for (int64_t axis = -1; axis < static_cast<int64_t>(dims.size()); ++axis) {
         for (int keep : {1, 0}) {
           for (int last : {0, 1}) {
