@@ -149,6 +149,11 @@ TEST(IndexingTest, NonZeroAndUnique) {
   Tensor nz = RunAll(Op("NonZero"), {F({0, 1, 2, 0}, {2, 2})})[0];
   EXPECT_EQ(nz.dims(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(Ints(nz), (std::vector<int64_t>{0, 1, 1, 0}));
+  // Rank 3: coordinates carried across every dim; a trailing run of zeros; all zeros.
+  Tensor nz3 = RunAll(Op("NonZero"), {F({0, 1, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0}, {2, 2, 3})})[0];
+  EXPECT_EQ(nz3.dims(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(Ints(nz3), (std::vector<int64_t>{0, 0, 1, 0, 1, 0, 1, 2, 0}));
+  EXPECT_EQ(RunAll(Op("NonZero"), {F({0, 0, 0}, {1, 3})})[0].dims(), (std::vector<int64_t>{2, 0}));
   auto t = InferNode(Op("NonZero"), {FT({S("b"), 3})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)[0].shape[0], Dim(2));
