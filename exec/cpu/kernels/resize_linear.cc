@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
 #include "ops/tensor/resize_params.h"
 
 namespace aic::cpu::kernels {
@@ -63,6 +64,52 @@ int RepeatFactor(const std::vector<int64_t>& xs, int64_t in_w) {
   return static_cast<int>(k);
 }
 
+#ifdef AIC_HAVE_AVX512_MATH
+AIC_AVX512_BEGIN
+// A 4-byte row upsampled by K (2 or 4) written to `copies` output rows
+// `stride` apart straight from registers: each 16 inputs become K vectors
+// by vpermd, stored to every copy (the generic path wrote one row, then
+// copied it: 0.10 ms for [1, 64, 56, 56] -> 2x against ORT's 0.065).
+template <int K>
+AIC_AVX512 void RepeatRowsAvx512(const uint32_t* in, uint32_t* out, int64_t n, int64_t copies, int64_t stride) {
+  __m512i index[K];
+  for (int q = 0; q < K; ++q) {
+    alignas(64) int32_t lanes[16];
+    for (int j = 0; j < 16; ++j) lanes[j] = (q * 16 + j) / K;
+    index[q] = _mm512_load_si512(lanes);
+  }
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = std::min<int64_t>(16, n - i);
+    const __m512i v = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << left) - 1), in + i);
+    for (int q = 0; q < K; ++q) {
+      const int64_t valid = std::clamp<int64_t>(K * left - 16 * q, 0, 16);
+      if (valid == 0) break;
+      const auto mask = static_cast<__mmask16>((1u << valid) - 1);
+      const __m512i w = _mm512_permutexvar_epi32(index[q], v);
+      for (int64_t c = 0; c < copies; ++c) _mm512_mask_storeu_epi32(out + c * stride + K * i + 16 * q, mask, w);
+    }
+  }
+}
+AIC_AVX512_END
+#endif
+
+// True when the AVX-512 repeat wrote `copies` rows of `in` upsampled by K.
+template <typename T>
+bool RepeatRowsFast(const T* in, T* out, int64_t n, int repeat, int64_t copies, int64_t stride) {
+#ifdef AIC_HAVE_AVX512_MATH
+  if constexpr (sizeof(T) == 4) {
+    if (!avx512::HaveAvx512()) return false;
+    const auto* src = reinterpret_cast<const uint32_t*>(in);
+    auto* dst = reinterpret_cast<uint32_t*>(out);
+    if (repeat == 2) RepeatRowsAvx512<2>(src, dst, n, copies, stride);
+    if (repeat == 4) RepeatRowsAvx512<4>(src, dst, n, copies, stride);
+    return repeat == 2 || repeat == 4;
+  }
+#endif
+  (void)in, (void)out, (void)n, (void)repeat, (void)copies, (void)stride;
+  return false;
+}
+
 template <typename T>
 void NearestPlanes(const T* x, T* y, int64_t planes, int64_t in_h, int64_t in_w, const std::vector<int64_t>& ys,
                    const std::vector<int64_t>& xs) {
@@ -71,20 +118,22 @@ void NearestPlanes(const T* x, T* y, int64_t planes, int64_t in_h, int64_t in_w,
   ParallelFor(planes, out_h * out_w, [&](int64_t p) {
     const T* src = x + p * in_h * in_w;
     T* dst = y + p * out_h * out_w;
-    for (int64_t r = 0; r < out_h; ++r) {
+    for (int64_t r = 0; r < out_h;) {
+      int64_t run = 1;  // output rows reading the same input row
+      while (r + run < out_h && ys[r + run] == ys[r]) ++run;
       T* row = dst + r * out_w;
-      if (r > 0 && ys[r] == ys[r - 1]) {
-        std::copy(row - out_w, row, row);
-        continue;
-      }
       const T* in = src + ys[r] * in_w;
-      if (repeat == 2) {
-        RepeatEach<T, 2>(in, row, in_w);
-      } else if (repeat == 4) {
-        RepeatEach<T, 4>(in, row, in_w);
-      } else {
-        for (int64_t c = 0; c < out_w; ++c) row[c] = in[xs[c]];
+      if (!RepeatRowsFast(in, row, in_w, repeat, run, out_w)) {
+        if (repeat == 2) {
+          RepeatEach<T, 2>(in, row, in_w);
+        } else if (repeat == 4) {
+          RepeatEach<T, 4>(in, row, in_w);
+        } else {
+          for (int64_t c = 0; c < out_w; ++c) row[c] = in[xs[c]];
+        }
+        for (int64_t k = 1; k < run; ++k) std::copy(row, row + out_w, row + k * out_w);
       }
+      r += run;
     }
   });
 }

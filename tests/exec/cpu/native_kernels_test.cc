@@ -456,6 +456,23 @@ TEST(NativeKernelsTest, ResizeNearestMatchesTheReference) {
   }
 }
 
+// Integer 2x and 4x nearest upsampling of rows wider than a vector (37 =
+// 2·16 + 5: full vectors and a masked tail), written to every repeated
+// output row at once, float and float16.
+TEST(NativeKernelsTest, ResizeNearestIntegerFactorsOfWideRows) {
+  for (float scale : {2.0f, 4.0f}) {
+    for (DType t : {DType::kFloat, DType::kFloat16}) {
+      SCOPED_TRACE(absl::StrCat("x", scale, " ", DTypeName(t)));
+      GraphBuilder b;
+      Value* x = b.Input("x", t, {1, 3, 5, 37});
+      b.Output(ResizeBy(b, x, scale, {Attribute::String("mode", "nearest")}));
+      auto model = b.Build(19);
+      std::string plan = RunBoth(*model, {{"x", NarrowFromFloat(RandomF32({1, 3, 5, 37}, 8), t)}}, 0, 0, 0);
+      EXPECT_NE(plan.find("resize\tResize"), std::string::npos) << plan;
+    }
+  }
+}
+
 TEST(NativeKernelsTest, ResizeLinearMatchesTheReference) {
   for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
     for (int form = 0; form < 3; ++form) {  // scales x2, scales x0.5, sizes
