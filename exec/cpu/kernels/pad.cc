@@ -48,11 +48,20 @@ void PadF32(const PadPlan& p, const float* x, float* y) {
   for (size_t a = 0; a + 1 < rank; ++a) rows *= p.out_dims[a];
   if (rows * inner_out == 0) return;
   const std::vector<int64_t>& last = p.maps[rank - 1];
-  // The contiguous middle of the innermost map: out [lo, hi) reads in [lo - shift, ...).
-  int64_t lo = 0;
-  while (lo < inner_out && last[lo] < 0) ++lo;
-  int64_t hi = lo;
-  while (hi < inner_out && last[hi] >= 0 && last[hi] == last[lo] + (hi - lo)) ++hi;
+  // The longest contiguous run of the innermost map: out [lo, hi) reads in
+  // [last[lo], ...) as one copy. (Taking the first run read edge and
+  // reflect rows element by element: their map starts 0, 0, 0, 1, ...)
+  int64_t lo = 0, hi = 0;
+  for (int64_t j = 0; j < inner_out;) {
+    if (last[j] < 0) {
+      ++j;
+      continue;
+    }
+    int64_t k = j + 1;
+    while (k < inner_out && last[k] == last[k - 1] + 1) ++k;
+    if (k - j > hi - lo) lo = j, hi = k;
+    j = k;
+  }
   // Rows in chunks; within a chunk the outer index advances like an odometer
   // (no division per row).
   constexpr int64_t kRowsPerChunk = 64;

@@ -382,7 +382,10 @@ TEST(NativeKernelsTest, PadMatchesTheReference) {
   };
   for (const Case& c : {Case{{2, 3, 4}, {0, 1, 2, 1, 0, 3}, "constant"}, Case{{2, 3, 4}, {0, 2, 3, 0, 1, 2}, "reflect"},
                         Case{{2, 3, 4}, {1, 0, 2, 1, 2, 5}, "edge"}, Case{{3, 5}, {-1, 1, 0, -2}, "constant"},
-                        Case{{1, 2, 4, 4}, {0, 0, 1, 1, 0, 0, 1, 1}, "reflect"}}) {
+                        Case{{1, 2, 4, 4}, {0, 0, 1, 1, 0, 0, 1, 1}, "reflect"},
+                        // wide rows: the interior copied as one run, the edges element by element
+                        Case{{2, 3, 40}, {0, 1, 3, 1, 0, 5}, "edge"}, Case{{2, 3, 40}, {0, 0, 7, 0, 2, 9}, "reflect"},
+                        Case{{2, 40}, {0, -3, 0, 4}, "edge"}}) {
     SCOPED_TRACE(absl::StrCat(DimsToString(c.dims), " ", c.mode));
     int64_t rank = static_cast<int64_t>(c.dims.size());
     for (int form = 0; form < 2; ++form) {  // opset 11 inputs, opset 2 attributes
