@@ -56,6 +56,12 @@ absl::Status FallbackStep::Execute(Plan& plan) {
     }
     ins[i] = &values_[i];
   }
+  // Last run's results let go first: a body plan reuses its output buffers
+  // only when nobody else holds them (a fresh 12 MB each run faulted its
+  // pages in again inside the body's kernel).
+  for (int s : outputs_) {
+    if (s >= 0 && plan.slots[s].storage == Slot::Storage::kDynamic) plan.slots[s].Set(RuntimeValue(Tensor()));
+  }
   std::unique_ptr<SubgraphRunner> runner;
   if (!node_->Subgraphs().empty()) {
     if (bodies_ == nullptr) bodies_ = std::make_unique<BodyPlans>();

@@ -83,6 +83,16 @@ GraphWork WorkOf(const Model& model) {
 }
 
 
+// Whether t's bytes are a graph input's (an Identity-like fallback kernel
+// returns its input's storage): the caller gets its own copy then.
+bool SharesAFeed(const Plan& plan, const Tensor& t) {
+  if (t.buffer() == nullptr) return false;
+  for (const Slot& s : plan.slots) {
+    if (s.storage == Slot::Storage::kFeed && s.tensor.buffer() == t.buffer()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int SetCpuThreads(int threads) {
@@ -180,8 +190,11 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
     // would fault them in again inside the producing kernel.
     bool reusable = s.tensor.buffer() != nullptr && s.tensor.buffer().use_count() == 1;
     if (!reusable) {
+      // Not zeroed: its producer writes every element, as it would in the
+      // arena (a control-flow body's output, held by the enclosing plan
+      // until the next run, was a fresh zeroed 12 MB each run).
       s.tensor = Tensor();  // not alive beside its successor
-      s.tensor = Tensor(s.dtype, s.dims);
+      s.tensor = Tensor(s.dtype, s.dims, Buffer::AllocateUninitialized(ByteSizeOf(s.dtype, NumElements(s.dims))));
     }
     s.ptr = s.tensor.mutable_raw_data();
   }
@@ -220,6 +233,14 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
         while (plan.outputs[first] != id) ++first;
         outs.emplace_back(outs[first].tensor.Clone());
       }
+      continue;
+    }
+    if (s.storage == Slot::Storage::kDynamic && s.dtype != DType::kString && !SharesAFeed(plan, s.tensor)) {
+      // A fallback's result: the step replaces the slot's tensor next run and
+      // nothing writes into it (a body plan reuses its output buffer only once
+      // the caller has let it go), so it is handed over, not copied: an If
+      // returning a 12 MB branch result copied it.
+      outs.emplace_back(s.tensor);
       continue;
     }
     if (s.dtype == DType::kString || s.storage == Slot::Storage::kDynamic) {

@@ -164,6 +164,41 @@ TEST(CpuControlFlowTest, BranchYieldingAnOuterValueKeepsItsBytes) {
   ExpectSameAsReference(*model, {{"cond", Tensor::Scalar<bool>(true)}, {"x", Random({2, 8}, 7)}});
 }
 
+// An If's result goes to the caller without a copy (the branch's own
+// output buffer), and each run's result is a buffer of its own while the
+// caller holds the last one; a branch yielding the graph input itself gives
+// the caller a copy, never the input's own bytes.
+TEST(CpuControlFlowTest, IfResultsAreHandedOverAndStayTheCallers) {
+  GraphBuilder b;
+  Value* cond = b.Input("cond", Bool());
+  Value* x = b.Input("x", DType::kFloat, {64, 64});
+  Body then_b(&b.graph(), "then");
+  then_b.Out(then_b.b.Op("Identity", {x}), F32({Dim(64), Dim(64)}));
+  Body else_b(&b.graph(), "else");
+  else_b.Out(else_b.b.Op("Relu", {x}), F32({Dim(64), Dim(64)}));
+  b.Output(b.Op("If", {cond},
+                {Attribute::GraphValue("then_branch", then_b.graph),
+                 Attribute::GraphValue("else_branch", else_b.graph)},
+                "y"));
+  auto model = b.Build(13);
+  CpuExecutor cpu(*model);
+  Tensor x1 = Random({64, 64}, 3), x2 = Random({64, 64}, 4);
+  auto first = cpu.Run({{"cond", Tensor::Scalar<bool>(false)}, {"x", x1}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  Tensor held = (*first)[0].tensor;
+  Tensor want = held.Clone();
+  for (int run = 0; run < 3; ++run) {
+    auto again = cpu.Run({{"cond", Tensor::Scalar<bool>(false)}, {"x", x2}});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_NE((*again)[0].tensor.raw_data(), held.raw_data());
+  }
+  EXPECT_EQ(std::memcmp(held.raw_data(), want.raw_data(), want.byte_size()), 0);  // untouched by later runs
+  auto identity = cpu.Run({{"cond", Tensor::Scalar<bool>(true)}, {"x", x1}});
+  ASSERT_TRUE(identity.ok()) << identity.status();
+  EXPECT_NE((*identity)[0].tensor.raw_data(), x1.raw_data());
+  EXPECT_EQ(std::memcmp((*identity)[0].tensor.raw_data(), x1.raw_data(), x1.byte_size()), 0);
+}
+
 // o = MatMul(x, W) + Relu (oneDNN); Loop M times carrying s (float[1,4]) with
 // s' = s * 0.5 + o (o read from the outer scope) and scanning s'.
 std::unique_ptr<Model> LoopModel() {
