@@ -1,6 +1,6 @@
 // Lowerings of data-movement ops onto our own kernels: Gather (any dtype),
 // Pad (f32: constant, reflect, edge), Resize/Upsample in linear mode on NCHW
-// (after oneDNN's nearest lowering declines), Cast, Expand (a one-operand
+// (after oneDNN's nearest lowering declines), cubic and antialiased by taps, Cast, Expand (a one-operand
 // broadcast), Concat/Split of plain tensors as block copies (any dtype;
 // oneDNN's concat keeps the inputs that arrive blocked), and as strided
 // copies Slice with steps, Transpose and Tile of any dtype. Attributes and
@@ -18,6 +18,7 @@
 #include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/pad.h"
 #include "exec/cpu/kernels/resize_linear.h"
+#include "exec/cpu/kernels/resize_taps.h"
 #include "exec/cpu/kernels/strided_copy.h"
 #include "ops/tensor/slice_params.h"
 #include "exec/cpu/native_step.h"
@@ -101,6 +102,71 @@ bool LowerResizeLinear(Lowerer& L, const Node& n) {
   return true;
 }
 
+// The taps of every output index of an axis as the kernel's table (weights
+// as f32); nullopt where tf_crop_and_resize would extrapolate.
+std::optional<kernels::AxisTapTable> TapTable(const ResizeAttrs& a, int64_t in, int64_t out, double scale) {
+  kernels::AxisTapTable t;
+  t.offset.push_back(0);
+  for (int64_t o = 0; o < out; ++o) {
+    ResizeAxisTaps taps = ResizeTapsFor(o, in, out, scale, a);
+    if (taps.outside) return std::nullopt;
+    for (const ResizeTap& tap : taps.taps) {
+      t.index.push_back(tap.index);
+      t.weight.push_back(static_cast<float>(tap.weight));
+    }
+    t.offset.push_back(static_cast<int64_t>(t.index.size()));
+  }
+  return t;
+}
+
+// Cubic, and antialiased linear or cubic, over H and W of a plain 4-D f32
+// input: separable by the reference's own taps (kernels/resize_taps.h).
+bool LowerResizeByTaps(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  ResizeAttrs a = ResizeAttrsOf(n, L.OpsetOf(n));
+  if ((a.mode != "cubic" && !(a.antialias && a.mode == "linear")) || a.coord == "tf_crop_and_resize" ||
+      !a.axes.empty() || a.aspect_policy != "stretch") {
+    return false;
+  }
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() != 4 || od.size() != 4 || xd[0] != od[0] || xd[1] != od[1] || NumElements(xd) == 0 ||
+      NumElements(od) == 0) {
+    return false;
+  }
+  std::vector<double> scales;
+  if (!ResizeScales(L, n, xd, od, &scales)) return false;
+  // Batch and channels at scale 1 must map to themselves: every tap on the
+  // same index, weights summing to 1 (pytorch_half_pixel puts an extent of
+  // 1 at -0.5: four taps, all clamped to index 0).
+  for (int k = 0; k < 2; ++k) {
+    for (int64_t i = 0; i < xd[k]; ++i) {
+      ResizeAxisTaps t = ResizeTapsFor(i, xd[k], xd[k], 1.0, a);
+      double sum = 0;
+      for (const ResizeTap& tap : t.taps) {
+        if (tap.index != i) return false;
+        sum += tap.weight;
+      }
+      if (t.outside || std::fabs(sum - 1.0) > 1e-12) return false;
+    }
+  }
+  auto ys = TapTable(a, xd[2], od[2], scales[2]);
+  auto xs = TapTable(a, xd[3], od[3], scales[3]);
+  if (!ys || !xs) return false;
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  const int64_t planes = xd[0] * xd[1], h = xd[2], w = xd[3];
+  NativeStep* step = AddNativeStep(L, n, {in}, slot, [planes, h, w, ys = *ys, xs = *xs](const void* const* i, void* y) {
+    kernels::ResizeByTapsF32(static_cast<const float*>(i[0]), static_cast<float*>(y), planes, h, w, ys, xs);
+    return absl::OkStatus();
+  });
+  step->kind = "resize";
+  return true;
+}
+
 // Nearest mode on a plain input (oneDNN's resampling runs 3-5x slower than a
 // copy there; a blocked input stays with oneDNN): source rows and columns
 // tabulated once by the reference's own rule (ResizeNearestIndex), any
@@ -151,7 +217,7 @@ bool LowerResizeOrNative(Lowerer& L, const Node& n) {
     if (LowerResize(L, n)) return true;
   } catch (const dnnl::error&) {
   }
-  return LowerResizeLinear(L, n);
+  return LowerResizeLinear(L, n) || LowerResizeByTaps(L, n);
 }
 
 bool LowerGather(Lowerer& L, const Node& n) {

@@ -1,6 +1,7 @@
 #include "ops/tensor/resize_params.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
@@ -92,6 +93,100 @@ int64_t ResizeNearestIndex(const ResizeAttrs& a, int64_t x, int64_t out_width, i
                            : a.nearest_mode == "round_prefer_ceil" ? r >= 0.5
                            : a.nearest_mode != "floor");
   return std::clamp<int64_t>(first + (upper ? 1 : 0), 0, in_width - 1);
+}
+
+namespace {
+
+std::vector<double> CubicCoeffs(double r, double A) {
+  return {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+          ((A + 2) * r - (A + 3)) * r * r + 1,
+          ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+          ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A};
+}
+
+// Antialiased filters stretch the kernel by 1/scale when downsampling.
+std::vector<double> AntialiasCoeffs(double r, double scale, bool cubic, double A) {
+  scale = std::min(scale, 1.0);
+  int64_t support = cubic ? 2 : 1;
+  int64_t start = static_cast<int64_t>(std::floor(-static_cast<double>(support) / scale) + 1);
+  int64_t n = 2 - 2 * start;
+  std::vector<double> c;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = std::fabs((static_cast<double>(start + i) - r) * scale);
+    double w;
+    if (cubic) {
+      w = x < 1 ? ((A + 2) * x - (A + 3)) * x * x + 1
+                : x < 2 ? ((A * x - 5 * A) * x + 8 * A) * x - 4 * A : 0;
+    } else {
+      w = std::clamp(1 - x, 0.0, 1.0);
+    }
+    c.push_back(w);
+    sum += w;
+  }
+  for (double& w : c) w /= sum;
+  return c;
+}
+
+std::vector<double> NearestCoeffs(double r, bool integer, const std::string& mode) {
+  if (integer) return {0, 1};
+  if (mode == "round_prefer_floor") return {r <= 0.5 ? 1.0 : 0.0, r > 0.5 ? 1.0 : 0.0};
+  if (mode == "round_prefer_ceil") return {r < 0.5 ? 1.0 : 0.0, r >= 0.5 ? 1.0 : 0.0};
+  if (mode == "floor") return {1, 0};
+  return {0, 1};
+}
+
+}  // namespace
+
+ResizeAxisTaps ResizeTapsFor(int64_t x, int64_t width, int64_t out_width, double scale, const ResizeAttrs& a,
+                 double roi_start, double roi_end) {
+  ResizeAxisTaps t;
+  if (a.mode == "nearest" && !a.exclude_outside) {  // one tap: the rule the CPU backend tabulates too
+    int64_t i = ResizeNearestIndex(a, x, out_width, width, scale, roi_start, roi_end);
+    if (i < 0) {
+      t.outside = true;
+    } else {
+      t.taps.push_back({i, 1.0});
+    }
+    return t;
+  }
+  double in_w = static_cast<double>(width);
+  double ori = ResizeSourceCoordinate(a.coord, x, out_width, width, scale, roi_start, roi_end);
+  if (a.coord == "tf_crop_and_resize" && (ori < 0 || ori > in_w - 1)) {
+    t.outside = true;
+    return t;
+  }
+  double fl = std::floor(ori);
+  bool integer = ori == fl;
+  double ratio = integer ? 1.0 : ori - fl;
+  int64_t left = static_cast<int64_t>(fl) - (integer ? 1 : 0);
+  std::vector<double> c;
+  if (a.mode == "nearest") {
+    c = NearestCoeffs(ratio, integer, a.nearest_mode);
+  } else if (a.antialias && scale < 1) {
+    c = AntialiasCoeffs(ratio, scale, a.mode == "cubic", a.cubic_a);
+  } else if (a.mode == "linear") {
+    c = {1 - ratio, ratio};
+  } else {
+    c = CubicCoeffs(ratio, a.cubic_a);
+  }
+  int64_t n = static_cast<int64_t>(c.size());
+  int64_t pad = (n + 1) / 2;
+  int64_t first = std::clamp<int64_t>(left + 1 - n / 2, -pad, width + pad - n);
+  if (a.exclude_outside) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t idx = first + i;
+      if (idx < 0 || idx >= width) c[i] = 0;
+      sum += c[i];
+    }
+    for (double& w : c) w /= sum;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (c[i] == 0) continue;  // zero taps contribute nothing
+    t.taps.push_back({std::clamp<int64_t>(first + i, 0, width - 1), c[i]});
+  }
+  return t;
 }
 
 }  // namespace aic

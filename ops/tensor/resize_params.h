@@ -53,4 +53,21 @@ double ResizeSourceCoordinate(const std::string& coord, int64_t x, int64_t out_w
 int64_t ResizeNearestIndex(const ResizeAttrs& a, int64_t x, int64_t out_width, int64_t in_width, double scale,
                            double roi_start = 0, double roi_end = 1);
 
+// An input index and its weight: along each axis an output element is the
+// weighted sum of its taps, and over all axes the sum of products of one tap
+// per axis (1 tap for nearest, 2 for linear, 4 for cubic, more with
+// antialias; weights in double exactly as ONNX's numpy reference, its
+// "ratio = 1 on integer coordinates" and edge clamping included). The rule of
+// the reference kernel, and of the CPU backend's separable kernel.
+struct ResizeTap {
+  int64_t index;
+  double weight;
+};
+struct ResizeAxisTaps {
+  std::vector<ResizeTap> taps;
+  bool outside = false;  // tf_crop_and_resize: extrapolate
+};
+ResizeAxisTaps ResizeTapsFor(int64_t x, int64_t width, int64_t out_width, double scale, const ResizeAttrs& a,
+                             double roi_start = 0, double roi_end = 1);
+
 }  // namespace aic
