@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "exec/cpu/kernels/depthwise_conv.h"
 #include "exec/cpu/lowering.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
@@ -90,6 +91,53 @@ bool ConstantConvOperands(Lowerer& L, const Node& n, const Tensor** w, const Ten
 
 }  // namespace
 
+// A depthwise 2-D conv (stride 1, no dilation) whose input arrives plain
+// runs on our NCHW kernel (kernels/depthwise_conv.h) instead of oneDNN's
+// blocked one between two reorders. `weights`/`bias` have any BN folded in.
+bool LowerPlainDepthwise(Lowerer& L, const Node& n, const Tensor& weights, const Tensor& bias, const Value* out,
+                         const Window& win) {
+  const Value* x = n.input(0);
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  const int64_t groups = n.GetInt("group", 1);
+  const int s = L.V(x).slot;
+  if (xd.size() != 4 || od.size() != 4 || !L.IsF32(x) || !L.IsF32(out) || s < 0 || !L.plan().slots[s].plain ||
+      !NativeReady(L, x) || groups != xd[1] || weights.rank() != 4 || weights.dim(0) != groups || weights.dim(1) != 1 ||
+      od[1] != groups || NumElements(od) == 0) {
+    return false;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    if (win.strides[i] != 1 || win.dilations[i] != 0) return false;
+  }
+  kernels::DepthwiseGeometry g;
+  g.planes = xd[0] * xd[1];
+  g.channels = xd[1];
+  g.in_h = xd[2];
+  g.in_w = xd[3];
+  g.out_h = od[2];
+  g.out_w = od[3];
+  g.kh = weights.dim(2);
+  g.kw = weights.dim(3);
+  g.pad_top = win.pad_l[0];
+  g.pad_left = win.pad_l[1];
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  Plan& plan = L.plan();
+  plan.constants.push_back(weights);
+  const float* w = plan.constants.back().data<float>();
+  const float* b = nullptr;
+  if (bias.defined()) {
+    plan.constants.push_back(bias);
+    b = plan.constants.back().data<float>();
+  }
+  AddNativeStep(L, n, {in}, slot, [g, w, b](const void* const* i, void* y) {
+    kernels::DepthwiseConvF32(static_cast<const float*>(i[0]), w, b, static_cast<float*>(y), g);
+    return absl::OkStatus();
+  })->kind = "depthwise";
+  return true;
+}
+
 bool LowerConv(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
@@ -142,6 +190,10 @@ bool LowerConv(Lowerer& L, const Node& n) {
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
+  if (chain.empty() && LowerPlainDepthwise(L, n, weights, bias, conv_out, win)) {
+    if (bn != nullptr) L.MarkFused(bn);
+    return true;
+  }
   auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) {
     return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
       return dnnl::convolution_forward::primitive_desc(

@@ -324,3 +324,43 @@ TEST(FastPathsTest, StandaloneBatchNormRunsNativeInItsInputsLayout) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A depthwise conv (stride 1) whose input arrives plain runs on the native
+// NCHW kernel: 3x3, 7x7 (ConvNeXt) and asymmetric 5x3 windows, pads on every
+// side or none, with and without bias, a BatchNormalization folded in, two
+// images, widths that end in a partial vector, heights not a multiple of 4.
+TEST(FastPathsTest, PlainDepthwiseConvRunsNatively) {
+  struct Case {
+    Dims in;
+    int64_t kh, kw;
+    std::vector<int64_t> pads;
+    bool bias, bn;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 16, 20, 37}, 3, 3, {1, 1, 1, 1}, true, false},
+                                         {{2, 8, 15, 21}, 7, 7, {3, 3, 3, 3}, true, false},
+                                         {{1, 4, 9, 40}, 5, 3, {2, 0, 1, 2}, false, true},
+                                         {{1, 8, 6, 6}, 3, 3, {0, 0, 0, 0}, false, false}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(c.in), " ", c.kh, "x", c.kw));
+    const int64_t ch = c.in[1];
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, D(c.in));
+    std::vector<Value*> ins = {x, Weight(b, "w", {ch, 1, c.kh, c.kw}, 1)};
+    if (c.bias) ins.push_back(Weight(b, "bias", {ch}, 2));
+    Value* y = b.Op("Conv", ins, {Attribute::Int("group", ch), Attribute::Ints("pads", c.pads)});
+    if (c.bn) {
+      y = b.Op("BatchNormalization", {y, Weight(b, "s", {ch}, 5), Weight(b, "b", {ch}, 6), Weight(b, "m", {ch}, 7),
+                                      b.Constant("var", RandomF32({ch}, 4, 0.5f, 2.0f))});
+    }
+    b.Output(y);
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 23, -1, 1)}}, 0, 1e-5, 1e-5);
+    EXPECT_NE(plan.find("depthwise\tConv"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("reorder\t"), std::string::npos) << plan;
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
