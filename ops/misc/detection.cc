@@ -3,6 +3,7 @@
 // output is data-dependent in length ([selected, 3] of batch, class, box), so
 // inference gives a fresh symbolic row count.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -30,19 +31,60 @@ Box ReadBox(const std::vector<double>& b, size_t at, bool center_point) {
 }
 
 // The kept boxes of one class, by coordinate (with their areas, worked out
-// once): a candidate is compared with every one of them, and an SSD-style
-// head keeps hundreds among thousands of candidates.
-struct KeptBoxes {
+// once), in order of y1: a candidate can only overlap kept boxes whose y1 lies
+// within the tallest kept box's height above its own top and below its
+// bottom, so it is compared with that window, not with all of them (an
+// SSD-style head keeps hundreds among thousands of candidates, and
+// torchvision's batched NMS offsets each class's boxes apart: the window is
+// mostly its own class). Boxes with a NaN coordinate are compared with
+// everything (`unordered`): order means nothing for them.
+struct BoxColumns {
   std::vector<double> y1, x1, y2, x2, area;
   size_t size() const { return y1.size(); }
-  void Add(const Box& b, double a) {
-    y1.push_back(b.y1);
-    x1.push_back(b.x1);
-    y2.push_back(b.y2);
-    x2.push_back(b.x2);
-    area.push_back(a);
+  void Append(const BoxColumns& from, size_t i) {
+    y1.push_back(from.y1[i]);
+    x1.push_back(from.x1[i]);
+    y2.push_back(from.y2[i]);
+    x2.push_back(from.x2[i]);
+    area.push_back(from.area[i]);
   }
 };
+
+struct KeptBoxes {
+  BoxColumns sorted;   // by y1
+  BoxColumns recent;   // the last few kept, in the order kept: merged in 64 at a time
+  double tallest = 0;
+  bool unordered = false;
+  void Add(const Box& b, double a) {
+    recent.y1.push_back(b.y1);
+    recent.x1.push_back(b.x1);
+    recent.y2.push_back(b.y2);
+    recent.x2.push_back(b.x2);
+    recent.area.push_back(a);
+    tallest = std::max(tallest, b.y2 - b.y1);
+    if (recent.size() >= 64) Merge();
+  }
+  // The recent boxes into the sorted ones, one pass (inserting each where it
+  // belongs moved half the array every time: 10% of an SSD's run).
+  void Merge() {
+    std::vector<size_t> order(recent.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) { return recent.y1[i] < recent.y1[j]; });
+    BoxColumns merged;
+    size_t i = 0, j = 0;
+    while (i < sorted.size() || j < order.size()) {
+      if (j == order.size() || (i < sorted.size() && !(recent.y1[order[j]] < sorted.y1[i]))) {
+        merged.Append(sorted, i++);
+      } else {
+        merged.Append(recent, order[j++]);
+      }
+    }
+    sorted = std::move(merged);
+    recent = BoxColumns();
+  }
+};
+
+bool HasNaN(const Box& b) { return std::isnan(b.y1) || std::isnan(b.x1) || std::isnan(b.y2) || std::isnan(b.x2); }
 
 // Whether IoU(p, q) > iou_th for one of kept boxes [begin, end), with p's area
 // given. IoU is intersection / union, 0 where the boxes do not intersect or
@@ -53,7 +95,7 @@ struct KeptBoxes {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize", "vect-cost-model=dynamic")))
 #endif
-bool AnyIouAbove(const Box& p, double p_area, const KeptBoxes& k, size_t begin, size_t end, double iou_th) {
+bool AnyIouAbove(const Box& p, double p_area, const BoxColumns& k, size_t begin, size_t end, double iou_th) {
   const double* y1 = k.y1.data();
   const double* x1 = k.x1.data();
   const double* y2 = k.y2.data();
@@ -72,14 +114,30 @@ bool AnyIouAbove(const Box& p, double p_area, const KeptBoxes& k, size_t begin, 
   return above != 0;
 }
 
-// Whether a kept box suppresses p: blocks of kept boxes in score order, so a
-// candidate the best boxes suppress stops early.
+// Whether a kept box suppresses p. Past a threshold of 0 only a box that
+// intersects p can, and intersecting p needs y1 < p.y2 and
+// y2 > p.y1, so y1 > p.y1 - tallest: the window between those keys, widened
+// by a relative margin so rounding in the heights cannot leave a box out.
+// Comparing fewer boxes changes nothing but the time: the answer is whether
+// any of them overlaps p by more than the threshold.
 bool Suppressed(const Box& p, double p_area, const KeptBoxes& k, double iou_th) {
   constexpr size_t kBlock = 32;
-  for (size_t b0 = 0; b0 < k.size(); b0 += kBlock) {
-    if (AnyIouAbove(p, p_area, k, b0, std::min(k.size(), b0 + kBlock), iou_th)) return true;
+  auto any_in = [&](const BoxColumns& c, size_t begin, size_t end) {
+    for (size_t b0 = begin; b0 < end; b0 += kBlock) {
+      if (AnyIouAbove(p, p_area, c, b0, std::min(end, b0 + kBlock), iou_th)) return true;
+    }
+    return false;
+  };
+  size_t begin = 0, end = k.sorted.size();
+  // (At a negative threshold a box that does not overlap p suppresses it
+  // too: every kept box is a candidate then.)
+  if (!k.unordered && !HasNaN(p) && iou_th >= 0) {
+    const double margin = 1e-9 * (std::fabs(p.y1) + std::fabs(p.y2) + k.tallest) + 1e-300;
+    const std::vector<double>& y1 = k.sorted.y1;
+    begin = static_cast<size_t>(std::lower_bound(y1.begin(), y1.end(), p.y1 - k.tallest - margin) - y1.begin());
+    end = static_cast<size_t>(std::upper_bound(y1.begin(), y1.end(), p.y2 + margin) - y1.begin());
   }
-  return false;
+  return any_in(k.recent, 0, k.recent.size()) || any_in(k.sorted, begin, end);
 }
 
 absl::Status NmsKernel(KernelContext& ctx) {
@@ -111,12 +169,15 @@ absl::Status NmsKernel(KernelContext& ctx) {
       // Highest score first; equal scores keep the lower index first.
       std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return s[i] > s[j]; });
       KeptBoxes kept;
+      size_t kept_count = 0;
       for (int64_t i : order) {
-        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        if (static_cast<int64_t>(kept_count) >= max_out) break;
         const Box box = ReadBox(boxes, static_cast<size_t>((b * n + i) * 4), center);
         const double area = box.Area();
         if (Suppressed(box, area, kept, iou_th)) continue;
+        if (HasNaN(box)) kept.unordered = true;
         kept.Add(box, area);
+        ++kept_count;
         selected.insert(selected.end(), {b, c, i});
       }
     }

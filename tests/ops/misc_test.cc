@@ -66,51 +66,58 @@ TEST(NmsTest, CenterPointFormat) {
 }
 
 // Many overlapping boxes (an SSD head's few thousand candidates), against
-// the greedy selection written out plainly: the kernel's block screen must
-// not change which boxes are kept, at positive, zero and negative
-// thresholds, with flipped corners and degenerate boxes among them.
+// the greedy selection written out plainly: the kernel's block screen and
+// its window over kept boxes sorted by y1 must not change which boxes are
+// kept, at positive, zero and negative thresholds, with flipped corners and
+// degenerate boxes and a NaN coordinate among them, all in one region or spread over 7 regions
+// (torchvision's batched NMS offsets each class's boxes so).
 TEST(NmsTest, ManyBoxesMatchGreedySelection) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> pos(0.0f, 30.0f), size(0.0f, 4.0f), score(0.0f, 1.0f);
-  const int64_t n = 1500;
-  std::vector<float> b(static_cast<size_t>(n) * 4), sc(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    float y = pos(rng), x = pos(rng), h = size(rng), w = i % 17 == 0 ? 0.0f : size(rng);
-    bool flip = i % 5 == 0;
-    b[i * 4 + 0] = flip ? y + h : y;
-    b[i * 4 + 1] = x;
-    b[i * 4 + 2] = flip ? y : y + h;
-    b[i * 4 + 3] = x + w;
-    sc[i] = std::round(score(rng) * 200) / 200;  // ties among scores
-  }
-  auto iou = [&](int64_t i, int64_t j) {
-    auto c = [&](int64_t k, int d) { return static_cast<double>(b[k * 4 + d]); };
-    double iy1 = std::min(c(i, 0), c(i, 2)), iy2 = std::max(c(i, 0), c(i, 2));
-    double jy1 = std::min(c(j, 0), c(j, 2)), jy2 = std::max(c(j, 0), c(j, 2));
-    double ih = std::min(iy2, jy2) - std::max(iy1, jy1);
-    double iw = std::min(c(i, 3), c(j, 3)) - std::max(c(i, 1), c(j, 1));
-    if (ih <= 0 || iw <= 0) return 0.0;
-    double inter = ih * iw;
-    double uni = (iy2 - iy1) * (c(i, 3) - c(i, 1)) + (jy2 - jy1) * (c(j, 3) - c(j, 1)) - inter;
-    return uni <= 0 ? 0.0 : inter / uni;
-  };
-  for (float th : {0.5f, 0.2f, 0.0f, -0.1f}) {
-    SCOPED_TRACE(th);
-    std::vector<int64_t> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return sc[i] > sc[j]; });
-    std::vector<int64_t> want;
-    for (int64_t i : order) {
-      bool keep = true;
-      for (int64_t k : want) keep = keep && !(iou(i, k) > static_cast<double>(th));
-      if (keep) want.push_back(i);
+  for (float spread : {0.0f, 40.0f}) {
+    SCOPED_TRACE(spread);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> pos(0.0f, 30.0f), size(0.0f, 4.0f), score(0.0f, 1.0f);
+    const int64_t n = 1500;
+    std::vector<float> b(static_cast<size_t>(n) * 4), sc(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      float y = pos(rng) + spread * static_cast<float>(i % 7), x = pos(rng) + spread * static_cast<float>(i % 7);
+      float h = size(rng), w = i % 17 == 0 ? 0.0f : size(rng);
+      bool flip = i % 5 == 0;
+      b[i * 4 + 0] = flip ? y + h : y;
+      b[i * 4 + 1] = x;
+      b[i * 4 + 2] = flip ? y : y + h;
+      b[i * 4 + 3] = x + w;
+      sc[i] = std::round(score(rng) * 200) / 200;  // ties among scores
+      if (i == 700) b[i * 4 + 1] = std::nanf("");  // a NaN coordinate: never overlaps, orders nothing
     }
-    auto out = RunNode(Spec("NonMaxSuppression"), {F(b, {1, n, 4}), F(sc, {1, 1, n}),
-                                                   Tensor::FromVector<int64_t>({n}, {1}), F({th}, {1})});
-    ASSERT_TRUE(out.ok()) << out.status();
-    const Tensor& got = (*out)[0];
-    ASSERT_EQ(got.dim(0), static_cast<int64_t>(want.size()));
-    for (size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got.data<int64_t>()[k * 3 + 2], want[k]) << k;
+    auto iou = [&](int64_t i, int64_t j) {
+      auto c = [&](int64_t k, int d) { return static_cast<double>(b[k * 4 + d]); };
+      double iy1 = std::min(c(i, 0), c(i, 2)), iy2 = std::max(c(i, 0), c(i, 2));
+      double jy1 = std::min(c(j, 0), c(j, 2)), jy2 = std::max(c(j, 0), c(j, 2));
+      double ih = std::min(iy2, jy2) - std::max(iy1, jy1);
+      double iw = std::min(c(i, 3), c(j, 3)) - std::max(c(i, 1), c(j, 1));
+      if (ih <= 0 || iw <= 0) return 0.0;
+      double inter = ih * iw;
+      double uni = (iy2 - iy1) * (c(i, 3) - c(i, 1)) + (jy2 - jy1) * (c(j, 3) - c(j, 1)) - inter;
+      return uni <= 0 ? 0.0 : inter / uni;
+    };
+    for (float th : {0.5f, 0.2f, 0.0f, -0.1f}) {
+      SCOPED_TRACE(th);
+      std::vector<int64_t> order(static_cast<size_t>(n));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return sc[i] > sc[j]; });
+      std::vector<int64_t> want;
+      for (int64_t i : order) {
+        bool keep = true;
+        for (int64_t k : want) keep = keep && !(iou(i, k) > static_cast<double>(th));
+        if (keep) want.push_back(i);
+      }
+      auto out = RunNode(Spec("NonMaxSuppression"), {F(b, {1, n, 4}), F(sc, {1, 1, n}),
+                                                     Tensor::FromVector<int64_t>({n}, {1}), F({th}, {1})});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const Tensor& got = (*out)[0];
+      ASSERT_EQ(got.dim(0), static_cast<int64_t>(want.size()));
+      for (size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got.data<int64_t>()[k * 3 + 2], want[k]) << k;
+    }
   }
 }
 
