@@ -174,6 +174,8 @@ bool LowerNativeUnary(Lowerer& L, const Node& n);
 bool LowerBareUnaryNative(Lowerer& L, const Node& n);
 bool LowerNativeElementwise(Lowerer& L, const Node& n);
 bool LowerBinaryOrNative(Lowerer& L, const Node& n);
+// Mul by a run-time per-channel [N, C, 1, 1] in the other operand's layout (ops_eltwise.cc).
+bool LowerChannelScale(Lowerer& L, const Node& n);
 bool LowerUnaryOrNative(Lowerer& L, const Node& n);
 bool LowerResizeOrNative(Lowerer& L, const Node& n);
 bool LowerLayerNorm(Lowerer& L, const Node& n);

@@ -228,7 +228,7 @@ bool LowerNativeElementwise(Lowerer& L, const Node& n) {
 }
 
 bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
-  return TryOneDnn(LowerBinary, L, n) || LowerNativeElementwise(L, n);
+  return LowerChannelScale(L, n) || TryOneDnn(LowerBinary, L, n) || LowerNativeElementwise(L, n);
 }
 
 bool LowerUnaryOrNative(Lowerer& L, const Node& n) {

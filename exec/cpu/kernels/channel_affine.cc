@@ -1,12 +1,14 @@
 #include "exec/cpu/kernels/channel_affine.h"
 
+#include <algorithm>
+
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
 
 namespace {
 
-// One channel's plane: a scalar scale and shift.
+// One channel's run of a plane: a scalar scale and shift.
 AIC_KERNEL_CLONES void PlaneRow(const float* x, float* y, int64_t n, float scale, float shift, bool relu) {
   if (relu) {
 #pragma omp simd
@@ -20,16 +22,22 @@ AIC_KERNEL_CLONES void PlaneRow(const float* x, float* y, int64_t n, float scale
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale + shift;
 }
 
-// `spatial` positions of `block` channels side by side.
+// `spatial` positions of `block` channels side by side; shift may be null.
 AIC_KERNEL_CLONES void BlockRows(const float* x, float* y, int64_t spatial, int64_t block, const float* scale,
                                  const float* shift, bool relu) {
   for (int64_t p = 0; p < spatial; ++p) {
     const float* xp = x + p * block;
     float* yp = y + p * block;
-    if (relu) {
+    if (shift == nullptr) {
 #pragma omp simd
       for (int64_t j = 0; j < block; ++j) {
-        float v = xp[j] * scale[j] + shift[j];
+        const float v = xp[j] * scale[j];
+        yp[j] = !relu || v > 0.0f ? v : (v != v ? v : 0.0f);
+      }
+    } else if (relu) {
+#pragma omp simd
+      for (int64_t j = 0; j < block; ++j) {
+        const float v = xp[j] * scale[j] + shift[j];
         yp[j] = v > 0.0f ? v : (v != v ? v : 0.0f);
       }
     } else {
@@ -42,16 +50,24 @@ AIC_KERNEL_CLONES void BlockRows(const float* x, float* y, int64_t spatial, int6
 }  // namespace
 
 void ChannelAffineF32(const float* x, float* y, const ChannelLayout& l, const float* scale, const float* shift,
-                      bool relu) {
+                      bool relu, bool scale_per_image) {
   const int64_t plane = l.spatial * l.block;
-  ParallelFor(l.outer * l.blocks, plane, [&](int64_t item) {
-    const int64_t b = item % l.blocks;
-    const float* xi = x + item * plane;
-    float* yi = y + item * plane;
+  const int64_t channels = l.blocks * l.block;
+  // Planes cut into pieces of about 16K values, so a layout of few planes
+  // (channels-last: one per image) still spreads over the threads.
+  const int64_t pieces = std::max<int64_t>(1, std::min(l.spatial, plane / 16384));
+  const int64_t per_piece = (l.spatial + pieces - 1) / pieces;
+  ParallelFor(l.outer * l.blocks * pieces, per_piece * l.block, [&](int64_t item) {
+    const int64_t piece = item % pieces, ob = item / pieces;
+    const int64_t b = ob % l.blocks, o = ob / l.blocks;
+    const int64_t first = piece * per_piece, count = std::min(per_piece, l.spatial - first);
+    if (count <= 0) return;
+    const float* s = scale + (scale_per_image ? o * channels : 0) + b * l.block;
+    const int64_t offset = ob * plane + first * l.block;
     if (l.block == 1) {
-      PlaneRow(xi, yi, l.spatial, scale[b], shift[b], relu);
+      PlaneRow(x + offset, y + offset, count, s[0], shift != nullptr ? shift[b] : 0.0f, relu);
     } else {
-      BlockRows(xi, yi, l.spatial, l.block, scale + b * l.block, shift + b * l.block, relu);
+      BlockRows(x + offset, y + offset, count, l.block, s, shift != nullptr ? shift + b * l.block : nullptr, relu);
     }
   });
 }

@@ -364,3 +364,32 @@ TEST(FastPathsTest, PlainDepthwiseConvRunsNatively) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A squeeze-and-excitation multiply (x · sigmoid(mean(x)) per image and
+// channel) runs as one channel-scale pass in x's layout: blocked by 16 with
+// a padded last block (24 channels) between two convs, and plain; two images
+// with their own scales.
+TEST(FastPathsTest, SqueezeExcitationScaleRunsInTheConvLayout) {
+  for (int64_t ch : {24, 32}) {
+    for (bool plain : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(ch, plain ? " plain" : " after a conv"));
+      GraphBuilder b;
+      const Dims in = {2, 8, 10, 9};
+      Value* x = b.Input("x", DType::kFloat, D(in));
+      Value* c = plain ? b.Op("Relu", {b.Op("Tile", {x, b.Constant("reps", Ints64({1, ch / 8, 1, 1}))})})
+                       : ConvOf(b, x, 8, ch, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+      Value* m = b.Op("ReduceMean", {c}, {Attribute::Ints("axes", {2, 3}), Attribute::Int("keepdims", 1)});
+      Value* y = b.Op("Mul", {c, b.Op("Sigmoid", {m})});
+      b.Output(plain ? y : ConvOf(b, y, ch, 8, {1, 1}, {}));
+      auto model = b.Build(13);
+      std::string plan = RunBoth(*model, {{"x", RandomF32(in, 31, -1, 1)}}, 0, 1e-5, 1e-5);
+      EXPECT_NE(plan.find("channel_scale\tMul"), std::string::npos) << plan;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
