@@ -133,6 +133,11 @@ class DnnlStep : public Step {
 // Dense row-major desc of f32 dims (scalars become {1}).
 memory::desc PlainMd(const std::vector<int64_t>& dims);
 memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
+// How an f32 [N, C, spatial...] value (rank 3 to 5) laid out as `md` keeps
+// its channels: C when channels-last, 16 or 8 when channel-blocked (the last
+// block padded when C is not a multiple), 0 for anything else (plain
+// included: callers test `Slot::plain` first).
+int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims);
 
 // Builds the steps (compile.cc) and places the arena (arena.cc).
 absl::Status LowerModel(Plan& plan, const CpuOptions& options);

@@ -193,24 +193,10 @@ bool ChannelLayoutOf(Lowerer& L, const Value* x, kernels::ChannelLayout* l) {
     *l = {dims[0], dims[1], spatial, 1};
     return true;
   }
-  if (dims.size() < 3 || dims.size() > 5) return false;
-  using tag = memory::format_tag;
-  const memory::desc& md = L.plan().slots[s].md;
-  tag channels_last = dims.size() == 3 ? tag::nwc : dims.size() == 4 ? tag::nhwc : tag::ndhwc;
-  if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, channels_last)) {
-    *l = {dims[0], 1, spatial, dims[1]};
-    return true;
-  }
-  for (int64_t block : {16, 8}) {
-    tag t = dims.size() == 3 ? (block == 16 ? tag::nCw16c : tag::nCw8c)
-            : dims.size() == 4 ? (block == 16 ? tag::nChw16c : tag::nChw8c)
-                               : (block == 16 ? tag::nCdhw16c : tag::nCdhw8c);
-    if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, t)) {
-      *l = {dims[0], (dims[1] + block - 1) / block, spatial, block};
-      return true;
-    }
-  }
-  return false;
+  const int64_t block = ChannelBlockOf(L.plan().slots[s].md, dims);
+  if (block == 0) return false;
+  *l = {dims[0], (dims[1] + block - 1) / block, spatial, block};  // channels-last: one block of all C
+  return true;
 }
 
 }  // namespace

@@ -121,24 +121,10 @@ bool ReducesSpatialOfChannelBlocks(Lowerer& L, const Value* x, const std::vector
     if (!reduced[a]) return false;
     spatial *= dims[a];
   }
-  using tag = memory::format_tag;
-  const memory::desc& md = L.plan().slots[s].md;
-  tag channels_last = dims.size() == 3 ? tag::nwc : dims.size() == 4 ? tag::nhwc : tag::ndhwc;
-  if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, channels_last)) {
-    *lanes = {dims[0], spatial, dims[1]};  // one block of all C channels
-    return true;
-  }
-  for (int64_t block : {16, 8}) {
-    if (dims[1] % block != 0) continue;
-    tag t = dims.size() == 3 ? (block == 16 ? tag::nCw16c : tag::nCw8c)
-            : dims.size() == 4 ? (block == 16 ? tag::nChw16c : tag::nChw8c)
-                               : (block == 16 ? tag::nCdhw16c : tag::nCdhw8c);
-    if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, t)) {
-      *lanes = {dims[0] * dims[1] / block, spatial, block};
-      return true;
-    }
-  }
-  return false;
+  const int64_t block = ChannelBlockOf(L.plan().slots[s].md, dims);
+  if (block == 0 || dims[1] % block != 0) return false;  // a padded block: its lanes would hold no channel
+  *lanes = {dims[0] * dims[1] / block, spatial, block};  // channels-last: one block of all C channels
+  return true;
 }
 
 // The native reduction over one contiguous block of axes; false when the
