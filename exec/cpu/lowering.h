@@ -155,6 +155,7 @@ bool LowerConv(Lowerer& L, const Node& n);
 bool LowerQLinearConv(Lowerer& L, const Node& n);  // int8, ops_conv.cc
 bool LowerConvTranspose(Lowerer& L, const Node& n);
 bool LowerPool(Lowerer& L, const Node& n);
+bool LowerGlobalPoolOrNative(Lowerer& L, const Node& n);  // the native spatial reduction first (ops_native_axis.cc)
 bool LowerMatMul(Lowerer& L, const Node& n);
 bool LowerGemm(Lowerer& L, const Node& n);
 bool LowerFusedLinearReLU(Lowerer& L, const Node& n);  // ai.aic

@@ -129,19 +129,15 @@ bool ReducesSpatialOfChannelBlocks(Lowerer& L, const Value* x, const std::vector
 
 // The native reduction over one contiguous block of axes; false when the
 // axes are not one block (oneDNN's reduction takes those).
-bool LowerNativeReduce(Lowerer& L, const Node& n) {
+bool LowerReduceOver(Lowerer& L, const Node& n, kernels::ReduceKind kind, const std::vector<bool>& reduced) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  kernels::ReduceKind kind;
-  if (!kernels::ReduceKindOf(n.op_type, &kind) || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
   const std::vector<int64_t>& dims = L.V(x).dims;
   auto rank = static_cast<int64_t>(dims.size());
-  auto axes = ResolveReduceAxes(n, L.OpsetOf(n), n.has_input(1), n.has_input(1) ? L.Const(n.input(1)) : nullptr, rank);
-  if (!axes.ok() || !axes->has_value() || (*axes)->noop) return false;
   // The reduced axes (ignoring size-1 ones) must be one contiguous block.
   int64_t first = -1, last = -1;
   for (int64_t a = 0; a < rank; ++a) {
-    if ((*axes)->reduced[a] && dims[a] != 1) {
+    if (reduced[a] && dims[a] != 1) {
       if (first < 0) first = a;
       last = a;
     }
@@ -155,7 +151,7 @@ bool LowerNativeReduce(Lowerer& L, const Node& n) {
       lanes.outer *= dims[a];
     } else if (a > last) {
       lanes.inner *= dims[a];
-    } else if (!(*axes)->reduced[a] && dims[a] != 1) {
+    } else if (!reduced[a] && dims[a] != 1) {
       return false;  // a kept axis inside the block
     } else {
       lanes.dim *= dims[a];
@@ -163,7 +159,7 @@ bool LowerNativeReduce(Lowerer& L, const Node& n) {
   }
   if (NumElements(dims) == 0 || NumElements(L.V(out).dims) != lanes.outer * lanes.inner) return false;
   int in = -1;
-  if (ReducesSpatialOfChannelBlocks(L, x, (*axes)->reduced, &lanes)) {
+  if (ReducesSpatialOfChannelBlocks(L, x, reduced, &lanes)) {
     in = L.V(x).slot;  // read in place: no reorder to plain first
   }
   int slot = NativeOutSlot(L, out);
@@ -174,6 +170,18 @@ bool LowerNativeReduce(Lowerer& L, const Node& n) {
     return absl::OkStatus();
   })->kind = "reduce";
   return true;
+}
+
+bool LowerNativeReduce(Lowerer& L, const Node& n) {
+  kernels::ReduceKind kind;
+  const Value* x = n.input(0);
+  if (!kernels::ReduceKindOf(n.op_type, &kind) || !L.IsF32(x) || !L.IsF32(n.output(0)) || !NativeReady(L, x)) {
+    return false;
+  }
+  auto rank = static_cast<int64_t>(L.V(x).dims.size());
+  auto axes = ResolveReduceAxes(n, L.OpsetOf(n), n.has_input(1), n.has_input(1) ? L.Const(n.input(1)) : nullptr, rank);
+  if (!axes.ok() || !axes->has_value() || (*axes)->noop) return false;
+  return LowerReduceOver(L, n, kind, (*axes)->reduced);
 }
 
 }  // namespace
@@ -190,6 +198,24 @@ bool LowerReduceOrNative(Lowerer& L, const Node& n) {
   } catch (const dnnl::error&) {
   }
   return false;
+}
+
+// GlobalAveragePool / GlobalMaxPool as the mean / max over the spatial axes,
+// with nothing fused after them: the same one pass over rows, reading a
+// conv's blocked output in place (oneDNN 2.6's pooling took 1.2-1.3x ORT's
+// time on plain inputs: bench/OPS.md).
+bool LowerGlobalPoolOrNative(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (L.IsF32(x) && out != nullptr && L.IsF32(out) && NativeReady(L, x) && L.V(x).dims.size() >= 3 &&
+      L.CollectPostOps(out).empty()) {
+    std::vector<bool> reduced(L.V(x).dims.size(), true);
+    reduced[0] = reduced[1] = false;
+    const kernels::ReduceKind kind =
+        n.op_type == "GlobalMaxPool" ? kernels::ReduceKind::kMax : kernels::ReduceKind::kMean;
+    if (LowerReduceOver(L, n, kind, reduced)) return true;
+  }
+  return LowerPool(L, n);
 }
 
 bool LowerCumSum(Lowerer& L, const Node& n) {

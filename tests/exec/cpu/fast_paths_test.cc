@@ -393,3 +393,33 @@ TEST(FastPathsTest, SqueezeExcitationScaleRunsInTheConvLayout) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// GlobalAveragePool and GlobalMaxPool run as the native spatial reduction,
+// on a plain input and on a conv's blocked output read in place, over 1-D
+// to 3-D spatial axes.
+TEST(FastPathsTest, GlobalPoolsRunAsSpatialReductions) {
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    for (const Dims& in : std::vector<Dims>{{2, 16, 7, 9}, {1, 16, 30}, {1, 16, 3, 4, 5}}) {
+      for (bool after_conv : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(op, " ", DimsToString(in), after_conv ? " after a conv" : ""));
+        GraphBuilder b;
+        Value* x = b.Input("x", DType::kFloat, D(in));
+        Value* v = x;
+        if (after_conv) {
+          Dims k(in.size() - 2, 1);
+          v = ConvOf(b, x, 16, 16, k, {});
+        }
+        b.Output(b.Op(op, {v}));
+        auto model = b.Build(13);
+        std::string plan = RunBoth(*model, {{"x", RandomF32(in, 41, -2, 2)}}, 0, 1e-5, 1e-5);
+        EXPECT_NE(plan.find(absl::StrCat("reduce\t", op)), std::string::npos) << plan;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
