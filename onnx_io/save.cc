@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "onnx_io/model_bytes.h"
 #include "onnx_io/proto_convert.h"
 
 namespace aic {
@@ -21,13 +22,6 @@ namespace fs = std::filesystem;
 // protobuf refuses messages of 2 GiB or more; leave room for the graph itself.
 constexpr uint64_t kInlineLimitBytes = (2ull << 30) - (64ull << 20);
 constexpr uint64_t kExternalAlignment = 64;
-
-class InlineWriter : public onnx_io::TensorWriter {
- public:
-  absl::Status Write(const Tensor& t, onnx::TensorProto* proto) override {
-    return onnx_io::TensorToProtoInline(t, proto);
-  }
-};
 
 // A file written under a temporary name and renamed into place on Commit().
 class AtomicFile {
@@ -160,13 +154,9 @@ absl::Status SaveTensorProto(const Tensor& t, const std::string& name, const std
 }
 
 absl::StatusOr<std::string> SerializeModel(const Model& model) {
-  onnx::ModelProto proto;
-  InlineWriter writer;
-  AIC_RETURN_IF_ERROR(onnx_io::ModelToProto(model, writer, &proto));
-  std::string bytes;
-  if (!proto.SerializeToString(&bytes)) {
-    return absl::ResourceExhaustedError("model too large to serialize inline");
-  }
+  AIC_ASSIGN_OR_RETURN(ModelBytes plan, ModelBytes::Of(model));
+  std::string bytes(plan.size(), '\0');
+  plan.CopyTo(bytes.data());
   return bytes;
 }
 
@@ -174,12 +164,19 @@ absl::Status SaveModel(const Model& model, const std::string& path, const SaveOp
   bool external = options.external_data == SaveOptions::ExternalData::kAlways ||
                   (options.external_data == SaveOptions::ExternalData::kAuto &&
                    InitializerBytes(*model.graph) > kInlineLimitBytes);
-  onnx::ModelProto proto;
   if (!external) {
-    InlineWriter writer;
-    AIC_RETURN_IF_ERROR(onnx_io::ModelToProto(model, writer, &proto));
-    return WriteProto(proto, path);
+    // Each weight goes from its buffer to the file once (onnx_io/model_bytes.h).
+    absl::StatusOr<ModelBytes> plan = ModelBytes::Of(model);
+    if (absl::IsResourceExhausted(plan.status())) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, ": model too large to serialize inline (use --external-data)"));
+    }
+    AIC_RETURN_IF_ERROR(plan.status());
+    AIC_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path));
+    AIC_RETURN_IF_ERROR(plan->WriteTo([&file](const void* data, size_t size) { return file->Append(data, size); }));
+    return file->Commit();
   }
+  onnx::ModelProto proto;
   fs::path model_path(path);
   std::string location = options.external_file.empty()
                              ? model_path.filename().string() + ".data"

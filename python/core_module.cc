@@ -31,6 +31,7 @@
 #include "analysis/render.h"
 #include "analysis/render_opt_html.h"
 #include "cli/version.h"
+#include "onnx_io/model_bytes.h"
 #include "onnx_io/save.h"
 #include "rewrite/optimize.h"
 #include "session/compare.h"
@@ -460,8 +461,7 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
   job.optimize.record_provenance = !html_path.empty();
   std::string error_prefix = source.name + ": ";
   absl::Status status;
-  std::string bytes;
-  bool have_bytes = false;
+  std::optional<ModelBytes> serialized;  // in memory: written into the bytes returned
   std::string stats;
   {
     py::gil_scoped_release release;
@@ -536,18 +536,17 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
         status = SaveModel(*m, output_path, save);
         if (!status.ok()) return;
       } else {
-        auto serialized = SerializeModel(*m);
-        if (serialized.ok()) {
-          bytes = *std::move(serialized);
-          have_bytes = true;
-        } else if (!spill_path.empty()) {
+        absl::StatusOr<ModelBytes> planned = ModelBytes::Of(*m);
+        if (planned.ok()) {
+          serialized.emplace(*std::move(planned));
+        } else if (absl::IsResourceExhausted(planned.status()) && !spill_path.empty()) {
           // Past protobuf's 2 GB: written with external data for the caller to load.
           SaveOptions save;
           save.external_data = SaveOptions::ExternalData::kAlways;
           status = SaveModel(*m, spill_path, save);
           if (!status.ok()) return;
         } else {
-          status = absl::Status(serialized.status().code(), absl::StrCat(error_prefix, serialized.status().message()));
+          status = absl::Status(planned.status().code(), absl::StrCat(error_prefix, planned.status().message()));
           return;
         }
       }
@@ -563,7 +562,14 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
     }();
   }
   Check(status);
-  py::object model_bytes = have_bytes ? py::object(py::bytes(bytes)) : py::object(py::none());
+  py::object model_bytes = py::none();
+  if (serialized) {
+    PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(serialized->size()));
+    if (raw == nullptr) throw py::error_already_set();
+    model_bytes = py::reinterpret_steal<py::bytes>(raw);
+    py::gil_scoped_release release;  // the new object is ours alone until returned
+    serialized->CopyTo(PyBytes_AS_STRING(raw));
+  }
   return py::make_tuple(model_bytes, stats);
 }
 

@@ -13,6 +13,33 @@ namespace aic::session {
 
 namespace {
 
+// One element pair: NaN only against NaN, then |a - b| <= atol + rtol * |a|.
+inline void CompareElement(double x, double y, double rtol, double atol, OutputDiff& d) {
+  if (std::isnan(x) || std::isnan(y)) {
+    if (std::isnan(x) != std::isnan(y)) {
+      d.ok = false;
+      d.problem = "NaN mismatch";
+    }
+    return;
+  }
+  if (x == y) return;  // also equal infinities
+  double abs = std::fabs(x - y);
+  double rel = abs / std::max(std::fabs(x), 1e-30);
+  d.max_abs = std::max(d.max_abs, abs);
+  d.max_rel = std::max(d.max_rel, rel);
+  if (!(abs <= atol + rtol * std::fabs(x))) d.ok = false;
+}
+
+// Typed for the common dtypes: widening each element through a dtype switch
+// (Tensor::ElementAsDouble) made this 3 ms of a verification of PP-OCR rec.
+template <typename T>
+void CompareElements(int64_t n, const T* a, const T* b, double rtol, double atol, OutputDiff& d) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (a[i] == b[i]) continue;  // equal finite values and infinities; NaN never equals
+    CompareElement(static_cast<double>(a[i]), static_cast<double>(b[i]), rtol, atol, d);
+  }
+}
+
 void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputDiff& d) {
   if (a.dtype() != b.dtype()) {
     d.ok = false;
@@ -31,22 +58,14 @@ void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputD
     }
     return;
   }
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    double x = a.ElementAsDouble(i);
-    double y = b.ElementAsDouble(i);
-    if (std::isnan(x) || std::isnan(y)) {
-      if (std::isnan(x) != std::isnan(y)) {
-        d.ok = false;
-        d.problem = "NaN mismatch";
-      }
-      continue;
-    }
-    if (x == y) continue;  // also equal infinities
-    double abs = std::fabs(x - y);
-    double rel = abs / std::max(std::fabs(x), 1e-30);
-    d.max_abs = std::max(d.max_abs, abs);
-    d.max_rel = std::max(d.max_rel, rel);
-    if (!(abs <= atol + rtol * std::fabs(x))) d.ok = false;
+  const int64_t n = a.num_elements();
+  switch (a.dtype()) {
+    case DType::kFloat: return CompareElements(n, a.data<float>(), b.data<float>(), rtol, atol, d);
+    case DType::kDouble: return CompareElements(n, a.data<double>(), b.data<double>(), rtol, atol, d);
+    case DType::kInt64: return CompareElements(n, a.data<int64_t>(), b.data<int64_t>(), rtol, atol, d);
+    case DType::kInt32: return CompareElements(n, a.data<int32_t>(), b.data<int32_t>(), rtol, atol, d);
+    default:
+      for (int64_t i = 0; i < n; ++i) CompareElement(a.ElementAsDouble(i), b.ElementAsDouble(i), rtol, atol, d);
   }
 }
 

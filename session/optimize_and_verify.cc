@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "graph/clone.h"
 #include "support/json.h"
 #include "support/status.h"
 
@@ -106,9 +107,10 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   };
   // The test inputs are made, and the original starts running on them, before
   // the rewriter: on two cores the original's side of the verification runs
-  // while the model is optimized (session/compare.h). The original is only
-  // read again when it is verified against: parsing a large model twice is a
-  // good part of a fast run.
+  // while the model is optimized (session/compare.h). The original is a
+  // copy of the graph whose weights share the loaded buffers (the rewriter
+  // makes new tensors, never writes a weight in place): reading the model a
+  // second time took 2 of the 55 ms of a verified optimize of PP-OCR rec.
   std::unique_ptr<Model> original;
   std::unique_ptr<Comparison> comparison;
   size_t feed_sets = job.verify_feeds.size();
@@ -118,7 +120,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
   InputShapes given;   // test shapes asked for or fixed: never varied
   InputShapes shapes;  // the test shapes, when we chose them
   if (outcome.verify_wanted) {
-    AIC_ASSIGN_OR_RETURN(original, reload());
+    original = CloneModel(*model);
     if (!job.tolerance_given && QuantizesActivations(*original->graph)) {
       compare.rtol = std::max(compare.rtol, 1e-2);
       compare.atol = std::max(compare.atol, 1e-2);
@@ -156,7 +158,11 @@ absl::StatusOr<OptimizeOutcome> OptimizeAndVerify(std::unique_ptr<Model>& model,
     // The model stays as it was; the caller says why.
     comparison.reset();  // before the original it reads goes
     outcome.unchanged_reason = std::string(stats.status().message());
-    AIC_ASSIGN_OR_RETURN(model, reload());
+    if (original != nullptr) {
+      model = std::move(original);
+    } else {
+      AIC_ASSIGN_OR_RETURN(model, reload());
+    }
     outcome.ops_after = outcome.ops_before;
     return outcome;
   }

@@ -62,8 +62,8 @@ struct OptimizeOutcome {
 };
 
 // Reads the model again as loaded (the CLI re-reads the file, the Python API
-// re-parses its bytes): the original for verification and the fallback when
-// the rewriter fails, without a copy of every weight kept in between.
+// re-parses its bytes): the model given back when the rewriter fails and no
+// copy was kept for verification (that copy shares the loaded weights).
 using ModelLoader = std::function<absl::StatusOr<std::unique_ptr<Model>>()>;
 
 // Optimizes `model` (loaded without shape inference; Optimize infers) in

@@ -10,6 +10,8 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_io/load.h"
+#include "onnx_io/model_bytes.h"
+#include "onnx_io/proto_convert.h"
 #include "onnx_io/save.h"
 #include "tests/testing/model_equal.h"
 
@@ -72,6 +74,83 @@ TEST(RoundTripTest, PaddleOcrModels) {
   for (const char* name : {"ppocr_det.onnx", "ppocr_rec.onnx", "ppocr_cls.onnx"}) {
     EXPECT_EQ(RoundTrip((dir / name).string()), "") << name;
   }
+}
+
+// What SerializeModel wrote before onnx_io/model_bytes.h: the whole model
+// converted to a ModelProto, then protobuf's serializer.
+std::string ProtobufBytes(const Model& m) {
+  struct Inline : onnx_io::TensorWriter {
+    absl::Status Write(const Tensor& t, onnx::TensorProto* proto) override {
+      return onnx_io::TensorToProtoInline(t, proto);
+    }
+  } writer;
+  onnx::ModelProto proto;
+  absl::Status converted = onnx_io::ModelToProto(m, writer, &proto);
+  EXPECT_TRUE(converted.ok()) << converted;
+  return proto.SerializeAsString();
+}
+
+// "" when the planned bytes, the string and the saved file all equal protobuf's.
+std::string BytesDiffer(const Model& m, const std::string& scratch) {
+  std::string expected = ProtobufBytes(m);
+  auto plan = ModelBytes::Of(m);
+  if (!plan.ok()) return "plan: " + std::string(plan.status().message());
+  std::string copied(plan->size(), '\0');
+  plan->CopyTo(copied.data());
+  if (copied != expected) return "CopyTo differs";
+  auto serialized = SerializeModel(m);
+  if (!serialized.ok() || *serialized != expected) return "SerializeModel differs";
+  if (!SaveModel(m, scratch).ok() || ReadFile(scratch) != expected) return "SaveModel differs";
+  return "";
+}
+
+TEST(ModelBytesTest, EqualProtobufsOwnSerializationOnEverySuiteModel) {
+  if (!fs::exists(kSuiteRoot)) GTEST_SKIP() << "libonnx-testdata not installed";
+  std::string scratch = (fs::path(::testing::TempDir()) / "aic_model_bytes.onnx").string();
+  int count = 0;
+  for (const char* set : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(kSuiteRoot) / set)) {
+      fs::path model = entry.path() / "model.onnx";
+      if (!fs::exists(model)) continue;
+      auto m = LoadModel(model.string());
+      if (!m.ok()) continue;  // RoundTripTest names any model that does not load
+      ++count;
+      EXPECT_EQ(BytesDiffer(**m, scratch), "") << model;
+    }
+  }
+  EXPECT_GT(count, 1000);
+  fs::path dir = fs::path(AIC_SOURCE_DIR) / ".." / "shared" / "models";
+  for (const char* name : {"ppocr_det.onnx", "ppocr_rec.onnx", "ppocr_cls.onnx"}) {
+    if (!fs::exists(dir / name)) continue;
+    auto m = LoadModel((dir / name).string());
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(BytesDiffer(**m, scratch), "") << name;
+  }
+}
+
+// Every field around the weights that the suite's models leave empty: the
+// model's fields after its graph, the graph's after its initializers, string
+// and empty initializers.
+TEST(ModelBytesTest, FieldsAroundTheWeightsKeepTheirPlaces) {
+  std::string src = std::string(kSuiteRoot) + "/node/test_conv_with_strides_padding/model.onnx";
+  if (!fs::exists(src)) GTEST_SKIP() << "libonnx-testdata not installed";
+  auto m = LoadModel(src);
+  ASSERT_TRUE(m.ok()) << m.status();
+  Model& model = **m;
+  model.doc_string = "a model";
+  model.metadata_props.emplace_back("author", "test");
+  model.graph->doc_string = "a graph";
+  Graph& g = *model.graph;
+  g.SetInitializer(g.AddValue("names"), Tensor::FromStrings({"a", "bc"}, {2}));
+  g.SetInitializer(g.AddValue("empty"), Tensor(DType::kFloat, {0, 3}));
+  Tensor w(DType::kFloat16, {300});
+  for (int64_t i = 0; i < w.num_elements(); ++i) w.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(i * 7);
+  g.SetInitializer(g.AddValue("half"), w);
+  std::string scratch = (fs::path(::testing::TempDir()) / "aic_model_bytes_fields.onnx").string();
+  EXPECT_EQ(BytesDiffer(model, scratch), "");
+  auto again = LoadModelFromBytes(ReadFile(scratch).data(), ReadFile(scratch).size());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(testing::DiffModels(model, **again), "");
 }
 
 TEST(RoundTripTest, SaveToFileIsAtomicAndReloads) {
