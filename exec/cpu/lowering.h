@@ -62,6 +62,9 @@ class Lowerer : public exec::LoweringFrame {
   int PackedConstSlot(const Tensor& t, const memory::desc& from, const memory::desc& to);
   int PlainSlot(const Value* v);
   int SlotIn(const Value* v, const memory::desc& md);
+  // Whether this model's convolutions write channels blocked by 16 (see
+  // ops_conv.cc ConvsPreferBlocked16); decided at the first conv.
+  std::optional<bool> convs_prefer_blocked16;
   // The producer's layout if it is blocked, else format_tag::any (or plain
   // when blocked layouts are off): lets oneDNN keep or pick blocked layouts.
   memory::desc SrcMdOrAny(const Value* v);

@@ -423,3 +423,37 @@ TEST(FastPathsTest, GlobalPoolsRunAsSpatialReductions) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A RegNet / ResNeXt block (1x1 conv, grouped 3x3 conv of 16 or 32 channels
+// per group, 1x1 conv, a strided 1x1 projection and the residual Add) after a
+// stem conv: oneDNN runs those grouped convs fast only on channels blocked by
+// 16, so every conv of the model writes that layout and no activation is
+// reordered between steps (only the plain graph input and output may be).
+TEST(FastPathsTest, GroupedConvModelsStayInBlockedChannels) {
+  for (int64_t groups : {4, 2}) {
+    SCOPED_TRACE(absl::StrCat(64 / groups, " channels per group"));
+    GraphBuilder b;
+    const Dims in = {1, 3, 32, 32};
+    Value* x = b.Input("x", DType::kFloat, D(in));
+    auto ints = [](const char* n, Dims v) { return Attribute::Ints(n, std::move(v)); };
+    Value* stem = b.Op("Relu", {ConvOf(b, x, 3, 32, {3, 3}, {ints("pads", {1, 1, 1, 1}), ints("strides", {2, 2})})});
+    Value* a = b.Op("Relu", {ConvOf(b, stem, 32, 64, {1, 1}, {})});
+    Value* g = b.Op("Relu", {ConvOf(b, a, 64, 64, {3, 3}, {ints("pads", {1, 1, 1, 1}), ints("strides", {2, 2})}, groups)});
+    Value* c = ConvOf(b, g, 64, 64, {1, 1}, {});
+    Value* proj = ConvOf(b, stem, 32, 64, {1, 1}, {ints("strides", {2, 2})});
+    b.Output(b.Op("Relu", {b.Op("Add", {c, proj})}));
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(in, 29, -1, 1)}}, 0, 1e-4, 1e-4);
+    const std::string output = "reorder\t" + model->graph->outputs()[0]->name() + " ";
+    for (size_t at = plan.find("reorder\t"); at != std::string::npos; at = plan.find("reorder\t", at + 1)) {
+      EXPECT_TRUE(plan.compare(at, 10, "reorder\tx ") == 0 || plan.compare(at, output.size(), output) == 0)
+          << "an activation is reordered:\n" << plan;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
