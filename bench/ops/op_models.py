@@ -34,6 +34,7 @@ NP_TO_ONNX = {
     np.dtype(np.int64): TensorProto.INT64,
     np.dtype(np.int32): TensorProto.INT32,
     np.dtype(np.bool_): TensorProto.BOOL,
+    np.dtype(np.uint8): TensorProto.UINT8,
 }
 
 SHP = {
@@ -793,6 +794,33 @@ def loop_case(shape, trips):
 for s in ("tok", "tok8"):
     if_case(SHP[s])
 loop_case(SHP["tok"], 10)
+
+
+# -------------------------------------------------------- quantized (QDQ) ops
+def qdq_binary_case(op, shape, relu):
+    """DequantizeLinear of two uint8 tensors, Add or Mul, (Relu), QuantizeLinear:
+    the residual join of a statically quantized CNN (ORT: QLinearAdd). Opset 19,
+    whose Quantize/DequantizeLinear onnx.reference implements (run_ops.py checks
+    8-bit outputs against it where ORT is a step off)."""
+    def fn(b):
+        b.opset = 19
+        a = b.input("a", b.rng.integers(0, 256, shape, dtype=np.uint8))
+        c = b.input("c", b.rng.integers(0, 256, shape, dtype=np.uint8))
+        f32 = lambda v: np.array(v, np.float32)  # noqa: E731
+        da = b.node("DequantizeLinear", [a, b.const("sa", f32(0.021), keep=True), b.const("za", np.array(128, np.uint8))])
+        dc = b.node("DequantizeLinear", [c, b.const("sc", f32(0.017), keep=True), b.const("zc", np.array(119, np.uint8))])
+        y = b.node(op, [da, dc])
+        if relu:
+            y = b.node("Relu", [y])
+        b.out(b.node("QuantizeLinear", [y, b.const("sy", f32(0.033), keep=True), b.const("zy", np.array(0 if relu else 128, np.uint8))], ["y"]),
+              elem=TensorProto.UINT8, shape=shape)
+    case(f"QDQ {op}/u8{'-relu' if relu else ''}/{sname(shape)}", fn)
+
+
+for shape in ([1, 256, 56, 56], [1, 1024, 14, 14]):
+    qdq_binary_case("Add", shape, relu=True)
+qdq_binary_case("Add", [1, 128, 768], relu=False)
+qdq_binary_case("Mul", [1, 128, 768], relu=False)
 
 
 def select(filt=None):

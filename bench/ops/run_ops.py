@@ -7,7 +7,8 @@ Per case: the model and its seeded inputs are written to a temporary folder;
 `aic-onnx run --device cpu` computes its outputs once and they are compared
 with ORT's (|Δ| ≤ atol + rtol·|ORT|, rtol = atol = 1e-3 for f32, 1e-2 for
 f16; ArgMax/TopK indices compare the input values they pick, so ties are not
-flagged); `aic-onnx bench --plan --iters 1 --warmup 0` gives the compiled
+flagged; an 8-bit output of a QDQ case one step from ORT's passes where it
+equals onnx.reference's); `aic-onnx bench --plan --iters 1 --warmup 0` gives the compiled
 plan (the step kinds, and oneDNN's implementation where the plan line ends in
 ` impl=NAME`); then, per thread count, rounds alternate `aic-onnx bench
 --json` (a fresh process each round, in-process C++ timing, field median_ms)
@@ -186,9 +187,25 @@ def compare(case, model, feeds, want_names, want, out_dir):
                 notes.append(f"{name}: {int(bad.sum())}/{bad.size} outside tolerance")
         else:
             if not np.array_equal(got, w):
-                ok = False
-                notes.append(f"{name}: {int((got != w).sum())}/{w.size} differ")
+                differ = int((got != w).sum())
+                # A quantized output: ORT's fused QLinear kernels round in
+                # their own order and may land one step from the QDQ graph's
+                # float32 result, which onnx.reference computes as the spec does.
+                one_step = np.max(np.abs(got.astype(np.int64) - w.astype(np.int64))) <= 1
+                if case.op.startswith("QDQ") and one_step and np.array_equal(got, reference_outputs(model, feeds)[name]):
+                    notes.append(f"{name}: ORT one step off on {differ}/{w.size}; equal to onnx.reference")
+                else:
+                    ok = False
+                    notes.append(f"{name}: {differ}/{w.size} differ")
     return ok, worst, "; ".join(notes)
+
+
+def reference_outputs(model, feeds):
+    """The outputs onnx's reference evaluator computes, by name."""
+    from onnx.reference import ReferenceEvaluator
+
+    names = [o.name for o in model.graph.output]
+    return dict(zip(names, ReferenceEvaluator(model).run(None, feeds)))
 
 
 def ort_needs_casts(model_path, tmp):

@@ -20,6 +20,14 @@
 namespace aic::cpu::kernels {
 
 void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zero);
+// Whether the passes above take the AVX-512 path (quantize_avx512.h) for
+// this scale: the CPU has AVX-512F and scale and 1/scale are normal.
+bool QuantizeRunIsVectorized(float scale);
+// Whether that path divides (else multiplies by 1/scale and divides only
+// near ties): whichever was faster here, timed once.
+bool QuantizeByDivision();
+// Tests of both ways: 1 divide, 0 multiply, -1 (the default) the timed choice.
+void ForceQuantizeByDivision(int mode);
 void QuantizeRunS8(const float* x, int8_t* y, int64_t n, float scale, float zero);
 
 // The DequantizeLinear pass over contiguous 8-bit values with one scale and

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/quantize_avx512.h"
 #include "exec/cpu/kernels/quantize_run.h"
 
 namespace aic::cpu::kernels {
@@ -63,6 +64,44 @@ void RunChunk(const QuantizedBinary& p, const void* a, const void* b, const floa
   }
 }
 
+#ifdef AIC_QUANTIZE_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Sixteen 8-bit values widened to float, as DequantizeLoop widens them.
+__attribute__((target("avx512f"))) inline __m512 Widened(const void* q, bool is_signed, int64_t at) {
+  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint8_t*>(q) + at));
+  return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes));
+}
+
+// Whole vectors of [begin, begin + len) of a same-shaped a and b in one pass:
+// each operand dequantized, combined and quantized in registers, in
+// RunChunk's float order (so bit-equal to it). The three 256-value buffers
+// that pass goes through cost 2.4x ONNX Runtime's time on [1, 256, 56, 56];
+// returns how many elements it did (a multiple of 16).
+template <bool kAdd, bool kRelu, bool kDivide>
+__attribute__((target("avx512f"))) int64_t FusedVectors(const QuantizedBinary& p, const void* a, const void* b, void* y,
+                                                        int64_t begin, int64_t len) {
+  const __m512 a_zero = _mm512_set1_ps(p.a_zero), a_scale = _mm512_set1_ps(p.a_scale);
+  const __m512 b_zero = _mm512_set1_ps(p.b_zero), b_scale = _mm512_set1_ps(p.b_scale);
+  const QuantizeConstants c = MakeQuantizeConstants(p.y_scale, p.y_zero, p.y_signed ? -128.0f : 0.0f,
+                                                    p.y_signed ? 127.0f : 255.0f);
+  int64_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    const int64_t at = begin + i;
+    __m512 fa = _mm512_mul_ps(_mm512_sub_ps(Widened(a, p.a_signed, at), a_zero), a_scale);
+    __m512 fb = _mm512_mul_ps(_mm512_sub_ps(Widened(b, p.b_signed, at), b_zero), b_scale);
+    __m512 v = kAdd ? _mm512_add_ps(fa, fb) : _mm512_mul_ps(fa, fb);
+    // v < 0 ? 0 : v, NaN kept: vmaxps returns its second operand when one is NaN.
+    if (kRelu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    __m512i iv = _mm512_cvtps_epi32(QuantizedLanes<kDivide>(v, c));
+    __m128i q = p.y_signed ? _mm512_cvtsepi32_epi8(iv) : _mm512_cvtusepi32_epi8(iv);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(y) + at), q);
+  }
+  return i;
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 void RunQuantizedBinary(const QuantizedBinary& p, const void* a, const void* b, void* y, int64_t n) {
@@ -71,6 +110,22 @@ void RunQuantizedBinary(const QuantizedBinary& p, const void* a, const void* b, 
     bd.resize(static_cast<size_t>(p.b_count));
     DequantizeAny(b, p.b_signed, 0, bd.data(), p.b_count, p.b_scale, p.b_zero);
   }
+#ifdef AIC_QUANTIZE_AVX512
+  if (!p.b_broadcast && QuantizeRunIsVectorized(p.y_scale)) {
+    using Fused = int64_t (*)(const QuantizedBinary&, const void*, const void*, void*, int64_t, int64_t);
+    static constexpr Fused kFused[2][2][2] = {
+        {{FusedVectors<false, false, false>, FusedVectors<false, false, true>},
+         {FusedVectors<false, true, false>, FusedVectors<false, true, true>}},
+        {{FusedVectors<true, false, false>, FusedVectors<true, false, true>},
+         {FusedVectors<true, true, false>, FusedVectors<true, true, true>}}};
+    const Fused fused = kFused[p.add][p.relu][QuantizeByDivision()];
+    ParallelPieces(n, [&](int64_t begin, int64_t len) {
+      const int64_t done = fused(p, a, b, y, begin, len);
+      if (done < len) RunChunk(p, a, b, nullptr, y, begin + done, len - done);
+    });
+    return;
+  }
+#endif
   ParallelPieces(n, [&](int64_t begin, int64_t len) {
     for (int64_t c = 0; c < len;) {
       int64_t piece = std::min(kChunk, len - c);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "exec/cpu/kernels/byte_lookup.h"
+#include "exec/cpu/kernels/quantize_run.h"
 #include "gtest/gtest.h"
 #include "ops/fused/standard_aliases.h"
 #include "tests/exec/cpu/exact_qlinear_conv.h"
@@ -80,9 +81,14 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
       {"mul per channel first", "QLinearMul", {2, 24, 1, 1}, {2, 24, 5, 5}, u8, u8, s8, false},
       {"mul scalar", "QLinearMul", {4, 9, 9}, {1}, u8, u8, u8, false},
       {"mul last axis", "QLinearMul", {4, 9, 33}, {33}, s8, u8, u8, true},
+      {"mul same shape", "QLinearMul", {2, 5, 33}, {2, 5, 33}, u8, s8, u8, true},
   };
+  // Same-shaped operands take the fused AVX-512 pass, which quantizes by
+  // division or by the reciprocal (whichever is faster here): both checked.
+  for (int divide : {0, 1})
   for (const BinaryCase& c : cases) {
-    SCOPED_TRACE(c.name);
+    SCOPED_TRACE(std::string(c.name) + (divide ? " (division)" : " (reciprocal)"));
+    kernels::ForceQuantizeByDivision(divide);
     GraphBuilder b;
     Value* a = b.Input("a", c.at, D(c.a));
     Value* x = b.Input("b", c.bt, D(c.b));
@@ -100,6 +106,7 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
         RunBoth(*m, {{"a", RandomEightBit(c.at, c.a, 7)}, {"b", RandomEightBit(c.bt, c.b, 8)}}, 0, 0, 0);
     EXPECT_EQ(CountOf(plan, c.op[7] == 'A' ? "qadd\t" : "qmul\t"), 1) << plan;
   }
+  kernels::ForceQuantizeByDivision(-1);
 }
 
 // conv -> conv -> residual QLinearAdd with the first conv's output, an SE
