@@ -2,7 +2,9 @@
 // x·A·B with A [m, h] and B [h, n] costs h(m+n) multiply-adds per row, x·(AB)
 // costs mn, so merging pays when h > mn/(m+n). Never across a nonlinearity
 // (the pattern only matches MatMul of MatMul) or a second consumer of x·A.
-// The merged weight is computed in double and rounded once.
+// The merged weight is computed in double and rounded once. Average pooling
+// moves before a pointwise conv it follows (both linear per position and per
+// channel), so the conv runs on the pooled positions.
 // An Einsum of two operands that is one batched matrix product
 // ("bhqd,bhkd->bhqk", "bij,bjk->bik") becomes Transposes around a MatMul,
 // which every backend runs on its GEMM (and the CPU backend reads the
@@ -125,6 +127,58 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
   return TransposedTo(g, product, batch + row + col, out);
 }
 
+// AveragePool(Conv(x, W, b)) -> Conv(AveragePool(x), W, b)   (W 1×1, the pool unpadded)
+// GlobalAveragePool(Conv(x, W, b)) -> Conv(GlobalAveragePool(x), W, b)
+// A pointwise conv maps each position's channels by one matrix and adds b;
+// averaging positions per channel commutes with it (b averages to itself).
+// Pooling first runs the conv on 1/(sh·sw) of the positions: DenseNet's
+// transitions (1×1 conv, then 2×2 average pool of stride 2) do a quarter of
+// their multiply-adds. The cost model keeps the cheaper order.
+ClassId PoolBeforePointwiseConv(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  ClassId conv_cls = Child(g, n, 0);
+  const ENode* conv = g.FindOp(conv_cls, "Conv");
+  if (conv == nullptr) return ctx.Decline("input is not a Conv");
+  // Why: a second consumer keeps the full-size conv, so pooling first adds work.
+  if (g.UseCount(conv_cls) > 1) return ctx.Decline("the conv has another consumer");
+  const TypeInfo& wt = g.type(Child(g, *conv, 1));
+  if (!wt.shape.has_rank() || !wt.shape.IsStatic() || wt.shape.rank() < 3) return ctx.Decline("weight shape unknown");
+  const std::vector<int64_t> wd = wt.shape.Values();
+  const size_t spatial = wd.size() - 2;
+  for (size_t i = 2; i < wd.size(); ++i) {
+    if (wd[i] != 1) return ctx.Decline("not a 1x1 conv");
+  }
+  const std::string conv_pad = conv->op->GetString("auto_pad", "NOTSET");
+  if (conv_pad != "NOTSET" && conv_pad != "VALID") return ctx.Decline("conv auto_pad");
+  for (const char* attr : {"strides", "dilations"}) {
+    for (int64_t v : conv->op->GetInts(attr, std::vector<int64_t>(spatial, 1))) {
+      if (v != 1) return ctx.Decline(std::string("conv ") + attr + " not 1");
+    }
+  }
+  for (int64_t p : conv->op->GetInts("pads")) {
+    if (p != 0) return ctx.Decline("conv padded");
+  }
+  if (n.op->op_type == "AveragePool") {
+    // Why: with pads, or a window running past the end (ceil_mode), a
+    // border window averages fewer inputs or counts zeros, which a constant
+    // b would not pass through unchanged under count_include_pad.
+    const std::string pool_pad = n.op->GetString("auto_pad", "NOTSET");
+    if (pool_pad != "NOTSET" && pool_pad != "VALID") return ctx.Decline("pool auto_pad");
+    if (n.op->GetInt("ceil_mode", 0) != 0) return ctx.Decline("ceil_mode");
+    for (int64_t p : n.op->GetInts("pads")) {
+      if (p != 0) return ctx.Decline("pool padded");
+    }
+    for (int64_t d : n.op->GetInts("dilations")) {
+      if (d != 1) return ctx.Decline("pool dilated");
+    }
+  }
+  if (!IsFloat(g.type(Child(g, *conv, 0)).dtype)) return ctx.Decline("not a float tensor");
+  ClassId pooled = g.AddOp(n.op->op_type, "", {Child(g, *conv, 0)}, n.op->attributes);
+  std::vector<ClassId> children = conv->children;
+  children[0] = pooled;
+  return g.AddOp("Conv", "", children, conv->op->attributes);
+}
+
 }  // namespace
 
 void AddLinearRules(std::vector<Rule>& rules) {
@@ -134,6 +188,11 @@ void AddLinearRules(std::vector<Rule>& rules) {
              Exactness::kReassociating, 1, MergeLinearOps};
   merge.level = 3;
   rules.push_back(merge);
+  rules.push_back({"pool_before_pointwise_conv", "AveragePool(Conv(x, W 1x1, b)) -> Conv(AveragePool(x), W, b)",
+                   "AveragePool", Exactness::kReassociating, 1, PoolBeforePointwiseConv});
+  rules.push_back({"global_pool_before_pointwise_conv",
+                   "GlobalAveragePool(Conv(x, W 1x1, b)) -> Conv(GlobalAveragePool(x), W, b)", "GlobalAveragePool",
+                   Exactness::kReassociating, 1, PoolBeforePointwiseConv});
 }
 
 }  // namespace aic::rewrite

@@ -122,6 +122,7 @@ class Generator {
   bool PadIntoPattern();
   bool TransposeGemmPattern();
   bool MatMulChainPattern();
+  bool PointwiseConvPoolPattern();
   bool ReluGemmPattern();
 
  private:
@@ -1643,6 +1644,30 @@ bool Generator::MatMulChainPattern() {
   return true;
 }
 
+// A 1x1 conv then average pooling: pool_before_pointwise_conv swaps them
+// when the pool is unpadded (a padded or ceil_mode pool must stay after).
+bool Generator::PointwiseConvPoolPattern() {
+  Entry* e = Pick(Image());
+  if (e == nullptr) return false;
+  std::vector<int64_t> d = *Dims(e->v);
+  int64_t c = d[1], m = Int(1, 6);
+  std::vector<Value*> ins = {e->v, Weight({m, c, 1, 1}, c)};
+  if (Chance(0.6)) ins.push_back(ConstF({m}, -1, 1));
+  Value* conv = Op("Conv", ins);
+  if (Chance(0.3)) {
+    Add(Op("GlobalAveragePool", {conv}), false, e->loose);
+    return true;
+  }
+  int64_t k = std::min<int64_t>(Int(1, 3), std::min(d[2], d[3]));
+  int64_t s = Int(1, 2);
+  std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {k, k}), Attribute::Ints("strides", {s, s})};
+  if (Chance(0.2) && k > 1) attrs.push_back(Attribute::Ints("pads", {1, 0, 0, 1}));
+  if (Chance(0.2)) attrs.push_back(Attribute::Int("ceil_mode", 1));
+  if (Chance(0.3)) attrs.push_back(Attribute::Int("count_include_pad", 1));
+  Add(Op("AveragePool", {conv}, std::move(attrs)), false, e->loose);
+  return true;
+}
+
 bool Generator::ReluGemmPattern() {
   std::optional<Entry> gemm = Inner(&Generator::Gemm);
   if (!gemm) return false;
@@ -1717,6 +1742,7 @@ const std::vector<Recipe>& Recipes() {
       {"pad_into_pattern", 0.5, &Generator::PadIntoPattern},
       {"transpose_gemm_pattern", 0.5, &Generator::TransposeGemmPattern},
       {"matmul_chain_pattern", 0.5, &Generator::MatMulChainPattern},
+      {"pointwise_conv_pool_pattern", 0.5, &Generator::PointwiseConvPoolPattern},
       {"relu_gemm_pattern", 0.5, &Generator::ReluGemmPattern},
   };
   return kRecipes;

@@ -540,6 +540,34 @@ std::vector<RuleCase> Cases() {
                    {{"Pad", 0}, {"AveragePool", 1}}, padded_pool(2, true, false)});
   cases.push_back({"FusePadIntoPoolCeilMode", "fuse_pad_into_pool", padded_pool(0, false, false),
                    {{"Pad", 0}, {"AveragePool", 1}}, padded_pool(0, false, true)});
+  // A pointwise conv followed by average pooling; the near misses: a 3x3
+  // conv, a padded pool, the conv read by a second consumer.
+  auto conv_then_pool = [](const char* pool, int64_t k, int64_t pool_pad, bool second_use) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {1, 4, 6, 6});
+      std::vector<Attribute> conv_attrs;
+      if (k > 1) conv_attrs.push_back(Attribute::Ints("pads", {1, 1, 1, 1}));
+      Value* c = b.Op("Conv", {x, b.Constant("w", Ramp({3, 4, k, k})), b.Constant("b", Floats({0.5f, -1, 2}, {3}))},
+                      conv_attrs);
+      std::vector<Attribute> pool_attrs;
+      if (std::string(pool) == "AveragePool") {
+        pool_attrs = {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})};
+        if (pool_pad > 0) pool_attrs.push_back(Attribute::Ints("pads", {pool_pad, pool_pad, pool_pad, pool_pad}));
+      }
+      b.Output(b.Op(pool, {c}, pool_attrs));
+      if (second_use) b.Output(b.Op("Relu", {c}));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"PoolBeforePointwiseConv", "pool_before_pointwise_conv", conv_then_pool("AveragePool", 1, 0, false),
+                   {{"AveragePool", 1}, {"Conv", 1}}, conv_then_pool("AveragePool", 3, 0, false)});
+  cases.push_back({"PoolBeforePointwiseConvPadded", "pool_before_pointwise_conv",
+                   conv_then_pool("AveragePool", 1, 0, false), {{"AveragePool", 1}, {"Conv", 1}},
+                   conv_then_pool("AveragePool", 1, 1, false)});
+  cases.push_back({"GlobalPoolBeforePointwiseConv", "global_pool_before_pointwise_conv",
+                   conv_then_pool("GlobalAveragePool", 1, 0, false), {{"GlobalAveragePool", 1}, {"Conv", 1}},
+                   conv_then_pool("GlobalAveragePool", 1, 0, true)});
   auto gemm_bn = [](bool trans_b, bool relu_between) -> ModelFn {
     return [=] {
       GraphBuilder b;
@@ -754,6 +782,27 @@ ModelFn TwoMatMuls(int64_t m, int64_t h, int64_t n) {
     b.Output(b.Op("MatMul", {y, b.Constant("b", Ramp({h, n}, 0.05f))}));
     return b.Build(13);
   };
+}
+
+// After pool_before_pointwise_conv the pool reads the input and the conv the
+// pooled positions: a quarter of the multiply-adds for a 2x2 stride-2 pool.
+TEST(PoolBeforePointwiseConvTest, TheConvReadsThePooledPositions) {
+  ModelFn build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 8, 8, 8});
+    Value* c = b.Op("Conv", {x, b.Constant("w", Ramp({16, 8, 1, 1})), b.Constant("b", Ramp({16}, 0.3f))});
+    b.Output(b.Op("AveragePool", {c}, {Attribute::Ints("kernel_shape", {2, 2}), Attribute::Ints("strides", {2, 2})}));
+    return b.Build(13);
+  };
+  auto r = OptimizeWith(build, "pool_before_pointwise_conv", {});
+  ASSERT_NE(r.model, nullptr);
+  const Graph& g = *r.model->graph;
+  ASSERT_EQ(g.nodes().size(), 2u);
+  EXPECT_EQ(g.nodes()[0]->op_type, "AveragePool");
+  EXPECT_EQ(g.nodes()[0]->input(0), g.inputs()[0]);
+  EXPECT_EQ(g.nodes()[1]->op_type, "Conv");
+  EXPECT_EQ(g.nodes()[1]->input(0), g.nodes()[0]->output(0));
+  EXPECT_LE(MaxOutputDiff(build, *r.model, false), 1e-5);
 }
 
 TEST(MergeLinearOpsTest, MergesWhenItPaysAtO3) {
