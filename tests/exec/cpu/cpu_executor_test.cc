@@ -347,5 +347,30 @@ TEST(CpuExecutorTest, ThreadsFollowTheWorkNotTheNodeCount) {
   EXPECT_EQ(PlanThreads(*chain(512, 8), feed(512)), 2);   // 1 MiB a MatMul, 8 MiB in all
 }
 
+// A Gather or Slice counts the bytes it reads and writes, not its whole data
+// input: one position of [8, 512, 768] (12 MiB) is 24 KiB of work and runs
+// on one thread; a third of the last axis of [8, 512, 2304] moves 12 MiB
+// each way and takes both.
+TEST(CpuExecutorTest, SelectingOpsCountWhatTheyRead) {
+  auto one_op = [](const std::vector<int64_t>& in, const std::function<Value*(GraphBuilder&, Value*)>& body) {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, std::vector<Dim>(in.begin(), in.end()));
+    b.Output(body(b, x));
+    return b.Build(17);
+  };
+  auto feed = [](const std::vector<int64_t>& in) {
+    return std::map<std::string, RuntimeValue>{{"x", RuntimeValue(Tensor(DType::kFloat, in))}};
+  };
+  auto first_token = one_op({8, 512, 768}, [](GraphBuilder& b, Value* x) {
+    return b.Op("Gather", {x, b.Constant("i", Tensor::FromVector<int64_t>({0}, {}))}, {Attribute::Int("axis", 1)});
+  });
+  EXPECT_EQ(PlanThreads(*first_token, feed({8, 512, 768})), 1);
+  auto third = one_op({8, 512, 2304}, [](GraphBuilder& b, Value* x) {
+    auto ints = [&](const char* n, int64_t v) { return b.Constant(n, Tensor::FromVector<int64_t>({v}, {1})); };
+    return b.Op("Slice", {x, ints("s", 768), ints("e", 1536), ints("a", 2)});
+  });
+  EXPECT_EQ(PlanThreads(*third, feed({8, 512, 2304})), 2);
+}
+
 }  // namespace
 }  // namespace aic::cpu
