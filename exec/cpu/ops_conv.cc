@@ -64,6 +64,17 @@ std::vector<int64_t> Spatial(const std::vector<int64_t>& dims) {
   return std::vector<int64_t>(dims.begin() + 2, dims.end());
 }
 
+// A conv weight [OC, IC/g, k...] as oneDNN takes it: [g, OC/g, IC/g, k...]
+// when grouped.
+memory::dims ConvWeightDims(const Tensor& w, int64_t groups) {
+  memory::dims dims = ToDnnlDims(w.dims());
+  if (groups > 1) {
+    dims.insert(dims.begin(), groups);
+    dims[1] = w.dim(0) / groups;
+  }
+  return dims;
+}
+
 memory::desc StridedMd(const memory::dims& dims, const memory::dims& strides) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
@@ -112,7 +123,7 @@ bool ConvsPreferBlocked16(Lowerer& L) {
     if (w->dim(0) % groups != 0 || !ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), false, &win)) {
       continue;
     }
-    memory::dims wdims = {groups, w->dim(0) / groups, w->dim(1), w->dim(2), w->dim(3)};
+    const memory::dims wdims = ConvWeightDims(*w, groups);
     auto fast_from = [&](memory::format_tag src_tag) {
       try {
         dnnl::convolution_forward::primitive_desc pd(
@@ -225,11 +236,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
     }
     bias = nb;
   }
-  memory::dims wdims = ToDnnlDims(w->dims());
-  if (groups > 1) {
-    wdims.insert(wdims.begin(), groups);
-    wdims[1] = oc / groups;
-  }
+  memory::dims wdims = ConvWeightDims(*w, groups);
   memory::desc w_plain = StridedMd(wdims, PlainStrides(wdims));
   memory::desc w_any = L.options().blocked_layouts ? memory::desc(wdims, memory::data_type::f32, memory::format_tag::any)
                                                    : w_plain;
@@ -558,11 +565,7 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   memory::dims xdims = ToDnnlDims(xd), odims = ToDnnlDims(od);
   memory::desc x_plain(xdims, xdt, PlainStrides(xdims));
   memory::desc y_plain(odims, ydt, PlainStrides(odims));
-  memory::dims wdims = ToDnnlDims(w->dims());
-  if (groups > 1) {
-    wdims.insert(wdims.begin(), groups);
-    wdims[1] = oc / groups;
-  }
+  memory::dims wdims = ConvWeightDims(*w, groups);
   memory::desc w_plain(wdims, dt::s8, PlainStrides(wdims));
   memory::desc w_any(wdims, dt::s8, memory::format_tag::any);
   memory::desc b_md = b != nullptr ? memory::desc({oc}, dt::s32, memory::format_tag::a) : memory::desc();
