@@ -3,6 +3,7 @@
 #include "rewrite/optimize.h"
 
 #include <chrono>
+#include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -420,9 +421,17 @@ absl::StatusOr<OptimizeStats> Optimize(Model& model, const OptimizeOptions& opti
   if (!options.aic_ops.empty()) {
     bool has = false;
     for (const OpsetImport& o : model.opset_imports) has = has || o.domain == kAicDomain;
-    bool used = false;
-    for (const auto& n : model.graph->nodes()) used = used || n->domain == kAicDomain;
-    if (used && !has) model.opset_imports.push_back({kAicDomain, 1});
+    // Fusions happen inside If/Loop/Scan bodies too: their nodes count.
+    std::function<bool(const Graph&)> uses_aic = [&uses_aic](const Graph& g) {
+      for (const auto& n : g.nodes()) {
+        if (n->domain == kAicDomain) return true;
+        for (const Graph* body : n->Subgraphs()) {
+          if (uses_aic(*body)) return true;
+        }
+      }
+      return false;
+    };
+    if (!has && uses_aic(*model.graph)) model.opset_imports.push_back({kAicDomain, 1});
   }
   stats.nodes_after = static_cast<int64_t>(model.graph->num_nodes());
   stats.initializer_bytes_after = InitializerBytes(*model.graph);

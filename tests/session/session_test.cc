@@ -190,6 +190,33 @@ TEST(SessionTest, AtOpset20TheStandardGeluIsEmitted) {
   EXPECT_EQ(CountOps(s->model(), "Gelu", kAicDomain), 0);
 }
 
+// Fusions reach into If bodies; the model then imports ai.aic even though
+// no node of the main graph is one (the body's fused MatMul + Add + Relu had
+// no kernel version to run at: "opset -1").
+TEST(SessionTest, FusedOpsInsideABranchImportTheirDomain) {
+  GraphBuilder b;
+  Value* cond = b.Input("cond", TypeInfo::Tensor(DType::kBool, Shape::Scalar()));
+  Value* x = b.Input("x", DType::kFloat, {4, 16});
+  std::vector<std::shared_ptr<Graph>> branches;
+  for (uint32_t seed : {21u, 31u}) {
+    auto body = std::make_shared<Graph>(&b.graph());
+    GraphBuilder bb(body.get());
+    Value* h = bb.Op("Add", {bb.Op("MatMul", {x, bb.Constant("W", Random({16, 8}, seed))}), bb.Constant("c", Random({8}, seed + 1))});
+    Value* y = bb.Op("Relu", {h});
+    y->set_type(TypeInfo::Tensor(DType::kFloat, Shape::FromValues({4, 8})));
+    bb.Output(y);
+    branches.push_back(body);
+  }
+  b.Output(b.Op("If", {cond},
+                {Attribute::GraphValue("then_branch", branches[0]), Attribute::GraphValue("else_branch", branches[1])}));
+  std::unique_ptr<Model> m = b.Build(17);
+  for (bool c : {true, false}) {
+    std::unique_ptr<Session> s = RunAndCompare(*m, {{"cond", RuntimeValue(Tensor::Scalar<bool>(c))}, {"x", RuntimeValue(Random({4, 16}, 7))}});
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->model().OpsetFor("ai.aic"), 1);
+  }
+}
+
 TEST(SessionTest, NoOptRunsTheGraphAsLoaded) {
   auto model = MatMulGelu(13);
   Feeds feeds = {{"in", Random({4, 16}, 3)}};
