@@ -1,10 +1,11 @@
 #include "analysis/approximate.h"
 
 #include <algorithm>
-#include <map>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -120,8 +121,10 @@ std::pair<double, double> PairedMs(session::Session& a, session::Session& b, con
   return {Median(ta), Median(tb)};
 }
 
-// Positions per run of every node's output at the feeds' shapes (see SitePositions).
-SitePositions Positions(const Model& model, const Feeds& feeds) {
+// Positions per run of every node's output at the feeds' shapes (see
+// SitePositions), per graph of the model (by ModelGraph key).
+using ModelPositions = std::map<std::string, SitePositions>;
+ModelPositions Positions(const Model& model, const Feeds& feeds) {
   std::unique_ptr<Model> m = CloneModel(model);
   for (Value* in : m->graph->inputs()) {
     auto it = feeds.find(in->name());
@@ -129,79 +132,134 @@ SitePositions Positions(const Model& model, const Feeds& feeds) {
       in->set_type(TypeInfo::Tensor(it->second.tensor.dtype(), Shape::FromValues(it->second.tensor.dims())));
     }
   }
-  for (const auto& n : m->graph->nodes()) {
-    for (Value* v : n->outputs()) {
-      if (v != nullptr) v->set_type(TypeInfo::Tensor(v->dtype(), Shape::UnknownRank()));
+  const std::vector<ModelGraph> graphs = GraphsOf(*m);
+  for (const ModelGraph& mg : graphs) {
+    for (const auto& n : mg.graph->nodes()) {
+      for (Value* v : n->outputs()) {
+        if (v != nullptr) v->set_type(TypeInfo::Tensor(v->dtype(), Shape::UnknownRank()));
+      }
     }
   }
   InferOptions io;
   io.best_effort = true;
   (void)InferShapes(*m, io);
-  SitePositions p(m->graph->nodes().size(), -1);
-  for (size_t i = 0; i < p.size(); ++i) {
-    const Node& n = *m->graph->nodes()[i];
-    const Value* y = n.output(0);
-    if (y == nullptr || !y->shape().has_rank() || y->shape().rank() < 1) continue;
-    int64_t elements = 1;
-    bool known = true;
-    for (const Dim& d : y->shape().dims()) {
-      if (!d.is_value()) known = false;
-      else elements *= d.value();
+  ModelPositions out;
+  for (const ModelGraph& mg : graphs) {
+    SitePositions& p = out[mg.key];
+    p.assign(mg.graph->nodes().size(), -1);
+    for (size_t i = 0; i < p.size(); ++i) {
+      const Node& n = *mg.graph->nodes()[i];
+      const Value* y = n.output(0);
+      if (y == nullptr || !y->shape().has_rank() || y->shape().rank() < 1) continue;
+      int64_t elements = 1;
+      bool known = true;
+      for (const Dim& d : y->shape().dims()) {
+        if (!d.is_value()) known = false;
+        else elements *= d.value();
+      }
+      if (!known) continue;
+      int64_t features = n.op_type == "Conv" && y->shape().rank() >= 2 ? y->shape().dims()[1].value()
+                                                                       : y->shape().dims().back().value();
+      if (features > 0) p[i] = elements / features;
     }
-    if (!known) continue;
-    int64_t features = n.op_type == "Conv" && y->shape().rank() >= 2 ? y->shape().dims()[1].value()
-                                                                     : y->shape().dims().back().value();
-    if (features > 0) p[i] = elements / features;
   }
-  return p;
+  return out;
 }
 
-// For each prunable node, the share of positions where each unit was not 0,
-// on the reference interpreter at -O0 (the model's own nodes, observed).
-absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, const std::vector<Feeds>& feeds) {
-  std::vector<PrunableUnits> watched = FindPrunableUnits(model);
-  std::vector<UnitActivity> out;
-  if (watched.empty()) return out;
+// Runs `model` exactly as written (a reference session at -O0) on `feeds`,
+// every node's outputs, bodies' included, to the observer `watch` makes from
+// the session's copy of the model (the nodes it will see are the copy's).
+absl::Status ObserveOnReference(const Model& model, const std::vector<Feeds>& feeds,
+                                const std::function<exec::NodeObserver(const Model& copy)>& watch) {
   session::SessionOptions so;
   so.device = "reference";
   so.opt_level = 0;
   auto created = session::Session::Create(model, so);
   if (!created.ok()) return created.status();
   session::Session& s = **created;
-  // The session runs a copy with the same node order.
-  absl::flat_hash_map<const Node*, size_t> slot;
-  const auto& copy_nodes = s.model().graph->nodes();
-  for (size_t w = 0; w < watched.size(); ++w) {
-    if (static_cast<size_t>(watched[w].node) < copy_nodes.size()) slot[copy_nodes[watched[w].node].get()] = w;
+  exec::NodeObserver observe = watch(s.model());
+  exec::RunOptions ro;
+  ro.observer = &observe;
+  ro.observe_subgraphs = true;
+  for (const Feeds& f : feeds) {
+    auto r = s.Run(f, ro);
+    if (!r.ok()) return r.status();
   }
+  return absl::OkStatus();
+}
+
+// The graphs searched: the main graph and the bodies some calibration sample
+// ran a node of (a branch no sample takes would be changed unmeasured), by
+// key. Observed on the reference interpreter at -O0, only when a body holds
+// a linear layer at all.
+absl::StatusOr<std::set<std::string>> SearchedGraphs(const Model& model, const std::vector<Feeds>& feeds) {
+  std::set<std::string> searched = {""};
+  bool nested_sites = false;
+  for (const ModelGraph& mg : GraphsOf(model)) nested_sites = nested_sites || (!mg.key.empty() && !FindLinearSites(*mg.graph).empty());
+  if (!nested_sites) return searched;
+  // The session runs a copy: its bodies are found by pointer, named by key.
+  absl::flat_hash_map<const Graph*, std::string> key_of;
+  absl::Status ran = ObserveOnReference(model, feeds, [&](const Model& copy) -> exec::NodeObserver {
+    for (const ModelGraph& mg : GraphsOf(copy)) key_of[mg.graph] = mg.key;
+    return [&](const Node& n, const std::vector<RuntimeValue>&) {
+      auto it = key_of.find(n.owner());
+      if (it != key_of.end()) searched.insert(it->second);
+    };
+  });
+  if (!ran.ok()) return ran;
+  return searched;
+}
+
+// For each prunable node of the searched graphs, the share of positions
+// where each unit was not 0, on the reference interpreter at -O0 (the
+// model's own nodes, observed; in a Loop body, over every iteration).
+absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, const std::set<std::string>& searched,
+                                                          const std::vector<Feeds>& feeds) {
+  std::vector<PrunableUnits> watched;
+  for (const ModelGraph& mg : GraphsOf(model)) {
+    if (!searched.count(mg.key)) continue;
+    for (PrunableUnits& p : FindPrunableUnits(mg)) watched.push_back(std::move(p));
+  }
+  std::vector<UnitActivity> out;
+  if (watched.empty()) return out;
   std::vector<std::vector<int64_t>> active(watched.size()), total(watched.size());
   for (size_t w = 0; w < watched.size(); ++w) {
     active[w].assign(static_cast<size_t>(watched[w].width), 0);
     total[w].assign(static_cast<size_t>(watched[w].width), 0);
   }
-  exec::NodeObserver observe = [&](const Node& n, const std::vector<RuntimeValue>& outs) {
-    auto it = slot.find(&n);
-    if (it == slot.end() || outs.empty() || !outs[0].is_tensor()) return;
-    const PrunableUnits& p = watched[it->second];
-    const Tensor& y = outs[0].tensor;
-    if (p.axis >= y.rank() || y.dim(p.axis) != p.width) return;
-    int64_t inner = 1;
-    for (int64_t d = p.axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
-    for (int64_t i = 0; i < y.num_elements(); ++i) {
-      int64_t u = (i / inner) % p.width;
-      ++total[it->second][u];
-      active[it->second][u] += y.ElementAsDouble(i) != 0;
+  // The session runs a copy with the same keys and names: watched nodes are
+  // found by their graph's key and their output's name.
+  absl::flat_hash_map<const Node*, size_t> slot;
+  absl::Status ran = ObserveOnReference(model, feeds, [&](const Model& copy) -> exec::NodeObserver {
+    std::map<std::pair<std::string, std::string>, size_t> by_value;
+    for (size_t w = 0; w < watched.size(); ++w) by_value[{watched[w].graph, watched[w].value}] = w;
+    for (const ModelGraph& mg : GraphsOf(copy)) {
+      for (const auto& n : mg.graph->nodes()) {
+        if (n->num_outputs() == 0 || n->output(0) == nullptr) continue;
+        auto it = by_value.find({mg.key, n->output(0)->name()});
+        if (it != by_value.end()) slot[n.get()] = it->second;
+      }
     }
-  };
-  exec::RunOptions ro;
-  ro.observer = &observe;
-  for (const Feeds& f : feeds) {
-    auto r = s.Run(f, ro);
-    if (!r.ok()) return r.status();
-  }
+    return [&](const Node& n, const std::vector<RuntimeValue>& outs) {
+      auto it = slot.find(&n);
+      if (it == slot.end() || outs.empty() || !outs[0].is_tensor()) return;
+      const PrunableUnits& p = watched[it->second];
+      const Tensor& y = outs[0].tensor;
+      if (p.axis >= y.rank() || y.dim(p.axis) != p.width) return;
+      int64_t inner = 1;
+      for (int64_t d = p.axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
+      for (int64_t i = 0; i < y.num_elements(); ++i) {
+        int64_t u = (i / inner) % p.width;
+        ++total[it->second][u];
+        active[it->second][u] += y.ElementAsDouble(i) != 0;
+      }
+    };
+  });
+  if (!ran.ok()) return ran;
   for (size_t w = 0; w < watched.size(); ++w) {
     UnitActivity a;
-    a.node = watched[w].node;
+    a.graph = watched[w].graph;
+    a.value = watched[w].value;
     a.axis = watched[w].axis;
     a.positions = watched[w].width > 0 ? total[w][0] : 0;
     bool seen = false;
@@ -214,12 +272,11 @@ absl::StatusOr<std::vector<UnitActivity>> MeasureActivity(const Model& model, co
   return out;
 }
 
-// Linear layers inside If/Loop/Scan bodies: not searched (a branch the
-// calibration samples do not take would be changed unmeasured), but said.
-int64_t SitesInSubgraphs(const Graph& g) {
+// Linear layers inside bodies no calibration sample ran: not searched, but said.
+int64_t SitesNotSearched(const Model& model, const std::set<std::string>& searched) {
   int64_t n = 0;
-  for (const auto& node : g.nodes()) {
-    for (const Graph* body : node->Subgraphs()) n += static_cast<int64_t>(FindLinearSites(*body).size()) + SitesInSubgraphs(*body);
+  for (const ModelGraph& mg : GraphsOf(model)) {
+    if (!searched.count(mg.key)) n += static_cast<int64_t>(FindLinearSites(*mg.graph).size());
   }
   return n;
 }
@@ -335,6 +392,19 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     auto got = RunAll(*running, feeds);
     if (!got.ok()) return got.status();
     current_error = Error(*got, *want, outputs, &result.final_worst_output);
+  }
+
+  // Bodies are searched where a sample ran them.
+  std::set<std::string> searched = {""};
+  if (options.merge_linear || options.prune_dead || options.low_rank) {
+    say("finding the If/Loop/Scan bodies the calibration samples run");
+    auto found = SearchedGraphs(*current, feeds);
+    if (found.ok()) {
+      searched = *std::move(found);
+    } else {
+      result.notes.push_back(absl::StrCat("bodies not searched: the reference interpreter could not run the samples (",
+                                          found.status().message(), ")"));
+    }
   }
 
   // One trial: the candidate applied to a clone of the current model, run on
@@ -492,8 +562,18 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
       result.steps.push_back(std::move(step));
     }
   };
+  // Every searched graph's candidates, each with its own nodes' positions.
+  auto per_graph = [&](const Model& m, const std::function<std::vector<ApproximateCandidate>(const ModelGraph&, const SitePositions&)>& find) {
+    ModelPositions positions = Positions(m, feeds[0]);
+    std::vector<ApproximateCandidate> all;
+    for (const ModelGraph& mg : GraphsOf(m)) {
+      if (!searched.count(mg.key)) continue;
+      for (ApproximateCandidate& c : find(mg, positions[mg.key])) all.push_back(std::move(c));
+    }
+    return all;
+  };
   if (options.merge_linear) {
-    phase("merge-linear", [&](const Model& m) { return MergeLinearCandidates(m, Positions(m, feeds[0])); });
+    phase("merge-linear", [&](const Model& m) { return per_graph(m, MergeLinearCandidates); });
   }
   if (options.prune_dead) {
     // Measured once, on the model after merging; a kept prune changes no
@@ -501,7 +581,7 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
     // indices stay (the edit only shrinks weights). Rare units (a share
     // above 0) do change downstream activity a little: the error measures it.
     say("prune-dead: measuring unit activity on the reference interpreter");
-    auto activity = MeasureActivity(*current, feeds);
+    auto activity = MeasureActivity(*current, searched, feeds);
     if (activity.ok()) {
       int64_t few = 0;
       for (const UnitActivity& a : *activity) few += a.positions < kMinPositionsToPrune;
@@ -511,7 +591,9 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
                                             " positions and were not considered (more calibration samples would)"));
       }
       phase("prune-dead", [&](const Model& m) {
-        return PruneDeadCandidates(m, *activity, options.min_activation, Positions(m, feeds[0]));
+        return per_graph(m, [&](const ModelGraph& g, const SitePositions& p) {
+          return PruneDeadCandidates(g, *activity, options.min_activation, p);
+        });
       });
     } else {
       ApproximateStep step;
@@ -522,11 +604,14 @@ absl::StatusOr<ApproximateResult> ApplyApproximations(const Model& original, std
   }
   if (options.low_rank) {
     say("low-rank: decomposing weights");
-    ranked_phase("low-rank", LowRankCandidates(*current, options.rank, Positions(*current, feeds[0])));
+    ranked_phase("low-rank", per_graph(*current, [&](const ModelGraph& g, const SitePositions& p) {
+                   return LowRankCandidates(g, options.rank, p);
+                 }));
   }
-  if (int64_t nested = SitesInSubgraphs(*current->graph); nested > 0) {
-    result.notes.push_back(absl::StrCat(nested, " linear layer", nested == 1 ? "" : "s",
-                                        " inside If/Loop/Scan bodies not searched (only the main graph is)"));
+  if (int64_t unsearched = SitesNotSearched(*current, searched); unsearched > 0) {
+    result.notes.push_back(absl::StrCat(unsearched, " linear layer", unsearched == 1 ? "" : "s",
+                                        " inside If/Loop/Scan bodies no calibration sample ran: not searched (a "
+                                        "change there would go unmeasured)"));
   }
   result.final_error = current_error;
   if (!held_out.empty() && result.kept() > 0) {

@@ -43,7 +43,8 @@ struct ApproximateCandidate {
 };
 
 // Positions each node's output is computed at, per run (output elements /
-// output features), by node index; -1 where the shapes are not known.
+// output features), by node index in its graph; -1 where the shapes are not
+// known.
 using SitePositions = std::vector<int64_t>;
 
 struct RankChoice {
@@ -55,17 +56,22 @@ struct RankChoice {
 };
 inline constexpr double kAutomaticEnergies[] = {0.8, 0.9, 0.95, 0.99};
 
-// Apply closures find their layer by its weight's name, so a candidate stays
-// valid after other edits reorder the nodes.
-std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const RankChoice& choice,
+// The candidates of one graph of the model (the main graph or a body; see
+// GraphsOf), `positions` its nodes'. Apply closures find their graph by its
+// key and their layer by names (a weight's, a value's; sibling bodies may
+// use the same names), so a candidate stays valid in a clone of the model
+// and after other edits reorder the nodes.
+std::vector<ApproximateCandidate> LowRankCandidates(const ModelGraph& where, const RankChoice& choice,
                                                     const SitePositions& positions);
 
-std::vector<ApproximateCandidate> MergeLinearCandidates(const Model& model, const SitePositions& positions);
+std::vector<ApproximateCandidate> MergeLinearCandidates(const ModelGraph& where, const SitePositions& positions);
 
-// Per ReLU-like node (by node index): for each unit along its unit axis, the
-// share of positions where the output was not 0 on the calibration data.
+// Per ReLU-like node (by its output's name): for each unit along its unit
+// axis, the share of positions where the output was not 0 on the
+// calibration data.
 struct UnitActivity {
-  int node = -1;
+  std::string graph;  // its graph's key (ModelGraph)
+  std::string value;
   int64_t axis = -1;
   int64_t positions = 0;  // per unit, over all samples
   std::vector<double> active_share;
@@ -79,15 +85,16 @@ inline constexpr int64_t kMinPositionsToPrune = 32;
 // per-unit constant) and read only by linear sites (directly or through
 // channel-wise pooling). With the unit axis (1 after a Conv, else the last).
 struct PrunableUnits {
-  int node = -1;
+  std::string graph;  // its graph's key (ModelGraph)
+  std::string value;  // the ReLU-like node's output
   int64_t axis = -1;
   int64_t width = 0;
 };
-std::vector<PrunableUnits> FindPrunableUnits(const Model& model);
+std::vector<PrunableUnits> FindPrunableUnits(const ModelGraph& where);
 
 // Units active on at most `max_active_share` of positions (0: never) go, at
 // nodes whose units were seen at kMinPositionsToPrune positions or more.
-std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const std::vector<UnitActivity>& activity,
+std::vector<ApproximateCandidate> PruneDeadCandidates(const ModelGraph& where, const std::vector<UnitActivity>& activity,
                                                       double max_active_share, const SitePositions& positions);
 
 }  // namespace aic::analysis

@@ -47,8 +47,10 @@ std::vector<double> Transposed(const std::vector<double>& a, int64_t rows, int64
   return t;
 }
 
-absl::Status Factorize(Model& model, const std::string& weight, const Factors& f) {
-  Graph& g = *model.graph;
+absl::Status Factorize(Model& model, const std::string& graph_key, const std::string& weight, const Factors& f) {
+  Graph* owner = GraphWithKey(model, graph_key);
+  if (owner == nullptr) return absl::InternalError(absl::StrCat("the body ", graph_key, " is gone"));
+  Graph& g = *owner;
   std::optional<LinearSite> site = SiteReading(g, weight);
   if (!site) return absl::InternalError(absl::StrCat("no linear layer reads ", weight, " any more"));
   const int node_index = site->node;
@@ -101,15 +103,15 @@ absl::Status Factorize(Model& model, const std::string& weight, const Factors& f
       if (n.HasAttr("broadcast")) b->SetAttr(*n.FindAttr("broadcast"));
     }
   }
-  return FinishEdit(model, {node_index}, {});
+  return FinishEdit(g, {node_index}, {});
 }
 
 }  // namespace
 
-std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const RankChoice& choice,
+std::vector<ApproximateCandidate> LowRankCandidates(const ModelGraph& where, const RankChoice& choice,
                                                     const SitePositions& positions) {
   std::vector<ApproximateCandidate> out;
-  const Graph& g = *model.graph;
+  const Graph& g = *where.graph;
   for (const LinearSite& site : FindLinearSites(g)) {
     const int64_t m = site.out, n = site.in, k = std::min(m, n);
     if (k > kMaxSvdDim || k < 2) continue;
@@ -146,9 +148,9 @@ std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const Ra
       for (int64_t i = 0; i < r; ++i) kept += svd->s[i] * svd->s[i];
       ApproximateCandidate c;
       c.kind = "low-rank";
-      c.group = absl::StrCat("low-rank:", site.weight->name());
+      c.group = absl::StrCat("low-rank:", where.key, ":", site.weight->name());
       c.key = absl::StrCat(c.group, "@", r);
-      c.where = DescribeSite(g, site);
+      c.where = WherePrefix(g) + DescribeSite(g, site);
       c.detail = absl::StrFormat("rank %d of %d (%.1f%% energy, relative Frobenius error %.3g)", r, k,
                                  100 * kept / total, std::sqrt(std::max(0.0, total - kept) / total));
       c.params_before = m * n;
@@ -159,7 +161,9 @@ std::vector<ApproximateCandidate> LowRankCandidates(const Model& model, const Ra
       }
       auto factors = std::make_shared<const Factors>(Split(*svd, r));
       std::string weight = site.weight->name();
-      c.apply = [weight, factors](Model& target) { return Factorize(target, weight, *factors); };
+      c.apply = [graph_key = where.key, weight, factors](Model& target) {
+        return Factorize(target, graph_key, weight, *factors);
+      };
       out.push_back(std::move(c));
     }
   }

@@ -72,11 +72,12 @@ std::optional<MergePair> PairFrom(const Graph& g, const LinearSite& a) {
   return p;
 }
 
-absl::Status Merge(Model& model, int first_node) {
-  Graph& g = *model.graph;
-  std::optional<LinearSite> a = SiteAt(g, first_node);
-  std::optional<MergePair> p = a ? PairFrom(g, *a) : std::nullopt;
-  if (!p) return absl::InternalError(absl::StrCat("node ", first_node, " no longer starts a mergeable pair"));
+absl::Status Merge(Model& model, const std::string& graph_key, const std::string& first_weight) {
+  Graph* owner = GraphWithKey(model, graph_key);
+  std::optional<LinearSite> a = owner != nullptr ? SiteReading(*owner, first_weight) : std::nullopt;
+  std::optional<MergePair> p = a ? PairFrom(*owner, *a) : std::nullopt;
+  if (!p) return absl::InternalError(absl::StrCat("the layer reading ", first_weight, " no longer starts a mergeable pair"));
+  Graph& g = *owner;
   const LinearSite& s1 = p->first;
   const LinearSite& s2 = p->second;
   const int64_t n = s1.in, h = s1.out, m = s2.out;
@@ -140,14 +141,14 @@ absl::Status Merge(Model& model, int first_node) {
   }
   std::vector<int> removed = {s1.node, s2.node};
   if (p->add >= 0) removed.push_back(p->add);
-  return FinishEdit(model, removed, {});
+  return FinishEdit(g, removed, {});
 }
 
 }  // namespace
 
-std::vector<ApproximateCandidate> MergeLinearCandidates(const Model& model, const SitePositions& positions) {
+std::vector<ApproximateCandidate> MergeLinearCandidates(const ModelGraph& where, const SitePositions& positions) {
   std::vector<ApproximateCandidate> out;
-  const Graph& g = *model.graph;
+  const Graph& g = *where.graph;
   for (const LinearSite& a : FindLinearSites(g)) {
     std::optional<MergePair> p = PairFrom(g, a);
     if (!p) continue;
@@ -155,8 +156,8 @@ std::vector<ApproximateCandidate> MergeLinearCandidates(const Model& model, cons
     if (!(h * (n + m) > n * m)) continue;
     ApproximateCandidate c;
     c.kind = "merge-linear";
-    c.key = absl::StrCat("merge-linear:", a.weight->name(), "+", p->second.weight->name());
-    c.where = absl::StrCat(DescribeSite(g, a), " into ", DescribeSite(g, p->second));
+    c.key = absl::StrCat("merge-linear:", where.key, ":", a.weight->name(), "+", p->second.weight->name());
+    c.where = absl::StrCat(WherePrefix(g), DescribeSite(g, a), " into ", DescribeSite(g, p->second));
     c.detail = absl::StrCat(n, " → ", h, " → ", m, " becomes ", n, " → ", m);
     c.params_before = h * (n + m);
     c.params_after = n * m;
@@ -166,8 +167,8 @@ std::vector<ApproximateCandidate> MergeLinearCandidates(const Model& model, cons
       c.macs_before = pa * a.params() + pb * p->second.params();
       c.macs_after = pb * n * m;
     }
-    int node = a.node;
-    c.apply = [node](Model& target) { return Merge(target, node); };
+    std::string first_weight = a.weight->name();
+    c.apply = [graph_key = where.key, first_weight](Model& target) { return Merge(target, graph_key, first_weight); };
     out.push_back(std::move(c));
   }
   return out;

@@ -1,18 +1,32 @@
 // prune-dead: a unit (channel or feature) whose ReLU output is 0 on every
-// calibration position contributes nothing downstream, so its row of the
-// producing layer (and its bias, and its entry of a per-unit Add between the
-// layer and the ReLU) and its column of every reading layer go, and the
-// model computes the same on that data. With a share above 0 (--min-activation)
-// rarely active units go too, which changes outputs: the driver measures it.
-// Readers may sit behind channel-wise pooling (MaxPool, AveragePool and their
-// global forms keep a zero channel zero); anything else reading the units (a
-// residual Add, a Concat, a graph output) keeps the layer as it is.
+// calibration position contributes nothing downstream, so it can leave every
+// layer that writes it and every layer that reads it, and the model computes
+// the same on that data. With a share above 0 (--min-activation) rarely
+// active units go too, which changes outputs: the driver measures it.
+//
+// The units of one ReLU often travel further than one layer to the next: a
+// residual Add joins them with another block's, and the sum is ReLU'd and
+// read again. So a candidate is a unit group: every value that carries the
+// same units, followed from a ReLU (or Clip at 0) through the ops that keep
+// each unit to itself: residual Adds of two such values, per-unit constant
+// Add/Sub/Mul/Div, BatchNormalization, ReLUs, and (channels) MaxPool/
+// AveragePool and their global forms. The group ends at linear layers: the
+// ones writing it (their rows, and their per-unit biases) and the ones
+// reading it (their columns). A unit goes when it is dead at every ReLU whose
+// output a reading layer reads (directly or through pooling): those are the
+// only places the units leave the group, so the removed unit fed nothing
+// but zeros. Anything else touching the group (a Concat, a Reshape, a graph
+// output, a body reading it from outside) keeps it as it is.
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "analysis/approximate_edits.h"
 
 namespace aic::analysis {
@@ -35,89 +49,230 @@ bool ClampsAtZero(const Node& n) {
   return lo != nullptr && lo->num_elements() == 1 && lo->ElementAsDouble(0) == 0.0;
 }
 
-struct PruneSite {
-  int collapse = -1;
-  LinearSite producer;
-  int add = -1;                  // a per-unit Add between the producer and the collapse
-  size_t add_constant_slot = 0;  // which of its inputs is the constant
-  int64_t add_unit_dim = 0;      // the constant's dim along the unit axis
-  std::vector<int> pools;        // pooling between the collapse and readers
-  std::vector<LinearSite> readers;
-  int64_t axis = -1;
-  int64_t width = 0;
+bool IsElementwiseArithmetic(const Node& n) {
+  return n.domain.empty() && n.num_inputs() == 2 && n.num_outputs() == 1 &&
+         (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div");
+}
+
+// A per-unit constant of an op inside the group: its entries along
+// `unit_dim` shrink with the units.
+struct UnitConstant {
+  Value* value = nullptr;
+  int64_t unit_dim = 0;
 };
 
-std::optional<PruneSite> PruneSiteAt(const Graph& g, int index) {
-  const Node& r = *g.nodes()[static_cast<size_t>(index)];
-  if (!ClampsAtZero(r) || r.num_outputs() != 1 || !r.has_input(0)) return std::nullopt;
-  PruneSite p;
-  p.collapse = index;
-  const Value* in = r.input(0);
-  const Node* prev = in->producer();
-  if (prev == nullptr || UsesOf(g, in).size() != 1 || IsGraphOutput(g, in)) return std::nullopt;
-  auto index_of = [&g](const Node* n) {
-    for (size_t i = 0; i < g.nodes().size(); ++i) {
-      if (g.nodes()[i].get() == n) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  if (prev->op_type == "Add" && prev->domain.empty() && prev->num_inputs() == 2) {
-    p.add = index_of(prev);
-    for (size_t k = 0; k < 2; ++k) {
-      if (prev->input(k)->initializer() != nullptr) p.add_constant_slot = k;
-    }
-    const Value* data = prev->input(1 - p.add_constant_slot);
-    if (prev->input(p.add_constant_slot)->initializer() == nullptr || data->producer() == nullptr ||
-        UsesOf(g, data).size() != 1 || IsGraphOutput(g, data) ||
-        UsesOf(g, prev->input(p.add_constant_slot)).size() != 1) {
-      return std::nullopt;
-    }
-    prev = data->producer();
+struct UnitGroup {
+  bool conv = false;  // Conv layers (units on axis 1) or MatMul/Gemm (the last axis)
+  int64_t rank = -1;  // of every value in the group
+  int64_t axis = -1;
+  int64_t width = 0;
+  std::vector<LinearSite> producers;  // their rows go
+  std::vector<LinearSite> readers;    // their columns go
+  std::vector<UnitConstant> constants;
+  std::vector<Value*> values;          // carrying the units: their shapes change
+  std::vector<int> gates;              // the ReLUs readers read: dead there is dead
+  int residual_adds = 0;
+  // Identity across edits: the first producer's weight name.
+  std::string key;
+};
+
+class GroupFinder {
+ public:
+  explicit GroupFinder(const Graph& g) : g_(g) {
+    for (size_t i = 0; i < g.nodes().size(); ++i) index_[g.nodes()[i].get()] = static_cast<int>(i);
   }
-  std::optional<LinearSite> producer = SiteAt(g, index_of(prev));
-  if (!producer || prev->output(0) == nullptr) return std::nullopt;
-  p.producer = *producer;
-  p.width = producer->out;
-  const bool conv = producer->kind == LinearKind::kConv;
-  const int64_t rank = conv ? 2 + static_cast<int64_t>(producer->kernel.size())
-                            : r.output(0)->shape().has_rank() ? r.output(0)->shape().rank() : -1;
-  p.axis = conv ? 1 : rank - 1;
-  if (p.add >= 0) {
-    // The Add's constant: `width` values along the unit axis, 1s elsewhere, no higher rank.
-    const Tensor& c = *g.nodes()[static_cast<size_t>(p.add)]->input(p.add_constant_slot)->initializer();
-    if (c.num_elements() != p.width || rank < 0 || c.rank() > rank) return std::nullopt;
-    const int64_t unit_from_right = rank - 1 - p.axis;
-    if (c.rank() <= unit_from_right) return std::nullopt;
-    p.add_unit_dim = c.rank() - 1 - unit_from_right;
-    for (int64_t d = 0; d < c.rank(); ++d) {
-      if (c.dim(d) != (d == p.add_unit_dim ? p.width : 1)) return std::nullopt;
+
+  // The group through the ReLU-like node at `index`, if it is one.
+  std::optional<UnitGroup> At(int index) {
+    const Node& r = *g_.nodes()[static_cast<size_t>(index)];
+    if (!ClampsAtZero(r) || r.num_outputs() != 1 || !r.has_input(0) || r.output(0) == nullptr) return std::nullopt;
+    const Shape& shape = r.output(0)->shape();
+    if (!shape.has_rank() || shape.rank() < 2) return std::nullopt;
+    group_ = UnitGroup();
+    group_.rank = shape.rank();
+    ok_ = true;
+    kind_known_ = false;
+    pools_ = batch_norms_ = 0;
+    constants_.clear();
+    batch_norm_constants_.clear();
+    seen_values_.clear();
+    handled_.clear();
+    todo_.clear();
+    Enqueue(r.output(0));
+    while (ok_ && !todo_.empty()) {
+      Value* v = todo_.front();
+      todo_.pop_front();
+      Visit(v);
     }
-  }
-  // Readers, through channel pooling (Conv units only).
-  std::vector<const Value*> frontier = {r.output(0)};
-  while (!frontier.empty()) {
-    const Value* v = frontier.back();
-    frontier.pop_back();
-    if (IsGraphOutput(g, v)) return std::nullopt;
-    std::vector<Use> uses = UsesOf(g, v);
-    if (uses.empty()) return std::nullopt;
-    for (const Use& u : uses) {
-      const Node& reader = *g.nodes()[static_cast<size_t>(u.node)];
-      if (conv && u.slot == 0 && IsChannelPooling(reader)) {
-        p.pools.push_back(u.node);
-        frontier.push_back(reader.output(0));
-        continue;
+    if (!ok_ || group_.producers.empty() || group_.readers.empty() || group_.width <= 0) return std::nullopt;
+    group_.axis = group_.conv ? 1 : group_.rank - 1;
+    // Pooling keeps channels (axis 1) to themselves, BatchNormalization scales
+    // them: in a MatMul group (units on the last axis) only where that is axis 1.
+    if ((pools_ > 0 && !group_.conv) || (batch_norms_ > 0 && group_.axis != 1)) return std::nullopt;
+    for (Value* c : batch_norm_constants_) {
+      if (c->initializer()->dim(0) != group_.width) return std::nullopt;
+      group_.constants.push_back({c, 0});
+    }
+    for (Value* c : constants_) {
+      // Right-aligned against the group's values: the unit axis, or one value for all.
+      const Tensor& t = *c->initializer();
+      if (t.num_elements() == 1) continue;
+      const int64_t unit_dim = t.rank() - (group_.rank - group_.axis);
+      if (unit_dim < 0 || t.dim(unit_dim) != group_.width) return std::nullopt;
+      for (int64_t d = 0; d < t.rank(); ++d) {
+        if (d != unit_dim && t.dim(d) != 1) return std::nullopt;
       }
-      std::optional<LinearSite> s = SiteAt(g, u.node);
-      bool kinds_match = conv == (s && s->kind == LinearKind::kConv);
-      if (u.slot != 0 || !s || !kinds_match || s->in_channels != p.width || s->node == p.producer.node) {
-        return std::nullopt;
-      }
-      p.readers.push_back(*s);
+      group_.constants.push_back({c, unit_dim});
+    }
+    // Each value's known dims agree with the units found.
+    for (const Value* v : group_.values) {
+      const Shape& s = v->shape();
+      const Dim& d = s.has_rank() ? s.dims()[static_cast<size_t>(group_.axis)] : Dim();
+      if (s.has_rank() && d.is_value() && d.value() != group_.width) return std::nullopt;
+    }
+    // The gates: what each reader reads, back through pooling, is a ReLU's output.
+    std::set<int> gates;
+    for (const LinearSite& s : group_.readers) {
+      const Node* n = g_.nodes()[static_cast<size_t>(s.node)]->input(0)->producer();
+      while (n != nullptr && IsChannelPooling(*n)) n = n->input(0)->producer();
+      if (n == nullptr || !ClampsAtZero(*n)) return std::nullopt;
+      gates.insert(index_.at(n));
+    }
+    group_.gates.assign(gates.begin(), gates.end());
+    group_.key = group_.producers.front().weight->name();
+    for (const LinearSite& p : group_.producers) group_.key = std::min(group_.key, p.weight->name());
+    return group_;
+  }
+
+ private:
+  void Fail() { ok_ = false; }
+
+  void Enqueue(Value* v) {
+    if (v != nullptr && seen_values_.insert(v).second) {
+      group_.values.push_back(v);
+      todo_.push_back(v);
     }
   }
-  return p;
-}
+
+  // A layer joining the group: one kind (Conv, or MatMul/Gemm) a group, one width.
+  bool Joins(const LinearSite& s, int64_t width) {
+    const bool conv = s.kind == LinearKind::kConv;
+    if (!kind_known_) {
+      kind_known_ = true;
+      group_.conv = conv;
+      if (conv && group_.rank != 2 + static_cast<int64_t>(s.kernel.size())) return false;
+    }
+    if (group_.width == 0) group_.width = width;
+    return group_.conv == conv && group_.width == width;
+  }
+
+  // A constant operand: this op's alone (it shrinks). Its shape is checked
+  // once the group's unit axis is known.
+  bool Constant(Value* c) {
+    if (c->initializer() == nullptr || c->is_graph_input() || c->owner() != &g_ || UsesOf(g_, c).size() != 1) {
+      return false;
+    }
+    if (c->initializer()->rank() > group_.rank) return false;  // it would broadcast the units away
+    constants_.push_back(c);
+    return true;
+  }
+
+  // Both sides of `v`: the node writing it and every node reading it.
+  void Visit(Value* v) {
+    if (IsGraphOutput(g_, v) || v->is_graph_input() || v->is_initializer() || v->owner() != &g_) return Fail();
+    if (v->shape().has_rank() && v->shape().rank() != group_.rank) return Fail();
+    const Node* writer = v->producer();
+    if (writer == nullptr) return Fail();
+    Handle(index_.at(writer), /*slot=*/-1);
+    for (const Use& u : UsesOf(g_, v)) {
+      if (u.slot == std::numeric_limits<size_t>::max()) return Fail();  // read inside a body
+      Handle(u.node, static_cast<int>(u.slot));
+      if (!ok_) return;
+    }
+  }
+
+  // Node `index` touches the group: at its output (slot -1) or input `slot`.
+  void Handle(int index, int slot) {
+    if (!ok_) return;
+    Node& n = *g_.nodes()[static_cast<size_t>(index)];
+    std::optional<LinearSite> s = SiteAt(g_, index);
+    // A layer joins once as a writer and once as a reader; any other node
+    // once, all its unit-carrying values enqueued then.
+    if (!handled_.insert({index, s ? slot : 0}).second) return;
+    if (s) {
+      if (slot == -1) {
+        if (!Joins(*s, s->out)) return Fail();
+        // The bias shrinks with the rows: it must be this layer's alone.
+        if (s->kind != LinearKind::kMatMul && n.has_input(2)) {
+          const Value* bias = n.input(2);
+          if (bias->owner() != &g_ || UsesOf(g_, bias).size() != 1) return Fail();
+        }
+        group_.producers.push_back(*s);
+      } else if (slot == 0) {
+        // Gemm with transA reads its units along axis 0.
+        if (!Joins(*s, s->in_channels) || n.GetInt("transA", 0) != 0) return Fail();
+        group_.readers.push_back(*s);
+      } else {
+        return Fail();
+      }
+      return;
+    }
+    if (!n.domain.empty() || n.num_outputs() != 1 || n.output(0) == nullptr || (slot > 0 && !IsElementwiseArithmetic(n))) {
+      return Fail();
+    }
+    if (ClampsAtZero(n) || IsChannelPooling(n)) {
+      pools_ += IsChannelPooling(n);
+      Enqueue(n.input(0));
+      Enqueue(n.output(0));
+      return;
+    }
+    if (n.op_type == "BatchNormalization") {
+      if (n.num_inputs() != 5 || n.GetInt("training_mode", 0) != 0) return Fail();
+      // scale, B, mean, var: one value a channel, [C] whatever the rank.
+      for (size_t k = 1; k < 5; ++k) {
+        Value* c = n.input(k);
+        if (c == nullptr || c->initializer() == nullptr || c->initializer()->rank() != 1 || c->is_graph_input() ||
+            c->owner() != &g_ || UsesOf(g_, c).size() != 1) {
+          return Fail();
+        }
+        batch_norm_constants_.push_back(c);
+      }
+      ++batch_norms_;
+      Enqueue(n.input(0));
+      Enqueue(n.output(0));
+      return;
+    }
+    if (IsElementwiseArithmetic(n)) {
+      Value* a = n.input(0);
+      Value* b = n.input(1);
+      const bool a_const = a->initializer() != nullptr, b_const = b->initializer() != nullptr;
+      if (a_const == b_const) {
+        if (a_const || n.op_type != "Add") return Fail();
+        // A residual Add: both operands carry the units.
+        ++group_.residual_adds;
+        Enqueue(a);
+        Enqueue(b);
+      } else {
+        if (!Constant(a_const ? a : b)) return Fail();
+        Enqueue(a_const ? b : a);
+      }
+      Enqueue(n.output(0));
+      return;
+    }
+    Fail();
+  }
+
+  const Graph& g_;
+  std::map<const Node*, int> index_;
+  UnitGroup group_;
+  bool ok_ = true;
+  bool kind_known_ = false;
+  int pools_ = 0, batch_norms_ = 0;
+  std::vector<Value*> constants_, batch_norm_constants_;
+  std::set<const Value*> seen_values_;
+  std::set<std::pair<int, int>> handled_;
+  std::deque<Value*> todo_;
+};
 
 // `t` with only the `keep` indices along `axis`.
 Tensor KeepAlong(const Tensor& t, int64_t axis, const std::vector<int64_t>& keep) {
@@ -148,71 +303,147 @@ void Shrink(Graph& g, Value* v, int64_t axis, const std::vector<int64_t>& keep) 
   g.SetInitializer(v, std::move(t));
 }
 
-absl::Status Prune(Model& model, int collapse, const std::vector<int64_t>& keep) {
-  Graph& g = *model.graph;
-  std::optional<PruneSite> p = PruneSiteAt(g, collapse);
-  if (!p) return absl::InternalError(absl::StrCat("node ", collapse, " no longer has prunable units"));
-  Node& producer = *g.nodes()[static_cast<size_t>(p->producer.node)];
-  std::vector<Value*> reshaped = {producer.output(0)};
-  // The producer's rows: MatMul stores [in, out]; Gemm [out, in] with transB.
-  switch (p->producer.kind) {
-    case LinearKind::kMatMul: Shrink(g, producer.input(1), 1, keep); break;
-    case LinearKind::kGemm: Shrink(g, producer.input(1), producer.GetInt("transB", 0) != 0 ? 0 : 1, keep); break;
-    case LinearKind::kConv: Shrink(g, producer.input(1), 0, keep); break;
+// The index of the node producing the value named `name` in `g`, or -1.
+int ProducerIndex(const Graph& g, const std::string& name) {
+  const Value* v = g.FindValue(name);
+  if (v == nullptr || v->producer() == nullptr) return -1;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (g.nodes()[i].get() == v->producer()) return static_cast<int>(i);
   }
-  if (p->producer.kind != LinearKind::kMatMul && producer.has_input(2) &&
-      producer.input(2)->initializer()->num_elements() == p->width) {
-    const Tensor& b = *producer.input(2)->initializer();
-    Shrink(g, producer.input(2), b.rank() - 1, keep);
-  }
-  if (p->add >= 0) {
-    Node& add = *g.nodes()[static_cast<size_t>(p->add)];
-    Value* c = add.input(p->add_constant_slot);
-    Shrink(g, c, p->add_unit_dim, keep);
-    reshaped.push_back(add.output(0));
-  }
-  reshaped.push_back(g.nodes()[static_cast<size_t>(collapse)]->output(0));
-  for (int pool : p->pools) reshaped.push_back(g.nodes()[static_cast<size_t>(pool)]->output(0));
-  // The readers' columns: MatMul stores [in, out]; Gemm [out, in] with transB; Conv [out, Cin, ...].
-  for (const LinearSite& s : p->readers) {
-    Node& reader = *g.nodes()[static_cast<size_t>(s.node)];
-    switch (s.kind) {
-      case LinearKind::kMatMul: Shrink(g, reader.input(1), 0, keep); break;
-      case LinearKind::kGemm: Shrink(g, reader.input(1), reader.GetInt("transB", 0) != 0 ? 1 : 0, keep); break;
-      case LinearKind::kConv: Shrink(g, reader.input(1), 1, keep); break;
-    }
-  }
-  return FinishEdit(model, {}, reshaped);
+  return -1;
 }
 
-}  // namespace
+// Where notes and tables say the group is.
+std::string DescribeGroup(const Graph& g, const UnitGroup& grp) {
+  auto sites = [&g](const std::vector<LinearSite>& list) {
+    std::vector<std::string> names;
+    for (const LinearSite& s : list) names.push_back(DescribeSite(g, s));
+    return absl::StrJoin(names, ", ");
+  };
+  if (grp.producers.size() == 1 && grp.gates.size() == 1 && grp.residual_adds == 0) {
+    return absl::StrCat(g.nodes()[static_cast<size_t>(grp.gates[0])]->op_type, " after ", sites(grp.producers),
+                        ", read by ", sites(grp.readers));
+  }
+  return absl::StrCat("units joined by ", grp.residual_adds, " residual Add", grp.residual_adds == 1 ? "" : "s",
+                      " (", grp.gates.size(), " ReLU outputs read): written by ", sites(grp.producers), "; read by ",
+                      sites(grp.readers));
+}
 
-std::vector<PrunableUnits> FindPrunableUnits(const Model& model) {
-  std::vector<PrunableUnits> out;
-  const Graph& g = *model.graph;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    std::optional<PruneSite> p = PruneSiteAt(g, static_cast<int>(i));
-    if (p && p->axis >= 0) out.push_back({p->collapse, p->axis, p->width});
+// Every layer of the group once, with its weight's (out, in) after the prune.
+struct LayerChange {
+  int node = -1;
+  int64_t before = 0, after = 0;
+};
+std::vector<LayerChange> LayerChanges(const UnitGroup& grp, int64_t kept) {
+  std::map<int, std::pair<const LinearSite*, std::pair<bool, bool>>> layers;  // node -> site, (writes, reads)
+  for (const LinearSite& s : grp.producers) {
+    layers[s.node].first = &s;
+    layers[s.node].second.first = true;
+  }
+  for (const LinearSite& s : grp.readers) {
+    layers[s.node].first = &s;
+    layers[s.node].second.second = true;
+  }
+  std::vector<LayerChange> out;
+  for (const auto& [node, site] : layers) {
+    const LinearSite& s = *site.first;
+    const int64_t rows = site.second.first ? kept : s.out;
+    const int64_t per_channel = s.in / std::max<int64_t>(1, s.in_channels);  // a Conv's kernel size
+    const int64_t channels = site.second.second ? kept : s.in_channels;
+    out.push_back({node, s.params(), rows * channels * per_channel});
   }
   return out;
 }
 
-std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const std::vector<UnitActivity>& activity,
+// The axis of a layer's stored weight along its rows (outputs) or columns
+// (inputs): MatMul stores [in, out]; Gemm [out, in] with transB, else [in,
+// out]; Conv [out, Cin, k...].
+int64_t WeightAxis(const Node& n, LinearKind kind, bool rows) {
+  switch (kind) {
+    case LinearKind::kMatMul: return rows ? 1 : 0;
+    case LinearKind::kGemm: return rows == (n.GetInt("transB", 0) != 0) ? 0 : 1;
+    case LinearKind::kConv: return rows ? 0 : 1;
+  }
+  return 0;
+}
+
+absl::Status Prune(Model& model, const std::string& graph_key, const std::string& gate_value,
+                   const std::vector<int64_t>& keep) {
+  Graph* owner = GraphWithKey(model, graph_key);
+  const int gate = owner != nullptr ? ProducerIndex(*owner, gate_value) : -1;
+  std::optional<UnitGroup> grp = gate >= 0 ? GroupFinder(*owner).At(gate) : std::nullopt;
+  if (!grp) return absl::InternalError(absl::StrCat(gate_value, " no longer has prunable units"));
+  Graph& g = *owner;
+  for (const LinearSite& s : grp->producers) {
+    Node& n = *g.nodes()[static_cast<size_t>(s.node)];
+    Shrink(g, n.input(1), WeightAxis(n, s.kind, /*rows=*/true), keep);
+    if (s.kind != LinearKind::kMatMul && n.has_input(2) && n.input(2)->initializer()->num_elements() == grp->width) {
+      Shrink(g, n.input(2), n.input(2)->initializer()->rank() - 1, keep);
+    }
+  }
+  for (const LinearSite& s : grp->readers) {
+    Node& n = *g.nodes()[static_cast<size_t>(s.node)];
+    Shrink(g, n.input(1), WeightAxis(n, s.kind, /*rows=*/false), keep);
+  }
+  for (const UnitConstant& c : grp->constants) Shrink(g, c.value, c.unit_dim, keep);
+  return FinishEdit(g, {}, grp->values);
+}
+
+}  // namespace
+
+std::vector<PrunableUnits> FindPrunableUnits(const ModelGraph& where) {
+  std::vector<PrunableUnits> out;
+  const Graph& g = *where.graph;
+  GroupFinder finder(g);
+  std::set<int> gates;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (gates.count(static_cast<int>(i))) continue;
+    std::optional<UnitGroup> grp = finder.At(static_cast<int>(i));
+    if (!grp) continue;
+    for (int gate : grp->gates) {
+      if (gates.insert(gate).second) out.push_back({where.key, g.nodes()[gate]->output(0)->name(), grp->axis, grp->width});
+    }
+  }
+  return out;
+}
+
+std::vector<ApproximateCandidate> PruneDeadCandidates(const ModelGraph& where, const std::vector<UnitActivity>& activity,
                                                       double max_active_share, const SitePositions& positions) {
   std::vector<ApproximateCandidate> out;
-  const Graph& g = *model.graph;
+  const Graph& g = *where.graph;
   auto at = [&positions](int node) { return positions.size() > static_cast<size_t>(node) ? positions[node] : -1; };
+  std::map<std::string, const UnitActivity*> measured;
   for (const UnitActivity& a : activity) {
-    std::optional<PruneSite> p = PruneSiteAt(g, a.node);
-    if (!p || static_cast<int64_t>(a.active_share.size()) != p->width) continue;
-    if (a.positions < kMinPositionsToPrune) continue;
+    if (a.graph == where.key) measured[a.value] = &a;
+  }
+  GroupFinder finder(g);
+  std::set<std::string> groups;
+  for (const UnitActivity& a : activity) {
+    if (a.graph != where.key) continue;
+    const int start = ProducerIndex(g, a.value);
+    std::optional<UnitGroup> grp = start >= 0 ? finder.At(start) : std::nullopt;
+    if (!grp || !groups.insert(grp->key).second) continue;
+    // A unit's share: the most it is active at any gate; its positions: the fewest any gate saw.
+    const int64_t w = grp->width;
+    std::vector<double> share(static_cast<size_t>(w), 0.0);
+    int64_t positions_seen = -1;
+    bool all_measured = true;
+    for (int gate : grp->gates) {
+      auto it = measured.find(g.nodes()[static_cast<size_t>(gate)]->output(0)->name());
+      if (it == measured.end() || static_cast<int64_t>(it->second->active_share.size()) != w) {
+        all_measured = false;
+        break;
+      }
+      for (int64_t u = 0; u < w; ++u) share[u] = std::max(share[u], it->second->active_share[u]);
+      positions_seen = positions_seen < 0 ? it->second->positions : std::min(positions_seen, it->second->positions);
+    }
+    if (!all_measured || positions_seen < kMinPositionsToPrune) continue;
     std::vector<int64_t> keep;
     int64_t dead = 0, rare = 0;
-    for (int64_t u = 0; u < p->width; ++u) {
-      double share = a.active_share[u];
-      if (share == 0) {
+    for (int64_t u = 0; u < w; ++u) {
+      if (share[u] == 0) {
         ++dead;
-      } else if (share <= max_active_share) {
+      } else if (share[u] <= max_active_share) {
         ++rare;
       } else {
         keep.push_back(u);
@@ -222,41 +453,35 @@ std::vector<ApproximateCandidate> PruneDeadCandidates(const Model& model, const 
     if (keep.empty()) {
       // Why keep one: a layer of width 0 is a tensor with a 0 dim, which
       // some runtimes refuse; the most active unit stays.
-      keep.push_back(std::max_element(a.active_share.begin(), a.active_share.end()) - a.active_share.begin());
-      if (dead > 0 && a.active_share[keep[0]] == 0) --dead; else --rare;
+      keep.push_back(std::max_element(share.begin(), share.end()) - share.begin());
+      if (dead > 0 && share[keep[0]] == 0) --dead; else --rare;
     }
-    const int64_t w = p->width, kept = static_cast<int64_t>(keep.size());
+    const int64_t kept = static_cast<int64_t>(keep.size());
     ApproximateCandidate c;
     c.kind = "prune-dead";
-    c.key = absl::StrCat("prune-dead:", p->producer.weight->name());
-    std::string readers;
-    for (const LinearSite& s : p->readers) absl::StrAppend(&readers, readers.empty() ? "" : ", ", DescribeSite(g, s));
-    c.where = absl::StrCat(g.nodes()[static_cast<size_t>(a.node)]->op_type, " after ", DescribeSite(g, p->producer),
-                           ", read by ", readers);
+    c.key = absl::StrCat("prune-dead:", where.key, ":", grp->key);
+    c.where = WherePrefix(g) + DescribeGroup(g, *grp);
     c.detail = absl::StrCat(dead, " dead");
     if (rare > 0) absl::StrAppend(&c.detail, " and ", rare, " rarely active");
-    absl::StrAppend(&c.detail, " of ", w, " units (", a.positions, " positions measured); width ", kept, " remains");
-    c.params_before = p->producer.params();
-    c.params_after = p->producer.params() / w * kept;
-    bool macs_known = at(p->producer.node) >= 0;
-    int64_t macs_before = macs_known ? at(p->producer.node) * c.params_before : 0;
-    int64_t macs_after = macs_known ? at(p->producer.node) * c.params_after : 0;
-    for (const LinearSite& s : p->readers) {
-      int64_t before = s.params(), after = s.params() / w * kept;
-      c.params_before += before;
-      c.params_after += after;
-      macs_known = macs_known && at(s.node) >= 0;
+    absl::StrAppend(&c.detail, " of ", w, " units (", positions_seen, " positions measured); width ", kept, " remains");
+    bool macs_known = true;
+    int64_t macs_before = 0, macs_after = 0;
+    for (const LayerChange& l : LayerChanges(*grp, kept)) {
+      c.params_before += l.before;
+      c.params_after += l.after;
+      macs_known = macs_known && at(l.node) >= 0;
       if (macs_known) {
-        macs_before += at(s.node) * before;
-        macs_after += at(s.node) * after;
+        macs_before += at(l.node) * l.before;
+        macs_after += at(l.node) * l.after;
       }
     }
     if (macs_known) {
       c.macs_before = macs_before;
       c.macs_after = macs_after;
     }
-    int collapse = a.node;
-    c.apply = [collapse, keep](Model& target) { return Prune(target, collapse, keep); };
+    c.apply = [graph_key = where.key, gate_value = a.value, keep](Model& target) {
+      return Prune(target, graph_key, gate_value, keep);
+    };
     out.push_back(std::move(c));
   }
   return out;

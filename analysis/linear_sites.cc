@@ -33,7 +33,67 @@ bool GemmBiasPerOutput(const Node& n, int64_t out) {
   return c->rank() == 1 || (c->rank() == 2 && c->dim(0) == 1);
 }
 
+void CollectGraphs(Graph& g, const std::string& key, std::vector<ModelGraph>& out) {
+  out.push_back({key, &g});
+  for (const auto& n : g.nodes()) {
+    std::vector<Graph*> bodies = n->Subgraphs();
+    if (bodies.empty()) continue;
+    std::string owner;
+    for (const Value* v : n->outputs()) {
+      if (v != nullptr) {
+        owner = v->name();
+        break;
+      }
+    }
+    for (size_t i = 0; i < bodies.size(); ++i) CollectGraphs(*bodies[i], absl::StrCat(owner, "#", i), out);
+  }
+}
+
+bool NameTaken(const Graph& g, const std::string& name) {
+  if (g.FindValue(name) != nullptr) return true;
+  for (const auto& n : g.nodes()) {
+    for (const Graph* body : n->Subgraphs()) {
+      if (NameTaken(*body, name)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<ModelGraph> GraphsOf(const Model& model) {
+  std::vector<ModelGraph> out;
+  CollectGraphs(*model.graph, "", out);
+  return out;
+}
+
+Graph* GraphWithKey(const Model& model, const std::string& key) {
+  for (const ModelGraph& mg : GraphsOf(model)) {
+    if (mg.key == key) return mg.graph;
+  }
+  return nullptr;
+}
+
+std::string GraphLabel(const Graph& g) {
+  const Graph* parent = g.parent();
+  if (parent == nullptr) return "";
+  for (const auto& n : parent->nodes()) {
+    for (const Attribute& a : n->attributes) {
+      bool holds = a.type == AttrType::kGraph && a.g.get() == &g;
+      for (size_t i = 0; i < a.graphs.size() && !holds; ++i) holds = a.graphs[i].get() == &g;
+      if (!holds) continue;
+      std::string outer = GraphLabel(*parent);
+      std::string name = n->name.empty() ? absl::StrCat("#", &n - parent->nodes().data()) : absl::StrCat("'", n->name, "'");
+      return absl::StrCat(outer, outer.empty() ? "" : " / ", n->op_type, " ", name, " ", a.name);
+    }
+  }
+  return "a subgraph";
+}
+
+std::string WherePrefix(const Graph& g) {
+  std::string label = GraphLabel(g);
+  return label.empty() ? "" : absl::StrCat("in ", label, ": ");
+}
 
 std::string DescribeSite(const Graph& g, const LinearSite& s) {
   const Node& n = *g.nodes()[static_cast<size_t>(s.node)];
@@ -73,7 +133,10 @@ std::optional<LinearSite> SiteAt(const Graph& g, int index) {
   if (!n.has_input(0) || !n.has_input(1)) return std::nullopt;
   const Tensor* w = n.input(1)->initializer();
   // A graph input with an initializer is a default the caller may override, not a weight.
-  if (!IsFloatWeight(w) || n.input(1)->is_graph_input() || ReadCount(g, n.input(1)) != 1) return std::nullopt;
+  if (!IsFloatWeight(w) || n.input(1)->is_graph_input() || n.input(1)->owner() != &g ||
+      ReadCount(g, n.input(1)) != 1) {
+    return std::nullopt;
+  }
   if (n.input(0)->dtype() != DType::kUndefined && n.input(0)->dtype() != w->dtype()) return std::nullopt;
   LinearSite s;
   s.node = index;
@@ -163,14 +226,15 @@ Value* AddWeight(Graph& g, const std::string& base, const std::vector<double>& v
 }
 
 Value* AddIntermediate(Graph& g, const std::string& base, DType dtype) {
+  const Graph* root = &g;
+  while (root->parent() != nullptr) root = root->parent();
   std::string name = base;
-  for (int k = 1; g.FindValue(name) != nullptr; ++k) name = absl::StrCat(base, "_", k);
+  for (int k = 1; NameTaken(*root, name); ++k) name = absl::StrCat(base, "_", k);
   Value* v = g.AddValue(name, TypeInfo::Tensor(dtype, Shape::UnknownRank()));
   return v;
 }
 
-absl::Status FinishEdit(Model& model, const std::vector<int>& removed, const std::vector<Value*>& reshaped) {
-  Graph& g = *model.graph;
+absl::Status FinishEdit(Graph& g, const std::vector<int>& removed, const std::vector<Value*>& reshaped) {
   std::set<const Node*> gone;
   std::vector<Value*> read;  // by the removed nodes: weights that may now be unread
   for (int i : removed) {

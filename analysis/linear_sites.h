@@ -1,8 +1,9 @@
 // Linear layers with a constant weight as the approximate transformations of
 // `opt --apply` (low-rank, prune-dead, merge-linear) see them: a MatMul,
 // Gemm or Conv node computing y = M·x (+ bias) at each position, M being
-// [out, in] (Conv: in = Cin·kh·kw). This file finds them in a graph, reads
-// M and the bias as doubles, and makes the small graph edits the three
+// [out, in] (Conv: in = Cin·kh·kw). This file finds them in a graph (the
+// main graph or an If/Loop/Scan body: the searched graphs), reads M and the
+// bias as doubles, and makes the small graph edits the three
 // transformations share (a fresh initializer, a node that takes over an
 // existing output value, the consumers of a value).
 #pragma once
@@ -20,6 +21,24 @@ namespace aic::analysis {
 
 enum class LinearKind { kMatMul, kGemm, kConv };
 
+// A graph of a model the transformations may search: the main graph or a
+// body of an If/Loop/Scan node at any depth.
+struct ModelGraph {
+  // "" for the main graph; a body: its owner's first output name, '#', the
+  // body's index among the owner's subgraphs ("vad_out#1"). Edits keep it
+  // (they never rename or remove a control-flow node), so it names the same
+  // body in a clone of the model and after other edits.
+  std::string key;
+  Graph* graph = nullptr;
+};
+// The main graph first, then every body, depth first.
+std::vector<ModelGraph> GraphsOf(const Model& model);
+// The graph of `model` with that key, or nullptr.
+Graph* GraphWithKey(const Model& model, const std::string& key);
+// "If 'If_0' then_branch" for a body ("Loop 'l' body / If 'i' else_branch"
+// nested deeper), "" for the main graph.
+std::string GraphLabel(const Graph& g);
+
 struct LinearSite {
   int node = -1;  // index in graph.nodes()
   LinearKind kind = LinearKind::kMatMul;
@@ -36,13 +55,17 @@ struct LinearSite {
 
 // "MatMul 'fc1' (768 → 3072)": how notes and tables name a site.
 std::string DescribeSite(const Graph& g, const LinearSite& s);
+// What a candidate's description starts with: "" in the main graph, "in If
+// 'If_0' then_branch: " in a body.
+std::string WherePrefix(const Graph& g);
 
 // The site at node `index`, if it is one: a MatMul with a constant 2-D float
 // or double B and a data input of rank >= 2; a Gemm with a constant B (any
 // alpha, beta, transA, transB) and a C that is absent or one value per
 // output; a Conv with group 1 and a constant weight. A weight that another
 // node also reads is not a site (changing it would change that node too, or
-// double the parameters), nor is a graph input with a default (the caller
+// double the parameters), nor is a weight of an enclosing graph (a body's
+// site reads its own initializer), nor is a graph input with a default (the caller
 // may feed another; before IR 4, where every initializer is listed as an
 // input, the driver takes them off the input list first).
 std::optional<LinearSite> SiteAt(const Graph& g, int index);
@@ -56,8 +79,9 @@ std::vector<double> SiteMatrix(const Graph& g, const LinearSite& s);
 // node has none.
 std::vector<double> SiteBias(const Graph& g, const LinearSite& s);
 
-// For each value of the main graph, the (node index, input slot) pairs that
-// read it, nested subgraphs' reads counted at the node that owns them.
+// The (node index, input slot) pairs of `g` that read `v` (a value of `g` or
+// of a graph enclosing it), nested subgraphs' reads counted at the node that
+// owns them (slot: SIZE_MAX).
 struct Use {
   int node = -1;
   size_t slot = 0;
@@ -65,7 +89,8 @@ struct Use {
 std::vector<Use> UsesOf(const Graph& g, const Value* v);
 bool IsGraphOutput(const Graph& g, const Value* v);
 
-// A new initializer named after `base` (made unique), `values` in `dtype`
+// A new initializer of `g` named after `base` (made unique in the whole
+// model, bodies included: ONNX names are one namespace), `values` in `dtype`
 // (float or double) with `dims`.
 Value* AddWeight(Graph& g, const std::string& base, const std::vector<double>& values, DType dtype,
                  std::vector<int64_t> dims);
@@ -78,6 +103,6 @@ Value* AddIntermediate(Graph& g, const std::string& base, DType dtype);
 // order and forgets the shapes of `reshaped` values so that inference
 // computes them anew. Internal error when the edit left a cycle or a value
 // without producer.
-absl::Status FinishEdit(Model& model, const std::vector<int>& removed, const std::vector<Value*>& reshaped);
+absl::Status FinishEdit(Graph& g, const std::vector<int>& removed, const std::vector<Value*>& reshaped);
 
 }  // namespace aic::analysis

@@ -20,6 +20,27 @@ namespace {
 
 using Facts = NodeFacts;  // analysis/node_facts.h
 
+// The floating-point weights an If/Loop/Scan node's bodies hold (their
+// initializers and Constant nodes' tensors, nested bodies included): the
+// model stores them, whichever branch runs, so they are the node's
+// parameters. Per-op costs see only the node itself.
+int64_t BodyParameters(const Node& n) {
+  int64_t total = 0;
+  for (const Graph* body : n.Subgraphs()) {
+    for (const Value* v : body->initializers()) {
+      if (IsFloatingPoint(v->initializer()->dtype()) && v->initializer()->rank() > 0) total += v->initializer()->num_elements();
+    }
+    for (const auto& inner : body->nodes()) {
+      const Attribute* value = inner->op_type == "Constant" && inner->domain.empty() ? inner->FindAttr("value") : nullptr;
+      if (value != nullptr && value->type == AttrType::kTensor && IsFloatingPoint(value->t.dtype()) && value->t.rank() > 0) {
+        total += value->t.num_elements();
+      }
+      total += BodyParameters(*inner);
+    }
+  }
+  return total;
+}
+
 // Where a layer's weight is and what matrix it is: Linear (Gemm/MatMul with a
 // constant 2-D weight) maps K -> N; Conv maps Cin -> Cout with the weight seen
 // as [Cout, Cin/group·kh·kw]. This reads ONNX's weight layouts, so it names
@@ -228,6 +249,10 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
       rn.flops += mf.cost.flops;
       rn.bytes_read += mf.cost.bytes_read;
       rn.bytes_written += mf.cost.bytes_written;
+      if (int64_t body = BodyParameters(*m); body > 0) {
+        rn.params += body;
+        anonymous_params += body;
+      }
       // Parameters: the constant inputs the op counted, by value, so a weight
       // shared by two nodes counts once in the total.
       if (mf.cost.params > 0) {

@@ -59,6 +59,9 @@ using NodeObserver = std::function<void(const Node&, const std::vector<RuntimeVa
 
 struct RunOptions {
   const NodeObserver* observer = nullptr;
+  // Observe the nodes of If/Loop/Scan bodies too, each time a body runs
+  // (the node is the model's own, so its owner() tells which body).
+  bool observe_subgraphs = false;
   bool profile = false;  // time each step (for ProfileReport)
 };
 

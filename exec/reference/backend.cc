@@ -24,6 +24,7 @@ class ReferenceBackendExecutor : public exec::Executor {
   absl::StatusOr<std::vector<RuntimeValue>> Run(const exec::Feeds& feeds, const exec::RunOptions& options) override {
     ReferenceRunOptions run;
     if (options.observer != nullptr) run.on_node_done = *options.observer;
+    run.observe_subgraphs = options.observe_subgraphs;
     return executor_.Run(feeds, run);
   }
 

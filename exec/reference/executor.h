@@ -21,6 +21,9 @@ namespace aic {
 struct ReferenceRunOptions {
   // Called after each node of the main graph with that node's outputs.
   std::function<void(const Node&, const std::vector<RuntimeValue>&)> on_node_done;
+  // And after each node of an If/Loop/Scan body, each time the body runs
+  // (not inside model-local functions, whose bodies are copies made per call).
+  bool observe_subgraphs = false;
 };
 
 class ReferenceExecutor {

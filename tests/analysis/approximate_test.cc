@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "analysis/analyze.h"
@@ -425,7 +426,7 @@ TEST(ApplyPruneDead, DeadChannelsLeaveBothLayersAndOutputsStay) {
 
 TEST(ApplyPruneDead, UnitsReadByAResidualStay) {
   std::unique_ptr<Model> m = ConvWithDeadChannels(true);
-  EXPECT_TRUE(FindPrunableUnits(*m).empty());
+  EXPECT_TRUE(FindPrunableUnits(GraphsOf(*m)[0]).empty());
   ApproximateOptions o;
   o.prune_dead = true;
   Applied a = Apply(*m, o);
@@ -492,6 +493,210 @@ TEST(ApplyPruneDead, UnitsSeenAtTooFewPositionsAreNotCalledDead) {
   EXPECT_TRUE(a.result.steps.empty());
   ASSERT_EQ(a.result.notes.size(), 1u);
   EXPECT_NE(a.result.notes[0].find("fewer than 32 positions"), std::string::npos) << a.result.notes[0];
+}
+
+// A residual stream: conv0 → Relu → (block: conv1 → Relu → conv2) + stream →
+// Relu → conv3. The stream's channels are written by conv0 and conv2 and read
+// by conv1 and conv3; channels 2 and 6 are dead at both ReLUs the readers
+// read (conv0's and conv2's rows zero, biases -1), so they leave all four
+// layers. With `bn`, conv2's output passes a BatchNormalization first (the
+// dead channels' shift -1 is there).
+std::unique_ptr<Model> ResidualStream(bool bn, bool stream_is_output) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 3, 8, 8});
+  auto conv = [&](Value* in, const std::string& name, int64_t out, int64_t cin, uint64_t seed, bool dead_rows, bool bias = true) {
+    std::vector<float> w = Normal(out * cin * 9, seed, 0.3), c = Normal(out, seed + 1, 0.1);
+    for (int d : {2, 6}) {
+      if (!dead_rows) break;
+      for (int64_t k = 0; k < cin * 9; ++k) w[d * cin * 9 + k] = 0;
+      c[d] = -1;
+    }
+    std::vector<Value*> inputs = {in, b.Constant(name + "_w", F(w, {out, cin, 3, 3}))};
+    if (bias) inputs.push_back(b.Constant(name + "_b", F(c, {out})));
+    return b.Op("Conv", inputs, {Attribute::Ints("pads", {1, 1, 1, 1})});
+  };
+  Value* s0 = b.Op("Relu", {conv(x, "conv0", 8, 3, 70, true)});
+  Value* h = b.Op("Relu", {conv(s0, "conv1", 4, 8, 72, false)});
+  Value* r = conv(h, "conv2", 8, 4, 74, true, !bn);
+  if (bn) {
+    std::vector<float> shift = Normal(8, 76, 0.1);
+    shift[2] = shift[6] = -1;
+    std::vector<float> scale = Normal(8, 77, 0.2), mean(8, 0.0f), var(8, 1.0f);
+    for (float& v : scale) v = 1 + std::abs(v);
+    r = b.Op("BatchNormalization", {r, b.Constant("bn_scale", F(scale, {8})), b.Constant("bn_b", F(shift, {8})),
+                                    b.Constant("bn_mean", F(mean, {8})), b.Constant("bn_var", F(var, {8}))});
+  }
+  Value* s1 = b.Op("Relu", {b.Op("Add", {r, s0})});
+  b.Output(conv(s1, "conv3", 5, 8, 78, false));
+  if (stream_is_output) b.Output(s1);
+  return b.Build(17);
+}
+
+const Tensor* NamedWeight(const Model& m, const std::string& name) {
+  const Value* v = m.graph->FindValue(name);
+  return v != nullptr ? v->initializer() : nullptr;
+}
+
+TEST(ApplyPruneDead, DeadChannelsOfAResidualStreamLeaveEveryLayerOnIt) {
+  for (bool bn : {false, true}) {
+    SCOPED_TRACE(bn ? "with BatchNormalization" : "bias in the conv");
+    std::unique_ptr<Model> m = ResidualStream(bn, false);
+    ApproximateOptions o;
+    o.prune_dead = true;
+    o.max_error = 0;
+    Applied a = Apply(*m, o);
+    // conv1 → Relu → conv2 is a group too (its units are alive).
+    ASSERT_EQ(a.result.kept(), 1) << (a.result.steps.empty() ? "no step" : a.result.steps[0].refused);
+    const ApproximateStep& step = a.result.steps[0];
+    EXPECT_NE(step.detail.find("2 dead of 8 units"), std::string::npos) << step.detail;
+    EXPECT_NE(step.where.find("1 residual Add (2 ReLU outputs read)"), std::string::npos) << step.where;
+    EXPECT_EQ(NamedWeight(*a.model, "conv0_w")->dims(), (std::vector<int64_t>{6, 3, 3, 3}));
+    EXPECT_EQ(NamedWeight(*a.model, "conv1_w")->dims(), (std::vector<int64_t>{4, 6, 3, 3}));
+    EXPECT_EQ(NamedWeight(*a.model, "conv2_w")->dims(), (std::vector<int64_t>{6, 4, 3, 3}));
+    EXPECT_EQ(NamedWeight(*a.model, "conv3_w")->dims(), (std::vector<int64_t>{5, 6, 3, 3}));
+    EXPECT_EQ(NamedWeight(*a.model, "conv0_b")->dims(), (std::vector<int64_t>{6}));
+    if (bn) {
+      for (const char* c : {"bn_scale", "bn_b", "bn_mean", "bn_var"}) {
+        EXPECT_EQ(NamedWeight(*a.model, c)->dims(), (std::vector<int64_t>{6})) << c;
+      }
+    }
+    EXPECT_EQ(step.params_before, (8 * 27 + 4 * 8 * 9 + 8 * 4 * 9 + 5 * 8 * 9));
+    EXPECT_EQ(step.params_after, (6 * 27 + 4 * 6 * 9 + 6 * 4 * 9 + 5 * 6 * 9));
+    EXPECT_LT(a.max_abs_change, 1e-5);
+  }
+}
+
+TEST(ApplyPruneDead, AStreamThatLeavesTheLayersStays) {
+  // The stream is also a graph output: its channels cannot go.
+  std::unique_ptr<Model> m = ResidualStream(false, true);
+  ApproximateOptions o;
+  o.prune_dead = true;
+  Applied a = Apply(*m, o);
+  EXPECT_EQ(a.result.kept(), 0);
+  EXPECT_EQ(NamedWeight(*a.model, "conv0_w")->dims(), (std::vector<int64_t>{8, 3, 3, 3}));
+}
+
+// Layers inside If branches: a branch the calibration samples take is
+// searched like the main graph; one no sample takes is left alone (a change
+// there would go unmeasured) and said.
+struct Branch {
+  explicit Branch(Graph* parent) : graph(std::make_shared<Graph>(parent)), b(graph.get()) {}
+  std::shared_ptr<Graph> graph;
+  GraphBuilder b;
+};
+
+// y = cond ? then(x) : else(x), x [rows, in]; each branch built by its function.
+std::unique_ptr<Model> IfModel(int64_t rows, int64_t in, int64_t out,
+                               const std::function<Value*(GraphBuilder&, Value*)>& then_body,
+                               const std::function<Value*(GraphBuilder&, Value*)>& else_body) {
+  GraphBuilder b;
+  Value* cond = b.Input("cond", TypeInfo::Tensor(DType::kBool, Shape::Scalar()));
+  Value* x = b.Input("x", DType::kFloat, {rows, in});
+  Branch then_b(&b.graph()), else_b(&b.graph());
+  then_b.graph->name = "then";
+  else_b.graph->name = "else";
+  for (auto [branch, body] : {std::pair{&then_b, then_body}, std::pair{&else_b, else_body}}) {
+    Value* y = body(branch->b, x);
+    y->set_type(TypeInfo::Tensor(DType::kFloat, Shape::FromValues({rows, out})));
+    branch->b.Output(y);
+  }
+  b.Output(b.Op("If", {cond},
+                {Attribute::GraphValue("then_branch", then_b.graph), Attribute::GraphValue("else_branch", else_b.graph)},
+                "y"));
+  return b.Build(17);
+}
+
+// Samples that all take the then branch.
+CalibrationData ThenSamples(const Model& m, int64_t n) {
+  CalibrationData random = RandomCalibration(m, n, 7);
+  CalibrationData c = random;
+  c.feed = [random](int64_t i) -> absl::StatusOr<Feeds> {
+    auto f = random.feed(i);
+    if (f.ok()) (*f)["cond"] = RuntimeValue(Tensor::Scalar<bool>(true));
+    return f;
+  };
+  return c;
+}
+
+// The outputs of `a` and `b` on random x, with cond = `cond`: the largest difference.
+double MaxChange(const Model& a, const Model& b, bool cond, int64_t rows, int64_t in) {
+  auto sa = session::Session::Create(a);
+  auto sb = session::Session::Create(b);
+  EXPECT_TRUE(sa.ok() && sb.ok());
+  Feeds f = {{"cond", RuntimeValue(Tensor::Scalar<bool>(cond))}, {"x", RuntimeValue(F(Normal(rows * in, 5), {rows, in}))}};
+  auto ya = (*sa)->Run(f);
+  auto yb = (*sb)->Run(f);
+  EXPECT_TRUE(ya.ok() && yb.ok());
+  double change = 0;
+  for (int64_t k = 0; k < (*ya)[0].tensor.num_elements(); ++k) {
+    change = std::max(change, std::abs((*ya)[0].tensor.ElementAsDouble(k) - (*yb)[0].tensor.ElementAsDouble(k)));
+  }
+  return change;
+}
+
+// The weights of the If's `branch` (0 then, 1 else) read by `op` nodes, in order.
+std::vector<std::vector<int64_t>> BranchWeightDims(const Model& m, size_t branch, const std::string& op) {
+  std::vector<std::vector<int64_t>> dims;
+  for (const auto& n : m.graph->nodes()) {
+    if (n->op_type != "If") continue;
+    for (const auto& inner : n->Subgraphs()[branch]->nodes()) {
+      if (inner->op_type == op) dims.push_back(inner->input(1)->initializer()->dims());
+    }
+  }
+  return dims;
+}
+
+TEST(ApplyInBranches, TheTakenBranchIsFactorizedAndTheOtherLeftAlone) {
+  auto matmul = [](uint64_t seed) {
+    return [seed](GraphBuilder& b, Value* x) { return b.Op("MatMul", {x, b.Constant("w", F(RankR(64, 48, 3, seed), {64, 48}))}); };
+  };
+  std::unique_ptr<Model> m = IfModel(4, 64, 48, matmul(1), matmul(3));
+  // Both branches name their weight "w": the builder makes the names unique model-wide.
+  std::unique_ptr<Model> model = CloneModel(*m);
+  ApproximateOptions o;
+  o.low_rank = true;
+  o.rank.energy = 1 - 1e-9;
+  o.measure_latency = false;
+  o.calibration = ThenSamples(*m, 4);
+  auto r = ApplyApproximations(*m, model, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_TRUE(r->steps[0].kept) << r->steps[0].refused;
+  EXPECT_NE(r->steps[0].where.find("in If 'If_"), std::string::npos) << r->steps[0].where;
+  EXPECT_NE(r->steps[0].where.find("then_branch"), std::string::npos) << r->steps[0].where;
+  EXPECT_EQ(r->steps[0].macs_before, 4 * 64 * 48);  // positions known inside the branch
+  EXPECT_EQ(BranchWeightDims(*model, 0, "MatMul"), (std::vector<std::vector<int64_t>>{{64, 3}, {3, 48}}));
+  EXPECT_EQ(BranchWeightDims(*model, 1, "MatMul"), (std::vector<std::vector<int64_t>>{{64, 48}}));
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("1 linear layer inside If/Loop/Scan bodies no calibration sample ran"), std::string::npos)
+      << r->notes[0];
+  EXPECT_LT(MaxChange(*m, *model, true, 4, 64), 1e-3);
+  EXPECT_EQ(MaxChange(*m, *model, false, 4, 64), 0.0);  // the branch not taken is exactly as it was
+}
+
+TEST(ApplyInBranches, DeadUnitsInsideABranchArePruned) {
+  auto mlp = [](GraphBuilder& b, Value* x) {
+    std::vector<float> w1 = Normal(10 * 32, 60, 0.3), b1 = Normal(32, 61, 0.1);
+    for (int k = 0; k < 10; ++k) w1[k * 32 + 7] = 0;  // unit 7: weight 0, bias -2: dead
+    b1[7] = -2;
+    Value* h = b.Op("Add", {b.Op("MatMul", {x, b.Constant("w1", F(w1, {10, 32}))}), b.Constant("b1", F(b1, {32}))});
+    return b.Op("MatMul", {b.Op("Relu", {h}), b.Constant("w2", F(Normal(32 * 4, 62, 0.3), {32, 4}))});
+  };
+  auto neg = [](GraphBuilder& b, Value* x) { return b.Op("Slice", {b.Op("Neg", {x}), b.Constant("s", Tensor::FromVector<int64_t>({0}, {1})), b.Constant("e", Tensor::FromVector<int64_t>({4}, {1})), b.Constant("a", Tensor::FromVector<int64_t>({1}, {1}))}); };
+  std::unique_ptr<Model> m = IfModel(16, 10, 4, mlp, neg);
+  std::unique_ptr<Model> model = CloneModel(*m);
+  ApproximateOptions o;
+  o.prune_dead = true;
+  o.max_error = 0;  // dead units contribute exact zeros
+  o.measure_latency = false;
+  o.calibration = ThenSamples(*m, 4);  // 4 samples × 16 rows: 64 positions a unit
+  auto r = ApplyApproximations(*m, model, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kept(), 1) << (r->steps.empty() ? "no step" : r->steps[0].refused);
+  EXPECT_NE(r->steps[0].detail.find("1 dead"), std::string::npos) << r->steps[0].detail;
+  EXPECT_EQ(BranchWeightDims(*model, 0, "MatMul"), (std::vector<std::vector<int64_t>>{{10, 31}, {31, 4}}));
+  EXPECT_LT(MaxChange(*m, *model, true, 16, 10), 1e-5);
+  EXPECT_EQ(MaxChange(*m, *model, false, 16, 10), 0.0);
 }
 
 }  // namespace
