@@ -56,8 +56,12 @@ bool IsElementwiseArithmetic(const Node& n) {
 
 // A per-unit constant of an op inside the group: its entries along
 // `unit_dim` shrink with the units.
+// (A constant shared with nodes outside the group is copied for the group's
+// nodes, not shrunk under the others: an exporter or CSE may have made one
+// tensor of equal biases.)
 struct UnitConstant {
-  Value* value = nullptr;
+  int node = -1;
+  size_t slot = 0;
   int64_t unit_dim = 0;
 };
 
@@ -109,20 +113,20 @@ class GroupFinder {
     // Pooling keeps channels (axis 1) to themselves, BatchNormalization scales
     // them: in a MatMul group (units on the last axis) only where that is axis 1.
     if ((pools_ > 0 && !group_.conv) || (batch_norms_ > 0 && group_.axis != 1)) return std::nullopt;
-    for (Value* c : batch_norm_constants_) {
-      if (c->initializer()->dim(0) != group_.width) return std::nullopt;
-      group_.constants.push_back({c, 0});
+    for (const auto& [node, slot] : batch_norm_constants_) {
+      if (g_.nodes()[static_cast<size_t>(node)]->input(slot)->initializer()->dim(0) != group_.width) return std::nullopt;
+      group_.constants.push_back({node, slot, 0});
     }
-    for (Value* c : constants_) {
+    for (const auto& [node, slot] : constants_) {
       // Right-aligned against the group's values: the unit axis, or one value for all.
-      const Tensor& t = *c->initializer();
+      const Tensor& t = *g_.nodes()[static_cast<size_t>(node)]->input(slot)->initializer();
       if (t.num_elements() == 1) continue;
       const int64_t unit_dim = t.rank() - (group_.rank - group_.axis);
       if (unit_dim < 0 || t.dim(unit_dim) != group_.width) return std::nullopt;
       for (int64_t d = 0; d < t.rank(); ++d) {
         if (d != unit_dim && t.dim(d) != 1) return std::nullopt;
       }
-      group_.constants.push_back({c, unit_dim});
+      group_.constants.push_back({node, slot, unit_dim});
     }
     // Each value's known dims agree with the units found.
     for (const Value* v : group_.values) {
@@ -166,14 +170,14 @@ class GroupFinder {
     return group_.conv == conv && group_.width == width;
   }
 
-  // A constant operand: this op's alone (it shrinks). Its shape is checked
-  // once the group's unit axis is known.
-  bool Constant(Value* c) {
-    if (c->initializer() == nullptr || c->is_graph_input() || c->owner() != &g_ || UsesOf(g_, c).size() != 1) {
-      return false;
-    }
+  // A constant operand (input `slot` of node `index`; it shrinks). Its shape
+  // is checked once the group's unit axis is known. A graph input with a
+  // default is not a constant: the caller may feed another.
+  bool Constant(int index, size_t slot) {
+    const Value* c = g_.nodes()[static_cast<size_t>(index)]->input(slot);
+    if (c->initializer() == nullptr || c->is_graph_input()) return false;
     if (c->initializer()->rank() > group_.rank) return false;  // it would broadcast the units away
-    constants_.push_back(c);
+    constants_.push_back({index, slot});
     return true;
   }
 
@@ -202,11 +206,6 @@ class GroupFinder {
     if (s) {
       if (slot == -1) {
         if (!Joins(*s, s->out)) return Fail();
-        // The bias shrinks with the rows: it must be this layer's alone.
-        if (s->kind != LinearKind::kMatMul && n.has_input(2)) {
-          const Value* bias = n.input(2);
-          if (bias->owner() != &g_ || UsesOf(g_, bias).size() != 1) return Fail();
-        }
         group_.producers.push_back(*s);
       } else if (slot == 0) {
         // Gemm with transA reads its units along axis 0.
@@ -230,12 +229,11 @@ class GroupFinder {
       if (n.num_inputs() != 5 || n.GetInt("training_mode", 0) != 0) return Fail();
       // scale, B, mean, var: one value a channel, [C] whatever the rank.
       for (size_t k = 1; k < 5; ++k) {
-        Value* c = n.input(k);
-        if (c == nullptr || c->initializer() == nullptr || c->initializer()->rank() != 1 || c->is_graph_input() ||
-            c->owner() != &g_ || UsesOf(g_, c).size() != 1) {
+        const Value* c = n.input(k);
+        if (c == nullptr || c->initializer() == nullptr || c->initializer()->rank() != 1 || c->is_graph_input()) {
           return Fail();
         }
-        batch_norm_constants_.push_back(c);
+        batch_norm_constants_.push_back({index, k});
       }
       ++batch_norms_;
       Enqueue(n.input(0));
@@ -253,7 +251,7 @@ class GroupFinder {
         Enqueue(a);
         Enqueue(b);
       } else {
-        if (!Constant(a_const ? a : b)) return Fail();
+        if (!Constant(index, a_const ? 0 : 1)) return Fail();
         Enqueue(a_const ? b : a);
       }
       Enqueue(n.output(0));
@@ -268,7 +266,7 @@ class GroupFinder {
   bool ok_ = true;
   bool kind_known_ = false;
   int pools_ = 0, batch_norms_ = 0;
-  std::vector<Value*> constants_, batch_norm_constants_;
+  std::vector<std::pair<int, size_t>> constants_, batch_norm_constants_;  // (node, input slot)
   std::set<const Value*> seen_values_;
   std::set<std::pair<int, int>> handled_;
   std::deque<Value*> todo_;
@@ -374,18 +372,41 @@ absl::Status Prune(Model& model, const std::string& graph_key, const std::string
   std::optional<UnitGroup> grp = gate >= 0 ? GroupFinder(*owner).At(gate) : std::nullopt;
   if (!grp) return absl::InternalError(absl::StrCat(gate_value, " no longer has prunable units"));
   Graph& g = *owner;
+  // Constant operands (biases, per-unit constants) shrink where only the
+  // group's nodes read them, each once; one read from outside the group too
+  // is copied for the group's node.
+  std::set<const Node*> members;
+  for (const LinearSite& s : grp->producers) members.insert(g.nodes()[static_cast<size_t>(s.node)].get());
+  for (const UnitConstant& c : grp->constants) members.insert(g.nodes()[static_cast<size_t>(c.node)].get());
+  std::set<Value*> shrunk;
+  auto shrink_operand = [&](Node& n, size_t slot, int64_t axis) {
+    Value* v = n.input(slot);
+    bool private_to_group = v->owner() == &g && !v->is_graph_input() && !IsGraphOutput(g, v);
+    for (const Use& u : UsesOf(g, v)) {
+      private_to_group = private_to_group && members.count(g.nodes()[static_cast<size_t>(u.node)].get()) > 0;
+    }
+    if (private_to_group) {
+      if (shrunk.insert(v).second) Shrink(g, v, axis, keep);
+      return;
+    }
+    Tensor t = KeepAlong(*v->initializer(), axis, keep);
+    Value* copy = AddIntermediate(g, v->name() + "_pruned", t.dtype());
+    copy->set_type(TypeInfo::Tensor(t.dtype(), Shape::FromValues(t.dims())));
+    g.SetInitializer(copy, std::move(t));
+    n.set_input(slot, copy);
+  };
   for (const LinearSite& s : grp->producers) {
     Node& n = *g.nodes()[static_cast<size_t>(s.node)];
     Shrink(g, n.input(1), WeightAxis(n, s.kind, /*rows=*/true), keep);
     if (s.kind != LinearKind::kMatMul && n.has_input(2) && n.input(2)->initializer()->num_elements() == grp->width) {
-      Shrink(g, n.input(2), n.input(2)->initializer()->rank() - 1, keep);
+      shrink_operand(n, 2, n.input(2)->initializer()->rank() - 1);
     }
   }
   for (const LinearSite& s : grp->readers) {
     Node& n = *g.nodes()[static_cast<size_t>(s.node)];
     Shrink(g, n.input(1), WeightAxis(n, s.kind, /*rows=*/false), keep);
   }
-  for (const UnitConstant& c : grp->constants) Shrink(g, c.value, c.unit_dim, keep);
+  for (const UnitConstant& c : grp->constants) shrink_operand(*g.nodes()[static_cast<size_t>(c.node)], c.slot, c.unit_dim);
   return FinishEdit(g, {}, grp->values);
 }
 

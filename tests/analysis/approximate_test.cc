@@ -501,7 +501,11 @@ TEST(ApplyPruneDead, UnitsSeenAtTooFewPositionsAreNotCalledDead) {
 // read (conv0's and conv2's rows zero, biases -1), so they leave all four
 // layers. With `bn`, conv2's output passes a BatchNormalization first (the
 // dead channels' shift -1 is there).
-std::unique_ptr<Model> ResidualStream(bool bn, bool stream_is_output) {
+// `shared_bias`: conv0 and conv2 read one bias tensor (equal biases an
+// exporter or CSE stored once); `bias_read_outside`: a node outside the group
+// reads it too (an extra output adds it to x's last axis).
+std::unique_ptr<Model> ResidualStream(bool bn, bool stream_is_output, bool shared_bias = false,
+                                      bool bias_read_outside = false) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {1, 3, 8, 8});
   auto conv = [&](Value* in, const std::string& name, int64_t out, int64_t cin, uint64_t seed, bool dead_rows, bool bias = true) {
@@ -512,7 +516,13 @@ std::unique_ptr<Model> ResidualStream(bool bn, bool stream_is_output) {
       c[d] = -1;
     }
     std::vector<Value*> inputs = {in, b.Constant(name + "_w", F(w, {out, cin, 3, 3}))};
-    if (bias) inputs.push_back(b.Constant(name + "_b", F(c, {out})));
+    if (bias && shared_bias && dead_rows) {
+      Value* shared = b.graph().FindValue("shared_b");
+      if (shared == nullptr) shared = b.Constant("shared_b", F(c, {out}));
+      inputs.push_back(shared);
+    } else if (bias) {
+      inputs.push_back(b.Constant(name + "_b", F(c, {out})));
+    }
     return b.Op("Conv", inputs, {Attribute::Ints("pads", {1, 1, 1, 1})});
   };
   Value* s0 = b.Op("Relu", {conv(x, "conv0", 8, 3, 70, true)});
@@ -529,6 +539,7 @@ std::unique_ptr<Model> ResidualStream(bool bn, bool stream_is_output) {
   Value* s1 = b.Op("Relu", {b.Op("Add", {r, s0})});
   b.Output(conv(s1, "conv3", 5, 8, 78, false));
   if (stream_is_output) b.Output(s1);
+  if (bias_read_outside) b.Output(b.Op("Add", {x, b.graph().FindValue("shared_b")}));
   return b.Build(17);
 }
 
@@ -562,6 +573,32 @@ TEST(ApplyPruneDead, DeadChannelsOfAResidualStreamLeaveEveryLayerOnIt) {
     }
     EXPECT_EQ(step.params_before, (8 * 27 + 4 * 8 * 9 + 8 * 4 * 9 + 5 * 8 * 9));
     EXPECT_EQ(step.params_after, (6 * 27 + 4 * 6 * 9 + 6 * 4 * 9 + 5 * 6 * 9));
+    EXPECT_LT(a.max_abs_change, 1e-5);
+  }
+}
+
+// A bias tensor two layers of the group share shrinks once; one that a node
+// outside the group reads too stays whole there, the group's layers reading
+// a pruned copy.
+TEST(ApplyPruneDead, SharedBiasesShrinkOnceOrAreCopied) {
+  for (bool outside : {false, true}) {
+    SCOPED_TRACE(outside ? "read outside the group too" : "read by the group only");
+    std::unique_ptr<Model> m = ResidualStream(false, false, /*shared_bias=*/true, outside);
+    ApproximateOptions o;
+    o.prune_dead = true;
+    o.max_error = 0;
+    Applied a = Apply(*m, o);
+    ASSERT_EQ(a.result.kept(), 1) << (a.result.steps.empty() ? "no step" : a.result.steps[0].refused);
+    EXPECT_EQ(NamedWeight(*a.model, "conv0_w")->dims(), (std::vector<int64_t>{6, 3, 3, 3}));
+    EXPECT_EQ(NamedWeight(*a.model, "conv2_w")->dims(), (std::vector<int64_t>{6, 4, 3, 3}));
+    std::vector<int64_t> bias_dims;
+    for (const auto& n : a.model->graph->nodes()) {
+      if (n->op_type == "Conv" && (n->input(1)->name() == "conv0_w" || n->input(1)->name() == "conv2_w")) {
+        EXPECT_EQ(n->input(2)->initializer()->dims(), (std::vector<int64_t>{6}));
+        EXPECT_EQ(n->input(2)->name() == "shared_b", !outside) << n->input(2)->name();
+      }
+    }
+    EXPECT_EQ(NamedWeight(*a.model, "shared_b")->dims(), (std::vector<int64_t>{outside ? 8 : 6}));
     EXPECT_LT(a.max_abs_change, 1e-5);
   }
 }
