@@ -342,6 +342,15 @@ bool LowerCast(Lowerer& L, const Node& n) {
     // A no-op cast (a widened graph's Cast of a half value to float): the
     // same bytes, in the layout they are in.
     if (int src = F32ArenaSlot(L, x); src >= 0) {
+      // A graph output read from nothing else's bytes: x's own slot, so the
+      // step writing x writes the caller's tensor (an alias slot is copied
+      // out of the arena each run: 0.6 ms for a 12 MB Cast pair's result).
+      const ValueState& xs = L.V(x);
+      if (L.V(out).graph_output && !xs.graph_output && xs.consumers.size() == 1 && L.plan().slots[src].plain &&
+          L.plan().slots[src].alias_of < 0) {
+        L.V(out).slot = src;
+        return true;
+      }
       Slot s = L.plan().slots[src];
       s.name = out->name();
       s.alias_of = src;
