@@ -1,9 +1,10 @@
 // Both shapes accumulate in f32 lanes the compiler vectorizes: along a
 // contiguous run (inner = 1) a reduction per row; otherwise row by row of
 // `inner` side-by-side accumulators (the spatial mean of NCHW, say, or a
-// channel reduction over [N, C, H, W] with inner = H·W). Sums are taken in
-// double per row of the contiguous form (long rows of f32 sums drift), and in
-// f32 per element of the side-by-side form, matching the reference within
+// channel reduction over [N, C, H, W] with inner = H·W). Sums along a
+// contiguous row add f32 sums of 256-element blocks in double (one long f32
+// sum drifts), sums of squares and absolute values are taken in double; the
+// side-by-side form sums in f32 per element, matching the reference within
 // f32 rounding for the extents exported models use.
 #include "exec/cpu/kernels/reduce.h"
 
@@ -30,6 +31,8 @@ bool ReduceKindOf(const std::string& op, ReduceKind* kind) {
 }
 
 namespace {
+
+constexpr int64_t kSumBlock = 256;
 
 // Max/Min with NaN winning, as the reference (ops/math/reduce.cc) does.
 inline float PickMax(float acc, float v) { return (v != v || v > acc) ? v : acc; }
@@ -78,8 +81,21 @@ AIC_KERNEL_CLONES float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(x[i]));
   } else {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += x[i];
+    // f32 partial sums of 256-element blocks (vector lanes side by side),
+    // added in double: the accuracy of a blocked pairwise sum at the speed
+    // of an f32 one (widening every element to double cost 25% on
+    // [8, 512, 768] rows).
+    int64_t i = 0;
+    for (; i + kSumBlock <= n; i += kSumBlock) {
+      float p = 0;
+#pragma omp simd reduction(+ : p)
+      for (int64_t k = 0; k < kSumBlock; ++k) p += x[i + k];
+      s += p;
+    }
+    float p = 0;
+#pragma omp simd reduction(+ : p)
+    for (int64_t k = i; k < n; ++k) p += x[k];
+    s += p;
   }
   if (kind == ReduceKind::kMean) s /= static_cast<double>(n);
   if (kind == ReduceKind::kL2) s = std::sqrt(s);
