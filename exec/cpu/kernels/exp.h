@@ -14,7 +14,10 @@
 namespace aic::cpu::kernels {
 
 inline float ExpApprox(float x) {
-  float c = x < -87.3365447f ? -87.3365447f : (x > 88.7228394f ? 88.7228394f : x);
+  // An input that underflows computes e^0 and is replaced by 0 below: clamped
+  // to -87.34 it made a subnormal product first, which costs a microcode
+  // assist per lane (masked attention rows of -1e4: 0.7 ms of 6.5).
+  float c = x < -87.3365447f ? 0.0f : (x > 88.7228394f ? 88.7228394f : x);
   // Round to nearest by adding and removing 1.5·2^23.
   float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = c - n * 0.693359375f;
