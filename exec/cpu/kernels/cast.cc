@@ -167,7 +167,7 @@ AIC_KERNEL_CLONES bool InRangeRun(const float* a, int64_t n) {
 }
 
 template <typename To>
-AIC_KERNEL_CLONES void TruncateRun(const float* a, To* b, int64_t n) {
+AIC_KERNEL_CLONES_V4 void TruncateRun(const float* a, To* b, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) b[i] = static_cast<To>(a[i]);
 }

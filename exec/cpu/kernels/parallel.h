@@ -12,8 +12,13 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AIC_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// For loops that need AVX-512's DQ/BW/VL parts (a float to int64 conversion
+// is one instruction with DQ, a scalar loop without). Not the default: the
+// x86-64-v4 clones of all kernels made a step-2 Slice twice as slow.
+#define AIC_KERNEL_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define AIC_KERNEL_CLONES
+#define AIC_KERNEL_CLONES_V4
 #endif
 
 namespace aic::cpu::kernels {
