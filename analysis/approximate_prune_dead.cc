@@ -327,27 +327,33 @@ std::string DescribeGroup(const Graph& g, const UnitGroup& grp) {
                       sites(grp.readers));
 }
 
-// Every layer of the group once, with its weight's (out, in) after the prune.
+// Every layer of the group once, with its weight's parameters before and
+// after the prune (a layer both writing and reading the units loses rows and
+// columns).
 struct LayerChange {
   int node = -1;
   int64_t before = 0, after = 0;
 };
 std::vector<LayerChange> LayerChanges(const UnitGroup& grp, int64_t kept) {
-  std::map<int, std::pair<const LinearSite*, std::pair<bool, bool>>> layers;  // node -> site, (writes, reads)
+  struct Role {
+    const LinearSite* site = nullptr;
+    bool writes = false, reads = false;
+  };
+  std::map<int, Role> layers;  // by node index
   for (const LinearSite& s : grp.producers) {
-    layers[s.node].first = &s;
-    layers[s.node].second.first = true;
+    layers[s.node].site = &s;
+    layers[s.node].writes = true;
   }
   for (const LinearSite& s : grp.readers) {
-    layers[s.node].first = &s;
-    layers[s.node].second.second = true;
+    layers[s.node].site = &s;
+    layers[s.node].reads = true;
   }
   std::vector<LayerChange> out;
-  for (const auto& [node, site] : layers) {
-    const LinearSite& s = *site.first;
-    const int64_t rows = site.second.first ? kept : s.out;
+  for (const auto& [node, role] : layers) {
+    const LinearSite& s = *role.site;
+    const int64_t rows = role.writes ? kept : s.out;
     const int64_t per_channel = s.in / std::max<int64_t>(1, s.in_channels);  // a Conv's kernel size
-    const int64_t channels = site.second.second ? kept : s.in_channels;
+    const int64_t channels = role.reads ? kept : s.in_channels;
     out.push_back({node, s.params(), rows * channels * per_channel});
   }
   return out;
@@ -389,11 +395,7 @@ absl::Status Prune(Model& model, const std::string& graph_key, const std::string
       if (shrunk.insert(v).second) Shrink(g, v, axis, keep);
       return;
     }
-    Tensor t = KeepAlong(*v->initializer(), axis, keep);
-    Value* copy = AddIntermediate(g, v->name() + "_pruned", t.dtype());
-    copy->set_type(TypeInfo::Tensor(t.dtype(), Shape::FromValues(t.dims())));
-    g.SetInitializer(copy, std::move(t));
-    n.set_input(slot, copy);
+    n.set_input(slot, AddInitializer(g, v->name() + "_pruned", KeepAlong(*v->initializer(), axis, keep)));
   };
   for (const LinearSite& s : grp->producers) {
     Node& n = *g.nodes()[static_cast<size_t>(s.node)];

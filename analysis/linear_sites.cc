@@ -217,12 +217,16 @@ std::vector<double> SiteBias(const Graph& g, const LinearSite& s) {
   return b;
 }
 
+Value* AddInitializer(Graph& g, const std::string& base, Tensor t) {
+  Value* v = AddIntermediate(g, base, t.dtype());
+  v->set_type(TypeInfo::Tensor(t.dtype(), Shape::FromValues(t.dims())));
+  g.SetInitializer(v, std::move(t));
+  return v;
+}
+
 Value* AddWeight(Graph& g, const std::string& base, const std::vector<double>& values, DType dtype,
                  std::vector<int64_t> dims) {
-  Value* v = AddIntermediate(g, base, dtype);
-  v->set_type(TypeInfo::Tensor(dtype, Shape::FromValues(dims)));
-  g.SetInitializer(v, rewrite::FromDoubles(values, dtype, std::move(dims)));
-  return v;
+  return AddInitializer(g, base, rewrite::FromDoubles(values, dtype, std::move(dims)));
 }
 
 Value* AddIntermediate(Graph& g, const std::string& base, DType dtype) {

@@ -90,8 +90,10 @@ std::vector<Use> UsesOf(const Graph& g, const Value* v);
 bool IsGraphOutput(const Graph& g, const Value* v);
 
 // A new initializer of `g` named after `base` (made unique in the whole
-// model, bodies included: ONNX names are one namespace), `values` in `dtype`
-// (float or double) with `dims`.
+// model, bodies included: ONNX names are one namespace) holding `t`, its
+// value typed with t's dims (inference and the file's value_info read them).
+Value* AddInitializer(Graph& g, const std::string& base, Tensor t);
+// The same from `values` in `dtype` (float or double) with `dims`.
 Value* AddWeight(Graph& g, const std::string& base, const std::vector<double>& values, DType dtype,
                  std::vector<int64_t> dims);
 // A fresh intermediate value of `dtype` (shape left to inference).

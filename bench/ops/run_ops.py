@@ -226,9 +226,9 @@ def ort_needs_casts(model_path, tmp):
     return casts > 0
 
 
-def run_case(args, case, threads_list, overhead, tmp, idx):
-    res = dict(id=case.id, op=case.op, dt=case.dt, rows={}, skip=None, error=None, ok=None, worst=None,
-               note="")
+def write_case(case, tmp, idx):
+    """The case's model and seeded inputs in their own folder: (model, feeds, folder, model path,
+    the `--input` arguments of aic-onnx)."""
     model, feeds = case.build()
     d = os.path.join(tmp, f"c{idx}")
     os.makedirs(d, exist_ok=True)
@@ -239,6 +239,45 @@ def run_case(args, case, threads_list, overhead, tmp, idx):
         p = os.path.join(d, f"in_{name}.npy")
         np.save(p, arr)
         input_args += ["--input", f"{name}={p}"]
+    return model, feeds, d, model_path, input_args
+
+
+def warmup_for(iters):
+    return int(min(50, max(2, iters // 5)))
+
+
+def time_rounds(args, model_path, input_args, feeds, threads, iters):
+    """args.rounds rounds alternating aic-onnx (a fresh process) and ORT (a fresh session): the
+    per-round medians of each, the last aic-onnx JSON, and aic-onnx's error if it failed."""
+    warmup = warmup_for(iters)
+    aic_ms, ort_ms, last, err = [], [], None, None
+    for r in range(args.rounds):
+        order = ("aic", "ort") if r % 2 == 0 else ("ort", "aic")
+        for who in order:
+            if who == "aic" and err is None:
+                try:
+                    last, _ = aic_bench(args.aic, model_path, input_args, threads, iters, warmup)
+                    aic_ms.append(last["median_ms"])
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    err = str(e)
+            elif who == "ort":
+                ort_ms.append(ort_round(model_path, threads, feeds, iters, warmup))
+    return aic_ms, ort_ms, last, err
+
+
+def set_medians(row, overhead):
+    """A row's cells from its rounds: medians, ORT less its binding overhead, the ratios."""
+    row["ort"] = float(np.median(row["ort_rounds"]))
+    row["aic"] = float(np.median(row["aic_rounds"]))
+    row["ort_net"] = max(row["ort"] - overhead, 1e-6)
+    row["ratio"] = row["aic"] / row["ort"]
+    row["ratio_net"] = row["aic"] / row["ort_net"]
+
+
+def run_case(args, case, threads_list, overhead, tmp, idx):
+    res = dict(id=case.id, op=case.op, dt=case.dt, rows={}, skip=None, error=None, ok=None, worst=None,
+               note="")
+    model, feeds, d, model_path, input_args = write_case(case, tmp, idx)
     try:
         if case.dt == "f16" and ort_needs_casts(model_path, d):
             res["skip"] = "ORT's CPU provider has no float16 kernel (it inserts Casts to float32)"
@@ -285,32 +324,17 @@ def run_case(args, case, threads_list, overhead, tmp, idx):
             pass
     t_est = max(t_ort, t_aic, 1e-3)
     iters = int(min(3000, max(3, round(args.target_ms / t_est))))
-    warmup = int(min(50, max(2, iters // 5)))
     for t in threads_list:
         kern, j = plans[t]
         if kern is None:
             res["rows"][t] = dict(error=j)
             continue
-        aic_ms, ort_ms, last, err = [], [], None, None
-        for r in range(args.rounds):
-            order = ("aic", "ort") if r % 2 == 0 else ("ort", "aic")
-            for who in order:
-                if who == "aic" and err is None:
-                    try:
-                        last, _ = aic_bench(args.aic, model_path, input_args, t, iters, warmup)
-                        aic_ms.append(last["median_ms"])
-                    except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        err = str(e)
-                elif who == "ort":
-                    ort_ms.append(ort_round(model_path, t, feeds, iters, warmup))
+        aic_ms, ort_ms, last, err = time_rounds(args, model_path, input_args, feeds, t, iters)
         row = dict(kernels=kern, iters=iters, ort=float(np.median(ort_ms)), error=err, ort_rounds=ort_ms,
                    aic_rounds=aic_ms, aic_threads=j.get("threads"), steps=j.get("steps"),
                    fallback=j.get("fallback_steps"))
         if err is None:
-            row["aic"] = float(np.median(aic_ms))
-            row["ort_net"] = max(row["ort"] - overhead[t], 1e-6)
-            row["ratio"] = row["aic"] / row["ort"]
-            row["ratio_net"] = row["aic"] / row["ort_net"]
+            set_medians(row, overhead[t])
             row["steps"], row["fallback"] = last["steps"], last["fallback_steps"]
             row["aic_threads"] = last.get("threads")
         res["rows"][t] = row
@@ -334,18 +358,18 @@ def confirm(args, cases, results, overhead, tmp, t0):
     todo = [(i, ts) for i, ts in todo if ts]
     print(f"confirming {sum(len(ts) for _, ts in todo)} rows", file=sys.stderr, flush=True)
     for n, (i, ts) in enumerate(todo):
-        again = run_case(args, cases[i], ts, overhead, tmp, i)
+        # Only the timed rounds again, at the first pass's iteration count: its correctness
+        # check, plans and sizing stand.
+        _, feeds, d, model_path, input_args = write_case(cases[i], tmp, i)
         for t in ts:
-            x, y = results[i]["rows"][t], again["rows"].get(t)
-            if not y or y.get("ratio") is None:
+            x = results[i]["rows"][t]
+            aic_ms, ort_ms, _, err = time_rounds(args, model_path, input_args, feeds, t, x["iters"])
+            if err is not None:
                 continue
-            x["aic_rounds"] = list(x["aic_rounds"]) + list(y["aic_rounds"])
-            x["ort_rounds"] = list(x["ort_rounds"]) + list(y["ort_rounds"])
-            x["aic"] = float(np.median(x["aic_rounds"]))
-            x["ort"] = float(np.median(x["ort_rounds"]))
-            x["ort_net"] = max(x["ort"] - overhead[t], 1e-6)
-            x["ratio"] = x["aic"] / x["ort"]
-            x["ratio_net"] = x["aic"] / x["ort_net"]
+            x["aic_rounds"] = list(x["aic_rounds"]) + aic_ms
+            x["ort_rounds"] = list(x["ort_rounds"]) + ort_ms
+            set_medians(x, overhead[t])
+        shutil.rmtree(d, ignore_errors=True)
         print(f"[confirm {n + 1}/{len(todo)} {time.time() - t0:.0f}s] {cases[i].id}: "
               + " ".join(f"{t}t {results[i]['rows'][t]['ratio']:.2f}" for t in ts), file=sys.stderr, flush=True)
 

@@ -129,8 +129,7 @@ class Interpreter : public SubgraphRunner {
     for (size_t i = 0; i < node.num_outputs(); ++i) {
       if (const Value* out = node.output(i)) frame.Set(out, ctx.outputs()[i]);
     }
-    if ((top_level || (options_ != nullptr && options_->observe_subgraphs)) && options_ != nullptr &&
-        options_->on_node_done) {
+    if (options_ != nullptr && options_->on_node_done && (top_level || options_->observe_subgraphs)) {
       options_->on_node_done(node, ctx.outputs());
     }
     return absl::OkStatus();
