@@ -113,6 +113,25 @@ def preprocess(src, dst, notes):
             return src
 
 
+def split_read_outputs(m):
+    """Makes every graph output that other nodes read the output of its own Identity; returns how many.
+
+    onnxconverter_common's keep_io_types casts a graph output back to float under the output's
+    name, but leaves nodes that read that name as half readers of a float tensor (BERT's pooler
+    Gathers from last_hidden_state), which ORT rejects as a type error.
+    """
+    import onnx
+    outputs = {o.name for o in m.graph.output}
+    read = {i for n in m.graph.node for i in n.input if i in outputs}
+    for name in sorted(read):
+        inner = name + "_before_output"
+        for n in m.graph.node:
+            n.input[:] = [inner if i == name else i for i in n.input]
+            n.output[:] = [inner if o == name else o for o in n.output]
+        m.graph.node.append(onnx.helper.make_node("Identity", [inner], [name], name=name + "_output_identity"))
+    return len(read)
+
+
 def convert(kind, base_path, meta, out_path, tmp):
     """Writes the variant; returns (conversion call, notes)."""
     import onnx
@@ -121,6 +140,9 @@ def convert(kind, base_path, meta, out_path, tmp):
         from onnxconverter_common import float16
         import warnings
         m = onnx.load(base_path)
+        if split_read_outputs(m):
+            notes.append("graph outputs that other nodes also read were given an Identity first (the converter "
+                         "left those readers reading the float output: ORT refused the model)")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             m16 = float16.convert_float_to_float16(m, keep_io_types=True)
