@@ -10,7 +10,9 @@ bench/zoo/make_zoo.py wrote into ZOO, writes next to them
                   where that succeeds);
   NAME_dyn.onnx   onnxruntime.quantization.quantize_dynamic, weights QInt8 (bert_small only),
 
-each with a sidecar NAME_VARIANT.json like the fp32 one (inputs, shapes and fills copied) plus:
+each with a sidecar NAME_VARIANT.json like the fp32 one (inputs, shapes and fills copied; an fp16
+variant's float inputs are drawn rounded to half, "round_to": "float16", so that the model's own
+input Cast is exact: ORT removes it) plus:
 variant ("fp16" | "int8-qdq" | "int8-dynamic"), base (the fp32 model's name), conversion (the
 call), op_counts (op type histogram), vs_fp32 (largest |ORT(variant) - ORT(fp32)| per output on
 the sample input, with the output's std for scale) and tolerance (the comparison run_zoo.py
@@ -283,6 +285,12 @@ def build_one(variant, zoo, tmp):
                                  for n in m.graph.node)
     suffix, label, _ = KINDS[kind]
     meta = dict(base_meta)
+    if kind == "fp16":
+        # The converted model's first step casts a float input to float16, and ORT removes
+        # that Cast (its fp16 models compute from the unrounded input): inputs that half
+        # represents exactly make the Cast exact, so ORT and the model agree on the function.
+        meta["inputs"] = [dict(s, round_to="float16") if s.get("dtype", "float32") == "float32" and
+                          s.get("fill", "normal") in ("normal", "uniform") else s for s in base_meta["inputs"]]
     for k in ("torch_vs_ort", "export_seconds"):
         meta.pop(k, None)
     meta.update(

@@ -55,7 +55,8 @@ RTOL = ATOL = 1e-3
 
 def make_feeds(specs, rng):
     """Inputs from sidecar specs: fill normal (N(0,1)), uniform ([0,1)), int ([low, high)),
-    ones, or mask (ones with the last two positions of each row zero)."""
+    ones, or mask (ones with the last two positions of each row zero); "round_to": "float16"
+    rounds the values to half precision (kept in the declared dtype)."""
     feeds = {}
     for s in specs:
         shape, dtype = tuple(s["shape"]), np.dtype(s.get("dtype", "float32"))
@@ -76,6 +77,8 @@ def make_feeds(specs, rng):
             raise ValueError(f"{s['name']}: unknown fill {fill!r}")
         # np.array, not np.ascontiguousarray: that makes a scalar input (silero
         # VAD's sample rate) a [1] array, which the model's [] does not accept.
+        if s.get("round_to"):
+            a = np.asarray(a).astype(np.dtype(s["round_to"]))
         feeds[s["name"]] = np.array(a, dtype=dtype, order="C")
     return feeds
 
@@ -421,7 +424,7 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
         "",
         f"Machine: {machine}.",
         "",
-        "Method: the same model file and the same seeded inputs for every engine; ORT with all graph optimizations "
+        "Method: the same model file and the same seeded inputs for every engine (an fp16 variant's float inputs drawn rounded to half: ORT removes the model's input Cast to float16, so only exactly representable inputs give both the same function); ORT with all graph optimizations "
         "(`ORT_ENABLE_ALL`, intra-op threads = T, inter-op 1), OpenVINO CPU with `INFERENCE_NUM_THREADS` = T, "
         "f32 inference precision, latency hint, one stream, input shapes fixed by `reshape`; aic-onnx timed "
         "in-process by `aic-onnx bench --json --shape … --input … --threads T`, ORT and OpenVINO through their "
