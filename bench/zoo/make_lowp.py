@@ -9,6 +9,13 @@ bench/zoo/make_zoo.py wrote into ZOO, writes next to them
                   sidecar describes (after onnxruntime.quantization.shape_inference.quant_pre_process
                   where that succeeds);
   NAME_dyn.onnx   onnxruntime.quantization.quantize_dynamic, weights QInt8 (bert_small only),
+  NAME_bf16.onnx  onnx.version_converter to opset 22 (the first where Conv, pooling and the
+                  elementwise ops take bfloat16), every float weight and Constant rounded to
+                  bfloat16 (nearest even), Casts to float become Casts to bfloat16, a Cast at
+                  each float input and output (inputs and outputs stay float32). ONNX Runtime's
+                  CPU provider has no bfloat16 Conv or Add and refuses these models, so each
+                  comes with NAME_bf16_twin.onnx: the same graph in float32 holding the rounded
+                  weights, which ORT runs in its place (sidecar "ort_file");
 
 each with a sidecar NAME_VARIANT.json like the fp32 one (inputs, shapes and fills copied; an fp16
 variant's float inputs are drawn rounded to half, "round_to": "float16", so that the model's own
@@ -24,7 +31,7 @@ A variant that fails to convert or that ORT cannot run is reported and skipped;
 ZOO/lowp_index.json lists what was written and what was skipped, with why.
 
 usage: build/zoo-venv/bin/python bench/zoo/make_lowp.py --zoo build/zoo [--only NAME|BASE|KIND,..] [--list]
-  (KIND: fp16, int8, dyn)
+  (KIND: fp16, bf16, int8, dyn)
 """
 import argparse
 import collections
@@ -50,10 +57,13 @@ KINDS = {
                                "convnext_tiny"]),
     "int8": ("_int8", "int8-qdq", ["resnet50", "mobilenet_v3_large", "vit_tiny_patch16_224", "bert_small"]),
     "dyn": ("_dyn", "int8-dynamic", ["bert_small"]),
+    "bf16": ("_bf16", "bf16", ["resnet50", "vit_tiny_patch16_224", "bert_small"]),
 }
 VARIANTS = {base + suffix: (kind, base) for kind, (suffix, _, bases) in KINDS.items() for base in bases}
 
 FP16_TOL = dict(atol=1e-2, rtol=1e-2, note="fp16 weights and activations: |Δ| ≤ 1e-2 + 1e-2·|ORT|")
+BF16_TOL = dict(atol=1e-2, rtol=1e-2, note="bf16 weights and outputs against ORT on the float32 twin (the same "
+                "rounded weights): |Δ| ≤ 1e-2 + 1e-2·|ORT|")
 # ops through which a quantization step at the input is at most a step at the output
 PASS_THROUGH = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Tanh", "Sigmoid", "Relu",
                 "Cast", "Softmax"}
@@ -134,10 +144,69 @@ def split_read_outputs(m):
     return len(read)
 
 
+def bf16_rounded(t, dtype):
+    """Tensor T's float values rounded to bfloat16 (nearest even), stored as DTYPE:
+    BFLOAT16 (the variant) or FLOAT (its twin for ORT)."""
+    import ml_dtypes
+    import onnx
+    from onnx import numpy_helper
+    a = numpy_helper.to_array(t).astype(np.float32).astype(ml_dtypes.bfloat16)
+    if dtype == onnx.TensorProto.FLOAT:
+        return numpy_helper.from_array(a.astype(np.float32), t.name)
+    out = onnx.TensorProto(name=t.name, dims=list(t.dims), data_type=onnx.TensorProto.BFLOAT16)
+    out.raw_data = a.view(np.uint16).tobytes()
+    return out
+
+
+def write_bf16(base_path, out_path, dtype):
+    """The bf16 variant (DTYPE BFLOAT16) or its float32 twin (DTYPE FLOAT); see the docstring."""
+    import onnx
+    from onnx import helper, version_converter
+    FLOAT = onnx.TensorProto.FLOAT
+    m = version_converter.convert_version(onnx.load(base_path), 22)
+    g = m.graph
+    for i, t in enumerate(g.initializer):
+        if t.data_type == FLOAT:
+            g.initializer[i].CopyFrom(bf16_rounded(t, dtype))
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == FLOAT:
+                a.t.CopyFrom(bf16_rounded(a.t, dtype))
+            if n.op_type == "Cast" and a.name == "to" and a.i == FLOAT:
+                a.i = dtype
+    del g.value_info[:]  # float types of intermediate values; shape inference redoes them
+    if dtype != FLOAT:
+        def rename(old, new):
+            for n in g.node:
+                n.input[:] = [new if x == old else x for x in n.input]
+                n.output[:] = [new if x == old else x for x in n.output]
+        head, tail = [], []
+        for v in g.input:
+            if v.type.tensor_type.elem_type == FLOAT:
+                rename(v.name, v.name + "_bf16")
+                head.append(helper.make_node("Cast", [v.name], [v.name + "_bf16"], to=dtype, name=v.name + "_to_bf16"))
+        for v in g.output:
+            if v.type.tensor_type.elem_type == FLOAT:
+                rename(v.name, v.name + "_bf16")
+                tail.append(helper.make_node("Cast", [v.name + "_bf16"], [v.name], to=FLOAT,
+                                             name=v.name + "_to_float"))
+        nodes = head + list(g.node) + tail
+        del g.node[:]
+        g.node.extend(nodes)
+    onnx.save(m, out_path)
+    onnx.checker.check_model(out_path, full_check=True)
+
+
 def convert(kind, base_path, meta, out_path, tmp):
     """Writes the variant; returns (conversion call, notes)."""
     import onnx
     notes = []
+    if kind == "bf16":
+        write_bf16(base_path, out_path, onnx.TensorProto.BFLOAT16)
+        write_bf16(base_path, twin_path(out_path), onnx.TensorProto.FLOAT)
+        notes.append("ONNX Runtime has no bfloat16 Conv/Add on the CPU: it runs the float32 twin "
+                     f"{os.path.basename(twin_path(out_path))} (the same rounded weights) in its place")
+        return "make_lowp.write_bf16(model, opset 22, weights rounded to bfloat16)", notes
     if kind == "fp16":
         from onnxconverter_common import float16
         import warnings
@@ -239,9 +308,15 @@ def output_steps(m):
     return steps
 
 
+def twin_path(variant_path):
+    return variant_path[:-len(".onnx")] + "_twin.onnx"
+
+
 def tolerance(kind, m, out_names):
     if kind == "fp16":
         return dict(FP16_TOL)
+    if kind == "bf16":
+        return dict(BF16_TOL)
     if kind == "dyn":
         return dict(atol=1e-2, rtol=1e-2, note="int8 dynamic quantization (DynamicQuantizeLinear + MatMulInteger): "
                     "activations are quantized per run from their own min/max, so an engine that rounds one "
@@ -266,7 +341,7 @@ def build_one(variant, zoo, tmp):
     call, notes = convert(kind, base_path, base_meta, out_path, tmp)
     feeds = make_feeds(base_meta["inputs"], np.random.default_rng(SEED + 1))
     try:
-        names, got = ort_run(out_path, feeds)
+        names, got = ort_run(twin_path(out_path) if kind == "bf16" else out_path, feeds)
     except Exception as e:  # noqa: BLE001
         raise RuntimeError(f"ONNX Runtime cannot run it: {str(e).strip().splitlines()[0][:300]}") from e
     _, ref = ort_run(base_path, feeds)
@@ -285,6 +360,10 @@ def build_one(variant, zoo, tmp):
                                  for n in m.graph.node)
     suffix, label, _ = KINDS[kind]
     meta = dict(base_meta)
+    if kind == "bf16":
+        meta["ort_file"] = os.path.basename(twin_path(out_path))
+        meta["inputs"] = [dict(s, round_to="bfloat16") if s.get("dtype", "float32") == "float32" and
+                          s.get("fill", "normal") in ("normal", "uniform") else s for s in base_meta["inputs"]]
     if kind == "fp16":
         # The converted model's first step casts a float input to float16, and ORT removes
         # that Cast (its fp16 models compute from the unrounded input): inputs that half
@@ -350,7 +429,7 @@ def build_all(names, zoo, index, tmp):
             print(f"{v}: SKIPPED: {why}\n  " + "\n  ".join(tb[-6:]), file=sys.stderr, flush=True)
             index["skipped"][v] = dict(base=base, variant=KINDS[kind][1], exporter=f"make_lowp.py {KINDS[kind][1]}",
                                        opset="—", why=why)
-            for ext in (".onnx", ".json"):
+            for ext in (".onnx", ".json", "_twin.onnx"):
                 p = os.path.join(zoo, v + ext)
                 if os.path.exists(p):
                     os.remove(p)
@@ -372,7 +451,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--zoo", default="build/zoo")
     ap.add_argument("--only", default="", help="comma-separated variant names, base model names or kinds "
-                                              "(fp16, int8, dyn)")
+                                              "(fp16, bf16, int8, dyn)")
     ap.add_argument("--list", action="store_true", help="print the variant names and exit")
     args = ap.parse_args()
     if args.list:

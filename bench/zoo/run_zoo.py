@@ -56,7 +56,7 @@ RTOL = ATOL = 1e-3
 def make_feeds(specs, rng):
     """Inputs from sidecar specs: fill normal (N(0,1)), uniform ([0,1)), int ([low, high)),
     ones, or mask (ones with the last two positions of each row zero); "round_to": "float16"
-    rounds the values to half precision (kept in the declared dtype)."""
+    (or "bfloat16") rounds the values to that precision (kept in the declared dtype)."""
     feeds = {}
     for s in specs:
         shape, dtype = tuple(s["shape"]), np.dtype(s.get("dtype", "float32"))
@@ -77,7 +77,10 @@ def make_feeds(specs, rng):
             raise ValueError(f"{s['name']}: unknown fill {fill!r}")
         # np.array, not np.ascontiguousarray: that makes a scalar input (silero
         # VAD's sample rate) a [1] array, which the model's [] does not accept.
-        if s.get("round_to"):
+        if s.get("round_to") == "bfloat16":
+            import ml_dtypes  # numpy has no bfloat16; onnx depends on ml_dtypes
+            a = np.asarray(a, dtype=np.float32).astype(ml_dtypes.bfloat16)
+        elif s.get("round_to"):
             a = np.asarray(a).astype(np.dtype(s["round_to"]))
         feeds[s["name"]] = np.array(a, dtype=dtype, order="C")
     return feeds
@@ -299,6 +302,8 @@ def main():
     for name in metas:
         meta = json.load(open(os.path.join(args.zoo, name + ".json")))
         path = os.path.join(args.zoo, meta["file"])
+        # The model ORT runs: a bf16 variant's float32 twin (ORT has no bfloat16 Conv/Add).
+        ort_path = os.path.join(args.zoo, meta.get("ort_file", meta["file"]))
         rec = dict(name=name, meta=meta, errors=[], fallback={}, impls={}, aic_ok=None, aic_worst=None,
                    aic_note="", ov_ok=None, ov_worst=None, ov_note="", ov_error=None, plan=None)
         models.append(rec)
@@ -320,7 +325,7 @@ def main():
             so.intra_op_num_threads = threads_list[0]
             so.inter_op_num_threads = 1
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            sess = ort.InferenceSession(ort_path, so, providers=["CPUExecutionProvider"])
             out_names = [o.name for o in sess.get_outputs()]
             want = sess.run(None, feeds)
             t0 = time.perf_counter()
@@ -372,7 +377,7 @@ def main():
                             last = j
                             med["aic"].append(j["median_ms"])
                     elif e == "ort":
-                        med["ort"].append(run_bench.ort_bench(path, t, iters, warmup, npz))
+                        med["ort"].append(run_bench.ort_bench(ort_path, t, iters, warmup, npz))
                     elif e == "ov" and ov_err is None:
                         ms, ov_err = ov_run(path, t, iters, warmup, npz)
                         if ms is not None:
@@ -424,7 +429,7 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
         "",
         f"Machine: {machine}.",
         "",
-        "Method: the same model file and the same seeded inputs for every engine (an fp16 variant's float inputs drawn rounded to half: ORT removes the model's input Cast to float16, so only exactly representable inputs give both the same function); ORT with all graph optimizations "
+        "Method: the same model file (but a bf16 variant, which ORT's CPU provider refuses: ORT runs its float32 twin, the same graph holding the same rounded weights) and the same seeded inputs for every engine (an fp16 or bf16 variant's float inputs drawn rounded to that precision: ORT removes the model's input Cast to float16, so only exactly representable inputs give both the same function); ORT with all graph optimizations "
         "(`ORT_ENABLE_ALL`, intra-op threads = T, inter-op 1), OpenVINO CPU with `INFERENCE_NUM_THREADS` = T, "
         "f32 inference precision, latency hint, one stream, input shapes fixed by `reshape`; aic-onnx timed "
         "in-process by `aic-onnx bench --json --shape … --input … --threads T`, ORT and OpenVINO through their "
