@@ -20,7 +20,8 @@ For each model and optimizer:
     allclose(rtol=1e-4, atol=1e-5) for fp32, the sidecar's tolerance for the
     low-precision variants (run_zoo.py's output_tolerance: fp16 1e-2 + 1e-2·|ref|,
     int8 QDQ one quantization step on DequantizeLinear outputs, else 1e-2 + 1e-2·|ref|);
-    integer outputs exact; max abs diff shown;
+    integer outputs exact; max abs diff shown; a bf16 variant (ORT has no bfloat16 Conv/Add
+    on the CPU) runs, original and optimized alike, as its float32 twin (float32_twin);
   - value_info entries and the share of nodes that have a name; for aic-onnx opt's output
     also the share whose name is one of the original's node names, and
     onnx.checker.check_model(path, full_check=True) (on the original too, for reference).
@@ -165,14 +166,46 @@ def full_check(path):
         return first_line(f"{type(e).__name__}: {e}")
 
 
-def session(path):
+def float32_twin(path):
+    """The model at PATH with every bfloat16 tensor, type and Cast made float32 (values
+    unchanged), serialized: what ORT runs of a bf16 model, whose CPU provider has no bfloat16
+    Conv/Add. Original and optimized model are compared as twins, on the same arithmetic."""
+    import ml_dtypes
+    import onnx
+    from onnx import numpy_helper
+    BF16, FLOAT = onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT
+
+    def widened(t):
+        raw = np.frombuffer(t.raw_data, dtype=np.uint16) if t.raw_data else np.array(t.int32_data, np.uint16)
+        a = raw.view(ml_dtypes.bfloat16).astype(np.float32).reshape(tuple(t.dims))
+        return numpy_helper.from_array(a, t.name)
+
+    m = onnx.load(path)
+    for g in graphs(m.graph):
+        for i, t in enumerate(g.initializer):
+            if t.data_type == BF16:
+                g.initializer[i].CopyFrom(widened(t))
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == BF16:
+                    a.t.CopyFrom(widened(a.t))
+                if a.type == onnx.AttributeProto.INT and a.name in ("to", "dtype") and a.i == BF16:
+                    a.i = FLOAT
+        for v in list(g.value_info) + list(g.input) + list(g.output):
+            if v.type.tensor_type.elem_type == BF16:
+                v.type.tensor_type.elem_type = FLOAT
+    return m.SerializeToString()
+
+
+def session(path, meta=None):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    model = float32_twin(path) if meta and meta.get("variant") == "bf16" else path
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
 def tolerance(meta, name):
@@ -185,7 +218,7 @@ def tolerance(meta, name):
 
 def reference(src, meta, name):
     """(output names, feed sets, original's outputs per set) or raises."""
-    sess = session(src)
+    sess = session(src, meta)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     feed_sets = [make_feeds(meta["inputs"], rng) for _ in range(FEED_SETS)]
     names = [o.name for o in sess.get_outputs()]
@@ -196,7 +229,7 @@ def check_outputs(path, ref, meta):
     """(ok, max abs diff, note) of an optimized model against the original's outputs."""
     names, feed_sets, wants = ref
     try:
-        sess = session(path)
+        sess = session(path, meta)
     except Exception as e:  # noqa: BLE001
         return False, None, "ORT cannot load it: " + first_line(str(e))
     inputs = {i.name for i in sess.get_inputs()}
