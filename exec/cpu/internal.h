@@ -132,6 +132,8 @@ class DnnlStep : public Step {
 
 // Dense row-major desc of f32 dims (scalars become {1}).
 memory::desc PlainMd(const std::vector<int64_t>& dims);
+// `md` with its element type replaced (layout, dims and strides kept).
+memory::desc WithDataType(memory::desc md, memory::data_type type);
 memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // How an f32 [N, C, spatial...] value (rank 3 to 5) laid out as `md` keeps
 // its channels: C when channels-last, 16 or 8 when channel-blocked (the last

@@ -107,6 +107,12 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
 
 std::set<std::string> LoweredAicOps() { return LowerTable().AicOps(); }
 
+bool Lowerer::ReadsAsBf16(const Value* v) const {
+  if (!options_.bf16_kernels || v == nullptr) return false;
+  auto it = plan_.declared_half.find(v);
+  return it != plan_.declared_half.end() && it->second == DType::kBFloat16;
+}
+
 bool Lowerer::IsF32(const Value* v) {
   if (v == nullptr) return false;
   const ValueState& st = V(v);
@@ -213,6 +219,7 @@ int Lowerer::SlotIn(const Value* v, const memory::desc& md) {
   if (eight_bit && plan_.slots[src].plain && plan_.slots[src].dtype == dtype) src_md = PlainMdOfType(st.dims, type);
   int dst = NewArenaSlot(v, md, md == PlainMdOfType(st.dims, type));
   if (eight_bit) plan_.slots[dst].dtype = dtype;
+  if (type == memory::data_type::bf16) plan_.slots[dst].dtype = DType::kBFloat16;  // a bf16 kernel's input copy
   st.slot = saved;  // the produced slot stays the value's primary one
   copies.emplace_back(md, dst);
   auto step = std::make_unique<DnnlStep>();

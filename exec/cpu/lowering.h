@@ -51,6 +51,10 @@ class Lowerer : public exec::LoweringFrame {
   const CpuOptions& options() const { return options_; }
   // f32 with static dims, known (not folded away).
   bool IsF32(const Value* v);
+  // Whether a conv/matmul may read `v` as bfloat16: the model declares it
+  // bfloat16 (a widened value, holding bf16 values in f32 between steps:
+  // rounding it is the model's own rounding) and bf16_kernels is on.
+  bool ReadsAsBf16(const Value* v) const;
 
   int NewArenaSlot(const Value* v, const memory::desc& md, bool plain);
   int ConstSlot(const Tensor& t, const memory::desc& md);

@@ -247,10 +247,19 @@ bool LowerConv(Lowerer& L, const Node& n) {
     if (bn != nullptr) L.MarkFused(bn);
     return true;
   }
+  // bf16 compute (issue #17): a conv whose input and weights the model
+  // declares bfloat16 reads both as bfloat16 (AVX512-BF16 dot products, f32
+  // accumulation and output). The input is rounded to the bf16 value the
+  // model declares (the widened plan keeps it f32 in between); the weights
+  // hold bf16 values exactly. Not with a BatchNormalization folded in: its
+  // scaled weights are not the model's bf16 values.
+  bool bf16 = bn == nullptr && L.ReadsAsBf16(x) && L.ReadsAsBf16(n.input(1));
   auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) {
+    const memory::desc src = bf16 ? WithDataType(src_md, memory::data_type::bf16) : src_md;
+    const memory::desc wts = bf16 ? WithDataType(w_any, memory::data_type::bf16) : w_any;
     return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
       return dnnl::convolution_forward::primitive_desc(
-          dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_any,
+          dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src, wts,
                                           b_md, dst_md, win.strides, win.dilations, win.pad_l, win.pad_r),
           attr, plan.engine);
     });
@@ -264,7 +273,14 @@ bool LowerConv(Lowerer& L, const Node& n) {
   if (L.options().blocked_layouts && od.size() == 4 && ConvsPreferBlocked16(L)) {
     dst_md = memory::desc(ToDnnlDims(od), memory::data_type::f32, memory::format_tag::nChw16c);
   }
-  auto built = build(L.SrcMdOrAny(x), dst_md);
+  if (bf16) {
+    try {
+      if (IsSlowImplementation("conv", build(AnyMd(xd), dst_md).first.impl_info_str())) bf16 = false;
+    } catch (const dnnl::error&) {
+      bf16 = false;  // no bf16 kernel on this CPU: f32
+    }
+  }
+  auto built = build(bf16 ? AnyMd(xd) : L.SrcMdOrAny(x), dst_md);
   std::vector<std::pair<memory::desc, memory::desc>> alternatives;
   if (L.options().blocked_layouts) alternatives.emplace_back(AnyMd(xd), AnyMd(od));
   alternatives.emplace_back(PlainMd(xd), PlainMd(od));

@@ -125,8 +125,14 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   const Slot* vb = L.V(b).slot >= 0 && bc == nullptr ? &plan.slots[L.V(b).slot] : nullptr;
   bool a_view = va != nullptr && IsStridedView(*va) && ad.size() == od.size();
   bool b_view = vb != nullptr && IsStridedView(*vb) && bd.size() == od.size();
+  // bf16 compute (issue #17, as LowerConv): constant weights and a left-hand
+  // side the model both declares bfloat16 are read as bfloat16, the left one
+  // rounded by a reorder into a plain bf16 copy; f32 accumulation and output.
+  bool bf16 = bc != nullptr && L.ReadsAsBf16(a) && L.ReadsAsBf16(b);
+  const auto bf16_type = memory::data_type::bf16;
+  if (bf16) a_view = b_view = false;
   memory::desc tdst;
-  const Node* transpose = chain.empty() ? TransposedDst(L, out, &tdst) : nullptr;
+  const Node* transpose = chain.empty() && !bf16 ? TransposedDst(L, out, &tdst) : nullptr;
   std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
   if (a_view || b_view || transpose != nullptr) {
     try {
@@ -156,9 +162,21 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
       b_plain = PlainMd(bd);
       b_md = bc != nullptr && L.options().blocked_layouts ? AnyMd(bd) : b_plain;
     }
-    built = build(a_md, b_md, dst_md);
+    if (bf16) {
+      try {
+        auto p = build(WithDataType(a_md, bf16_type), WithDataType(b_md, bf16_type), dst_md);
+        if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
+      } catch (const dnnl::error&) {
+      }
+      bf16 = built.has_value();  // no fast bf16 kernel on this CPU: f32
+    }
+    if (!built) built = build(a_md, b_md, dst_md);
   }
   auto& [pd, k] = *built;
+  if (bf16) {
+    a_md = WithDataType(a_md, bf16_type);  // the same bytes as the plain bf16 copy
+    sa = L.SlotIn(a, WithDataType(PlainMd(ad), bf16_type));
+  }
   if (sa < 0) sa = L.PlainSlot(a);
   if (sb < 0) sb = bc != nullptr ? L.PackedConstSlot(*bc, b_plain, pd.weights_desc()) : L.PlainSlot(b);
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul", n);
@@ -232,11 +250,33 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   }
   std::vector<PostOp> more = L.CollectPostOps(out);
   chain.insert(chain.end(), more.begin(), more.end());
-  auto [pd, k] = L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, bias_md, dst_md), attr, plan.engine);
-  });
+  auto build = [&](const memory::desc& am, const memory::desc& bm) {
+    return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, bias_md, dst_md), attr, plan.engine);
+    });
+  };
+  // bf16 compute, as LowerMatMul (alpha scaling would change the weights' values).
+  bool bf16 = bc != nullptr && alpha == 1.0f && L.ReadsAsBf16(a) && L.ReadsAsBf16(b);
+  std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
+  if (bf16) {
+    const auto t = memory::data_type::bf16;
+    try {
+      auto p = build(WithDataType(a_md, t), WithDataType(b_md, t));
+      if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
+    } catch (const dnnl::error&) {
+    }
+    bf16 = built.has_value();
+  }
+  if (!built) built = build(a_md, b_md);
+  auto [pd, k] = *built;
   if (relu && k == 0) return false;  // the ReLU is part of the node: never drop it
-  int sa = L.PlainSlot(a);
+  int sa = -1;
+  if (bf16) {
+    a_md = WithDataType(a_md, memory::data_type::bf16);  // strided over the plain bf16 copy's bytes
+    sa = L.SlotIn(a, WithDataType(PlainMd(ad), memory::data_type::bf16));
+  } else {
+    sa = L.PlainSlot(a);
+  }
   int sb;
   if (bc != nullptr) {
     Tensor w = *bc;

@@ -26,6 +26,10 @@ struct CpuOptions {
   bool fuse_post_ops = true;   // fold activations/scales/BN/residual adds into primitives
   bool blocked_layouts = true; // let oneDNN pick activation layouts (format_tag::any)
   bool compute_half_in_float = true;  // float16/bfloat16 values computed in f32 (widen_half.h)
+  // Convolutions and matmuls whose input and weights the model declares
+  // bfloat16 read them as bfloat16 (AVX512-BF16 dot products, f32
+  // accumulation and output) where oneDNN has a fast bf16 kernel; else f32.
+  bool bf16_kernels = true;
 };
 
 struct PlanStats {

@@ -31,6 +31,11 @@ memory::desc PlainMd(const std::vector<int64_t>& dims) {
   return memory::desc(d, memory::data_type::f32, strides);
 }
 
+memory::desc WithDataType(memory::desc md, memory::data_type type) {
+  md.data.data_type = static_cast<dnnl_data_type_t>(type);
+  return md;
+}
+
 void DnnlStep::AddArg(int arg, int slot, const memory::desc& md, bool is_output) {
   args.push_back({arg, slot, md});
   (is_output ? writes : reads).push_back(slot);

@@ -124,6 +124,74 @@ TEST(WidenHalfTest, BFloat16OutputsRoundToNearest) {
   ExpectClose(got[1].tensor, want[1].tensor, 0, 0);
 }
 
+// A bfloat16 model's convolutions and matmuls read their input and weights
+// as bfloat16 (AVX512-BF16 kernels): the input the model declares bf16 is
+// rounded to it first, which the widened f32 path skips. So the outputs are
+// the reference's (which rounds every op's output) but for rare one-ulp
+// accumulation-order differences, while the f32 path (bf16_kernels off)
+// misses the rounding of the input and differs from it on many elements.
+TEST(WidenHalfTest, Bf16ConvsAndMatMulsReadTheDeclaredBf16Values) {
+  if (!__builtin_cpu_supports("avx512bf16")) GTEST_SKIP() << "this CPU has no AVX512-BF16: bf16 kernels are not used";
+  const DType bf = DType::kBFloat16;
+  Tensor k(DType::kFloat, {});
+  k.mutable_data<float>()[0] = 1.1f;  // x * k is rarely a bf16 value: the conv/matmul input needs rounding
+  struct Case {
+    const char* name;
+    std::unique_ptr<Model> model;
+    Tensor x;
+    const char* kind;  // the step kind that must run on a bf16 kernel
+  };
+  std::vector<Case> cases;
+  {
+    GraphBuilder b;
+    Value* x = b.Input("x", bf, D({1, 16, 10, 10}));
+    Value* p = b.Op("Mul", {x, b.Constant("k", Half(k, bf))});
+    b.Output(b.Op("Conv", {p, b.Constant("w", Half(RandomF32({24, 16, 3, 3}, 40, -0.3f, 0.3f), bf)),
+                           b.Constant("bias", Half(RandomF32({24}, 41, -0.1f, 0.1f), bf))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})}));
+    cases.push_back({"Conv", b.Build(22), Half(RandomF32({1, 16, 10, 10}, 42, -1, 1), bf), "conv"});
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.Input("x", bf, D({2, 6, 64}));
+    Value* p = b.Op("Mul", {x, b.Constant("k", Half(k, bf))});
+    b.Output(b.Op("MatMul", {p, b.Constant("w", Half(RandomF32({64, 40}, 43, -0.3f, 0.3f), bf))}));
+    cases.push_back({"MatMul", b.Build(22), Half(RandomF32({2, 6, 64}, 44, -1, 1), bf), "matmul"});
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.Input("x", bf, D({6, 64}));
+    Value* p = b.Op("Mul", {x, b.Constant("k", Half(k, bf))});
+    b.Output(b.Op("Gemm", {p, b.Constant("w", Half(RandomF32({40, 64}, 45, -0.3f, 0.3f), bf)),
+                           b.Constant("c", Half(RandomF32({40}, 46, -0.1f, 0.1f), bf))},
+                  {Attribute::Int("transB", 1)}));
+    cases.push_back({"Gemm", b.Build(22), Half(RandomF32({6, 64}, 47, -1, 1), bf), "gemm"});
+  }
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::map<std::string, RuntimeValue> feeds = {{"x", c.x}};
+    CpuExecutor bf16_kernels(*c.model);
+    auto [want, got] = RunOnBoth(*c.model, feeds, bf16_kernels);
+    ASSERT_EQ(got.size(), 1u);
+    auto plan = bf16_kernels.PlanFor(feeds);
+    ASSERT_TRUE(plan.ok());
+    std::string desc = DescribePlan(**plan);
+    EXPECT_NE(desc.find("bf16"), std::string::npos) << desc;
+    EXPECT_NE(desc.find(c.kind), std::string::npos) << desc;
+    EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << desc;
+    HalfDifference with_rounding = Compare(got[0].tensor, want[0].tensor);
+    EXPECT_TRUE(with_rounding.within_one_ulp);
+    EXPECT_LE(with_rounding.share, 0.01);
+
+    CpuOptions f32;
+    f32.bf16_kernels = false;
+    CpuExecutor f32_kernels(*c.model, f32);
+    auto unrounded = f32_kernels.Run(feeds);
+    ASSERT_TRUE(unrounded.ok()) << unrounded.status();
+    EXPECT_GE(Compare((*unrounded)[0].tensor, want[0].tensor).share, 0.05) << "the case does not tell the paths apart";
+  }
+}
+
 // An fp16 model with an op kept in float between Casts (what converters
 // write around Resize): each Cast pair that rounds to half (the Cast of a
 // computed half value to float, the Cast back to half with its widened twin)
