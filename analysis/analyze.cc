@@ -175,7 +175,7 @@ void UseSymbolicShapes(const LogicalGraph& lg, const absl::flat_hash_map<const V
 // `unstable` (it gets no expression).
 // The counted nodes' costs summed, and how many nodes were not counted.
 struct CostTotals {
-  int64_t macs = 0, flops = 0, bytes_read = 0, bytes_written = 0, uncounted = 0;
+  int64_t macs = 0, int8_macs = 0, flops = 0, bytes_read = 0, bytes_written = 0, uncounted = 0;
 };
 
 CostTotals SumCosts(const std::vector<ReportNode>& nodes) {
@@ -186,6 +186,7 @@ CostTotals SumCosts(const std::vector<ReportNode>& nodes) {
       continue;
     }
     t.macs += n.macs;
+    if (n.int8) t.int8_macs += n.macs;
     t.flops += n.flops;
     t.bytes_read += n.bytes_read;
     t.bytes_written += n.bytes_written;
@@ -317,6 +318,7 @@ absl::StatusOr<Report> Analyze(Model& model, const AnalysisOptions& options) {
   report.notes.insert(report.notes.end(), lg.notes.begin(), lg.notes.end());
   const CostTotals totals = SumCosts(report.nodes);
   report.total_macs = totals.macs;
+  report.total_int8_macs = totals.int8_macs;
   report.total_flops = totals.flops;
   report.total_bytes_read = totals.bytes_read;
   report.total_bytes_written = totals.bytes_written;

@@ -133,6 +133,55 @@ int64_t StaticBytes(const Value* v) {
   return n ? static_cast<int64_t>(ByteSizeOf(v->dtype(), *n)) : 0;
 }
 
+bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
+
+// The 8-bit tensor a DequantizeLinear turns into `v`, or null.
+const Value* EightBitSource(const Value* v) {
+  const Node* p = v != nullptr ? v->producer() : nullptr;
+  if (p == nullptr || p->op_type != "DequantizeLinear" || !p->domain.empty() || p->input(0) == nullptr ||
+      !p->input(0)->type().is_tensor() || !IsEightBit(p->input(0)->dtype())) {
+    return nullptr;
+  }
+  return p->input(0);
+}
+
+// How many bytes fewer a quantized op moves than its float cost counts, or
+// -1 when `m` does not compute on 8-bit operands. QOperator ops read and
+// write their integer types already (0); a QDQ Conv/ConvTranspose/MatMul/Gemm
+// (both operands dequantized from 8-bit tensors) reads the stored 8-bit
+// tensors and the int32 bias, and writes what the QuantizeLinear after it
+// stores when that is its only reader.
+int64_t QuantizedByteSavings(const Node& m, const absl::flat_hash_map<const Value*, std::vector<const Node*>>& readers,
+                             int64_t* written_savings) {
+  *written_savings = 0;
+  static const absl::flat_hash_set<std::string> kQOperator = {"QLinearConv", "QLinearMatMul", "ConvInteger",
+                                                              "MatMulInteger"};
+  static const absl::flat_hash_set<std::string> kQdqCompute = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
+  if (!m.domain.empty()) return -1;
+  if (kQOperator.contains(m.op_type)) return 0;
+  if (!kQdqCompute.contains(m.op_type) || m.num_inputs() < 2) return -1;
+  const Value* a = EightBitSource(m.input(0));
+  const Value* b = EightBitSource(m.input(1));
+  if (a == nullptr || b == nullptr) return -1;
+  int64_t read = StaticBytes(m.input(0)) - StaticBytes(a) + StaticBytes(m.input(1)) - StaticBytes(b);
+  if (m.has_input(2)) {
+    const Node* p = m.input(2)->producer();
+    if (p != nullptr && p->op_type == "DequantizeLinear" && p->input(0) != nullptr) {
+      read += StaticBytes(m.input(2)) - StaticBytes(p->input(0));
+    }
+  }
+  const Value* out = m.output(0);
+  auto it = out != nullptr ? readers.find(out) : readers.end();
+  if (it != readers.end() && it->second.size() == 1) {
+    const Node* q = it->second[0];
+    if (q->op_type == "QuantizeLinear" && q->domain.empty() && q->input(0) == out && q->output(0) != nullptr &&
+        q->output(0)->type().is_tensor() && IsEightBit(q->output(0)->dtype())) {
+      *written_savings = StaticBytes(out) - StaticBytes(q->output(0));
+    }
+  }
+  return read;
+}
+
 }  // namespace
 
 absl::StatusOr<LogicalGraph> BuildLogicalGraph(
@@ -249,6 +298,12 @@ absl::StatusOr<LogicalGraph> BuildLogicalGraph(
       rn.flops += mf.cost.flops;
       rn.bytes_read += mf.cost.bytes_read;
       rn.bytes_written += mf.cost.bytes_written;
+      int64_t written_savings = 0;
+      if (int64_t read_savings = QuantizedByteSavings(*m, readers, &written_savings); read_savings >= 0) {
+        rn.int8 = true;
+        rn.bytes_read -= read_savings;
+        rn.bytes_written -= written_savings;
+      }
       if (int64_t body = BodyParameters(*m); body > 0) {
         rn.params += body;
         anonymous_params += body;

@@ -52,6 +52,8 @@ std::string TotalWithExpression(const Report& r, int64_t value,
 // "Shape, index and mask computations (off the representation path): 6
 // nodes (Cast ×2, Shape, Range...) at Nodes 5, 6, ..."; "" when there are none.
 std::string OffPathSummary(const Report& r);
+// "4089184256 ≈ 4.09 G, 100% of the MACs": the MACs on 8-bit operands.
+std::string Int8Share(const Report& r);
 // The sizes analysed and where the expressions hold, for the notes.
 std::string SymbolicSummary(const SymbolicCosts& s);
 

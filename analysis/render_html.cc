@@ -360,6 +360,7 @@ void SidePanel(const Report& r, std::string& out) {
                             : "";
   row("parameters", HtmlEscape(TotalWithExpression(r, r.total_params, &SymbolicCosts::params)));
   row("MACs", HtmlEscape(TotalWithExpression(r, r.total_macs, &SymbolicCosts::macs) + partial));
+  if (r.total_int8_macs > 0) row("of which int8", HtmlEscape(Int8Share(r)));
   row("FLOPs", HtmlEscape(TotalWithExpression(r, r.total_flops, &SymbolicCosts::flops) + partial));
   row("bytes read", HtmlEscape(Bytes(r.total_bytes_read)));
   row("bytes written", HtmlEscape(Bytes(r.total_bytes_written)));

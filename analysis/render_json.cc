@@ -125,6 +125,7 @@ void NodeJson(Json& j, const Report& r, const ReportNode& n) {
   j.Key("flops"); n.cost_known ? j.Int(n.flops) : j.Null();
   j.Key("bytes_read"); n.cost_known ? j.Int(n.bytes_read) : j.Null();
   j.Key("bytes_written"); n.cost_known ? j.Int(n.bytes_written) : j.Null();
+  j.Key("int8"); j.Bool(n.int8);
   PolynomialJson(j, "macs_expression", n.macs_expression, r, n.macs);
   PolynomialJson(j, "flops_expression", n.flops_expression, r, n.flops);
   PolynomialJson(j, "bytes_expression", n.bytes_expression, r, n.bytes_read + n.bytes_written);
@@ -201,6 +202,7 @@ void SummaryJson(Json& j, const Report& r) {
   j.BeginObject();
   j.Key("total_parameters"); j.Int(r.total_params);
   j.Key("total_macs"); j.Int(r.total_macs);
+  j.Key("total_int8_macs"); j.Int(r.total_int8_macs);
   j.Key("total_flops"); j.Int(r.total_flops);
   j.Key("uncounted_nodes"); j.Int(r.uncounted_nodes);
   j.Key("peak_activation_bytes");

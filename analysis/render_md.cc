@@ -86,6 +86,7 @@ std::string RenderMarkdown(const Report& r) {
   absl::StrAppend(&out, "- Total parameters: ",
                   TotalWithExpression(r, r.total_params, &SymbolicCosts::params), "\n");
   absl::StrAppend(&out, "- Total MACs: ", TotalWithExpression(r, r.total_macs, &SymbolicCosts::macs),
+                  r.total_int8_macs > 0 ? absl::StrCat(" (int8: ", Int8Share(r), ")") : "",
                   "\n- Total FLOPs: ", TotalWithExpression(r, r.total_flops, &SymbolicCosts::flops),
                   "\n");
   if (r.uncounted_nodes > 0) {

@@ -87,6 +87,11 @@ std::string TotalWithExpression(const Report& r, int64_t value,
   return WithExpression(r, value, r.symbolic ? (*r.symbolic).*member : std::nullopt);
 }
 
+std::string Int8Share(const Report& r) {
+  const double share = r.total_macs > 0 ? 100.0 * static_cast<double>(r.total_int8_macs) / r.total_macs : 0.0;
+  return absl::StrCat(r.total_int8_macs, " ≈ ", Short(r.total_int8_macs), ", ", Fixed(share, 1), "% of the MACs");
+}
+
 std::string OffPathSummary(const Report& r) {
   std::map<std::string, int> ops;
   std::vector<int> nodes;
@@ -167,9 +172,10 @@ void NodeBlock(const Report& r, const ReportNode& n, bool names, std::string& ou
   absl::StrAppend(&out, "Properties: ",
                   n.properties.empty() ? "none known" : absl::StrJoin(n.properties, ", "), "\n");
   if (n.cost_known) {
-    absl::StrAppend(&out, "MACs: ", WithExpression(r, n.macs, n.macs_expression), "\n",
+    absl::StrAppend(&out, "MACs: ", WithExpression(r, n.macs, n.macs_expression), n.int8 ? " (int8)" : "", "\n",
                     "FLOPs: ", WithExpression(r, n.flops, n.flops_expression), "\n",
-                    "Memory: ", n.bytes_read, " bytes read, ", n.bytes_written, " bytes written\n");
+                    "Memory: ", n.bytes_read, " bytes read, ", n.bytes_written, " bytes written",
+                    n.int8 ? " (8-bit operands as stored)" : "", "\n");
   } else {
     absl::StrAppend(&out,
                     "MACs: unknown (shapes not static)\nFLOPs: unknown (shapes not static)\n");
@@ -212,6 +218,10 @@ std::string RenderText(const Report& r, NodeNames node_names) {
           : "";
   absl::StrAppend(&out, "Total MACs: ", TotalWithExpression(r, r.total_macs, &SymbolicCosts::macs),
                   partial, "\n");
+  if (r.total_int8_macs > 0) {
+    absl::StrAppend(&out, "  of which on 8-bit operands (int8): ", Int8Share(r),
+                    "\n");
+  }
   absl::StrAppend(&out, "Total FLOPs: ", TotalWithExpression(r, r.total_flops, &SymbolicCosts::flops),
                   partial, "\n");
   if (r.peak_activation_bytes) {

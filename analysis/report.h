@@ -100,6 +100,12 @@ struct ReportNode {
   int64_t flops = 0;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
+  // Its MACs multiply 8-bit integers: a QOperator op (QLinearConv,
+  // MatMulInteger, ...) or a QDQ one (a Conv/MatMul/Gemm whose operands are
+  // DequantizeLinear outputs of 8-bit tensors, as engines run it). A QDQ
+  // op's bytes count its operands as stored (8-bit activations and weights,
+  // int32 bias) and its output as the QuantizeLinear after it writes it.
+  bool int8 = false;
   // The same costs as polynomials in the graph inputs' symbolic dims (see
   // SymbolicCosts); unset for a model without symbols or when not found.
   std::optional<Polynomial> macs_expression;
@@ -209,6 +215,7 @@ struct Report {
   // Graph totals. Shared initializers are counted once.
   int64_t total_params = 0;
   int64_t total_macs = 0;
+  int64_t total_int8_macs = 0;  // of total_macs, on 8-bit operands (ReportNode::int8)
   int64_t total_flops = 0;
   int64_t total_bytes_read = 0;     // of the counted nodes
   int64_t total_bytes_written = 0;

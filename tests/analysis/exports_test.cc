@@ -307,6 +307,49 @@ TEST(ExportsReport, QuantizedValuesAndPixelInputsAreData) {
   EXPECT_GT(distinct_values, 50);
 }
 
+// A QDQ Conv (8-bit activation and weight, int32 bias, QuantizeLinear after)
+// is an int8 op: its MACs are int8 MACs and its bytes the stored operands',
+// 1 byte per activation and weight element, 4 per bias, 1 per output. The
+// float Conv beside it is not.
+TEST(ExportsReport, QdqConvsCountInt8MacsAndStoredBytes) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 10, 10});
+  Value* q = b.Op("QuantizeLinear", {x, b.Constant("xs", Tensor::Scalar<float>(0.05f)),
+                                     b.Constant("xz", Tensor::FromVector<uint8_t>({128}, {}))});
+  Value* dq = b.Op("DequantizeLinear", {q, b.Constant("xs2", Tensor::Scalar<float>(0.05f)),
+                                        b.Constant("xz2", Tensor::FromVector<uint8_t>({128}, {}))});
+  std::vector<int8_t> wq(16 * 8 * 3 * 3);
+  for (size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  Value* w = b.Op("DequantizeLinear", {b.Constant("wq", Tensor::FromVector<int8_t>(wq, {16, 8, 3, 3})),
+                                       b.Constant("ws", Tensor::Scalar<float>(0.01f))});
+  Tensor bq = Tensor::FromVector<int32_t>(std::vector<int32_t>(16, 7), {16});
+  Value* bias = b.Op("DequantizeLinear", {b.Constant("bq", bq),
+                                          b.Constant("bs", Tensor::Scalar<float>(0.0005f))});
+  Value* c = b.Op("Conv", {dq, w, bias}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* y = b.Op("QuantizeLinear", {c, b.Constant("ys", Tensor::Scalar<float>(0.1f)),
+                                     b.Constant("yz", Tensor::FromVector<uint8_t>({0}, {}))});
+  b.Output(y);
+  b.Output(b.Op("Conv", {x, b.Constant("wf", Random({4, 8, 1, 1}, 12))}));
+  auto model = b.Build(13);
+  auto r = Analyze(*model, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ReportNode* qconv = nullptr;
+  const ReportNode* fconv = nullptr;
+  for (const ReportNode& n : r->nodes) {
+    if (n.sources.size() == 1 && n.sources[0].op_type == "Conv") (n.int8 ? qconv : fconv) = &n;
+  }
+  ASSERT_NE(qconv, nullptr);
+  ASSERT_NE(fconv, nullptr);
+  EXPECT_FALSE(fconv->int8);
+  EXPECT_EQ(qconv->macs, 16 * 100 * 8 * 9);
+  EXPECT_EQ(qconv->bytes_read, 8 * 100 + 16 * 8 * 9 + 16 * 4);
+  EXPECT_EQ(qconv->bytes_written, 16 * 100);
+  EXPECT_EQ(r->total_int8_macs, qconv->macs);
+  EXPECT_EQ(r->total_macs, qconv->macs + fconv->macs);
+  EXPECT_NE(RenderText(*r).find("of which on 8-bit operands (int8): 11520"), std::string::npos) << RenderText(*r);
+  EXPECT_NE(RenderJson(*r).find("\"total_int8_macs\": 11520"), std::string::npos);
+}
+
 TEST(ExportsReport, NamesLineNamesTheOnnxNodes) {
   GraphBuilder b;
   Value* x = b.Input("x", DType::kFloat, {1, 8});
