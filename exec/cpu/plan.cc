@@ -31,10 +31,15 @@ constexpr int64_t kParallelMinMacs = int64_t{10} << 20;       // whole model
 constexpr int64_t kParallelMinMacsPerNode = int64_t{1} << 19;  // on average
 // Or enough bytes read and written per node (activations of any dtype,
 // weights aside) that the memory-bound kernels (elementwise, normalizations,
-// copies, arg-reductions: no MACs) split across cores: a unary op on
-// [1, 64, 112, 112] f32 moves 6.4 MB. Counting only f32 outputs sent
-// ArgMax over 3.2 MB and bool NonZero inputs to one thread beside ORT's two.
-constexpr size_t kParallelMinBytesPerNode = size_t{4} << 20;
+// copies, arg-reductions: no MACs) split across cores. Counting only f32
+// outputs sent ArgMax over 3.2 MB and bool NonZero inputs to one thread
+// beside ORT's two. At 4 MiB a node, ops of 20-200 µs still ran on one: at
+// 2 threads (bench/ops/run_ops.py, aic/ORT) MaxPool 3x3s2 [1, 64, 112, 112]
+// 2.35 -> 1.19, LayerNormalization [1, 128, 768] 1.58 -> 0.82, Softmax
+// [128, 1000] 1.62 -> 0.84, Tanh [1, 128, 768] 1.41 -> 0.65 at 256 KiB; no
+// model of bench/zoo changed its thread count, and PP-OCR cls (0.1 M MACs and
+// under 128 KiB a node) stays on one thread.
+constexpr size_t kParallelMinBytesPerNode = size_t{256} << 10;
 // Or enough weights per node that streaming them bounds the time: a decoder
 // step at batch 1 (gpt2_small_past: 30 MB of weights over 154 nodes, each
 // MatMul a matrix-vector product) ran 0.57 ms on one thread, 0.40 on two,

@@ -372,5 +372,21 @@ TEST(CpuExecutorTest, SelectingOpsCountWhatTheyRead) {
   EXPECT_EQ(PlanThreads(*third, feed({8, 512, 2304})), 2);
 }
 
+// A memory-bound op of a few hundred kilobytes (Tanh over [1, 128, 768]
+// moves 768 KiB, about 15 µs a thread here) is worth both threads; one over
+// [1, 16, 768] (96 KiB) is not.
+TEST(CpuExecutorTest, MemoryBoundOpsOfAFewHundredKilobytesTakeBothThreads) {
+  auto tanh = [](int64_t rows) {
+    GraphBuilder b;
+    b.Output(b.Op("Tanh", {b.Input("x", DType::kFloat, {1, rows, 768})}));
+    return b.Build(17);
+  };
+  auto feed = [](int64_t rows) {
+    return std::map<std::string, RuntimeValue>{{"x", RuntimeValue(Tensor(DType::kFloat, {1, rows, 768}))}};
+  };
+  EXPECT_EQ(PlanThreads(*tanh(128), feed(128)), 2);
+  EXPECT_EQ(PlanThreads(*tanh(16), feed(16)), 1);
+}
+
 }  // namespace
 }  // namespace aic::cpu
