@@ -497,7 +497,10 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
                      for n, v in sorted(index["lowp_skipped"].items())])] if index.get("lowp_skipped") else []) + [
              ("aic-onnx errors", [f"{m['name']}: {e}" for m in models for e in m["errors"]]),
              ("Wrong outputs (aic-onnx vs ORT)",
-              [f"{m['name']}: max |Δ| {m['aic_worst']:.3g}; {m['aic_note']}" for m in models if m["aic_ok"] is False]),
+              [f"{m['name']}: max |Δ| {m['aic_worst']:.3g}; {m['aic_note']}"
+               + ("; op by op within one step of the QDQ standard, as ORT's own kernels are: bench/INT8_OPS.md"
+                  if m["meta"].get("variant") == "int8-qdq" else "")
+               for m in models if m["aic_ok"] is False]),
              ("Fallback (reference) ops", [f"{m['name']}: " + ", ".join(f"{op}×{n}" for op, n in
                                                                         sorted(m["fallback"].items()))
                                            for m in models if m["fallback"]]),
