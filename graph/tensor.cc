@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "support/half.h"
-#include "support/huge_pages.h"
 
 namespace aic {
 
@@ -18,14 +17,7 @@ std::shared_ptr<Buffer> Buffer::AllocateUninitialized(size_t size) {
   std::shared_ptr<Buffer> b(new Buffer());
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  if (rounded >= kHugePageWorthwhile) {
-    // Aligned to a huge page so that all of it but the tail can be one.
-    void* p = nullptr;
-    b->data_ = posix_memalign(&p, kHugePageSize, rounded) == 0 ? static_cast<uint8_t*>(p) : nullptr;
-    AdviseHugePages(b->data_, rounded);
-  } else {
-    b->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
-  }
+  b->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
   AIC_CHECK(b->data_ != nullptr, "out of memory allocating ", size, " bytes");
   b->size_ = size;
   b->writable_ = true;

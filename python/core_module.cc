@@ -39,7 +39,6 @@
 #include "session/optimize_and_verify.h"
 #include "session/session.h"
 #include "session/test_inputs.h"
-#include "support/huge_pages.h"
 
 namespace py = pybind11;
 
@@ -569,7 +568,6 @@ py::tuple Optimize(const py::object& model, const std::string& name, const std::
     if (raw == nullptr) throw py::error_already_set();
     model_bytes = py::reinterpret_steal<py::bytes>(raw);
     py::gil_scoped_release release;  // the new object is ours alone until returned
-    AdviseHugePages(PyBytes_AS_STRING(raw), serialized->size());
     serialized->CopyTo(PyBytes_AS_STRING(raw));
   }
   return py::make_tuple(model_bytes, stats);
