@@ -215,7 +215,7 @@ absl::Status DequantizeKernel(KernelContext& ctx) {
   absl::StatusOr<DType> out_type = DequantizedTypeOf(ctx.node(), ctx.input(1).dtype());
   if (!out_type.ok()) return ctx.Error(out_type.status().message());
   AIC_ASSIGN_OR_RETURN(QuantLayout layout, LayoutOf(ctx));
-  const std::vector<double> xs = Values(x), scale = Values(ctx.input(1));
+  const std::vector<double> scale = Values(ctx.input(1));
   std::vector<double> zero(scale.size(), 0.0);
   const bool has_zero = ctx.has_input(2);
   if (has_zero && IsFloat8(x.dtype())) {
@@ -231,6 +231,30 @@ absl::Status DequantizeKernel(KernelContext& ctx) {
   // numpy: float32(x) - int32 zero point promotes to float64; every other
   // combination stays in float32.
   const bool in_double = x.dtype() == DType::kInt32 && has_zero;
+  if (!in_double && *out_type == DType::kFloat && layout.kind != QuantLayout::Kind::kBlocked &&
+      (x.dtype() == DType::kInt8 || x.dtype() == DType::kUint8 || x.dtype() == DType::kInt32)) {
+    // The common case in float32 directly, the same arithmetic without the
+    // per-element double round trip: folding the int8 weights of a QDQ
+    // ResNet-50 (25 M elements) took 0.45 s of opt's 1.05 s that way.
+    Tensor y(DType::kFloat, x.dims());
+    float* out = y.mutable_data<float>();
+    auto run = [&](const auto* in) {
+      const int64_t n = x.num_elements();
+      const int64_t inner = layout.kind == QuantLayout::Kind::kAxis ? layout.inner : n;
+      const int64_t channels = static_cast<int64_t>(scale.size());
+      for (int64_t start = 0, c = 0; start < n; start += inner, c = (c + 1) % channels) {
+        const float z = static_cast<float>(zero[static_cast<size_t>(c)]);
+        const float k = static_cast<float>(scale[static_cast<size_t>(c)]);
+        for (int64_t i = start; i < start + inner && i < n; ++i) out[i] = (static_cast<float>(in[i]) - z) * k;
+      }
+    };
+    if (x.dtype() == DType::kInt8) run(x.data<int8_t>());
+    else if (x.dtype() == DType::kUint8) run(x.data<uint8_t>());
+    else run(x.data<int32_t>());
+    ctx.set_output(0, std::move(y));
+    return absl::OkStatus();
+  }
+  const std::vector<double> xs = Values(x);
   std::vector<double> y(xs.size());
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     const size_t c = static_cast<size_t>(layout.ScaleIndex(i));
