@@ -133,13 +133,11 @@ int64_t StaticBytes(const Value* v) {
   return n ? static_cast<int64_t>(ByteSizeOf(v->dtype(), *n)) : 0;
 }
 
-bool IsEightBit(DType t) { return t == DType::kInt8 || t == DType::kUint8; }
-
 // The 8-bit tensor a DequantizeLinear turns into `v`, or null.
 const Value* EightBitSource(const Value* v) {
   const Node* p = v != nullptr ? v->producer() : nullptr;
   if (p == nullptr || p->op_type != "DequantizeLinear" || !p->domain.empty() || p->input(0) == nullptr ||
-      !p->input(0)->type().is_tensor() || !IsEightBit(p->input(0)->dtype())) {
+      !p->input(0)->type().is_tensor() || !IsEightBitInteger(p->input(0)->dtype())) {
     return nullptr;
   }
   return p->input(0);
@@ -175,7 +173,7 @@ int64_t QuantizedByteSavings(const Node& m, const absl::flat_hash_map<const Valu
   if (it != readers.end() && it->second.size() == 1) {
     const Node* q = it->second[0];
     if (q->op_type == "QuantizeLinear" && q->domain.empty() && q->input(0) == out && q->output(0) != nullptr &&
-        q->output(0)->type().is_tensor() && IsEightBit(q->output(0)->dtype())) {
+        q->output(0)->type().is_tensor() && IsEightBitInteger(q->output(0)->dtype())) {
       *written_savings = StaticBytes(out) - StaticBytes(q->output(0));
     }
   }

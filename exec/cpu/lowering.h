@@ -132,6 +132,20 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
   throw dnnl::error(dnnl_unimplemented, "no post-op prefix");
 }
 
+// What `make()` builds (a (primitive_desc, post-op count) pair, as
+// WithPostOps returns) when oneDNN has it with an optimized implementation;
+// nullopt when it is slow (IsSlowImplementation) or not implemented. For a
+// form worth trying first (a view, bf16 operands), with another to fall back on.
+template <typename Make>
+auto IfFast(const char* kind, Make make) -> std::optional<decltype(make())> {
+  try {
+    auto built = make();
+    if (!IsSlowImplementation(kind, built.first.impl_info_str())) return built;
+  } catch (const dnnl::error&) {
+  }
+  return std::nullopt;
+}
+
 // `c` dims padded on the left to out's rank, when each is 1 or equals out's.
 std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
                                                    const std::vector<int64_t>& out);

@@ -273,14 +273,11 @@ bool LowerConv(Lowerer& L, const Node& n) {
   if (L.options().blocked_layouts && od.size() == 4 && ConvsPreferBlocked16(L)) {
     dst_md = memory::desc(ToDnnlDims(od), memory::data_type::f32, memory::format_tag::nChw16c);
   }
-  if (bf16) {
-    try {
-      if (IsSlowImplementation("conv", build(AnyMd(xd), dst_md).first.impl_info_str())) bf16 = false;
-    } catch (const dnnl::error&) {
-      bf16 = false;  // no bf16 kernel on this CPU: f32
-    }
-  }
-  auto built = build(bf16 ? AnyMd(xd) : L.SrcMdOrAny(x), dst_md);
+  // Without a fast bf16 kernel on this CPU: f32 (build reads `bf16`).
+  std::optional<decltype(build(dst_md, dst_md))> built_bf16;
+  if (bf16) built_bf16 = IfFast("conv", [&] { return build(AnyMd(xd), dst_md); });
+  bf16 = built_bf16.has_value();
+  auto built = bf16 ? *built_bf16 : build(L.SrcMdOrAny(x), dst_md);
   std::vector<std::pair<memory::desc, memory::desc>> alternatives;
   if (L.options().blocked_layouts) alternatives.emplace_back(AnyMd(xd), AnyMd(od));
   alternatives.emplace_back(PlainMd(xd), PlainMd(od));

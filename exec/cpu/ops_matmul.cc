@@ -135,11 +135,9 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   const Node* transpose = chain.empty() && !bf16 ? TransposedDst(L, out, &tdst) : nullptr;
   std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
   if (a_view || b_view || transpose != nullptr) {
-    try {
-      auto p = build(a_view ? va->md : a_md, b_view ? vb->md : b_md, transpose != nullptr ? tdst : dst_md);
-      if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
-    } catch (const dnnl::error&) {
-    }
+    built = IfFast("matmul", [&] {
+      return build(a_view ? va->md : a_md, b_view ? vb->md : b_md, transpose != nullptr ? tdst : dst_md);
+    });
   }
   if (built) {
     if (a_view) {
@@ -163,11 +161,9 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
       b_md = bc != nullptr && L.options().blocked_layouts ? AnyMd(bd) : b_plain;
     }
     if (bf16) {
-      try {
-        auto p = build(WithDataType(a_md, bf16_type), WithDataType(b_md, bf16_type), dst_md);
-        if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
-      } catch (const dnnl::error&) {
-      }
+      built = IfFast("matmul", [&] {
+        return build(WithDataType(a_md, bf16_type), WithDataType(b_md, bf16_type), dst_md);
+      });
       bf16 = built.has_value();  // no fast bf16 kernel on this CPU: f32
     }
     if (!built) built = build(a_md, b_md, dst_md);
@@ -260,11 +256,7 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
   if (bf16) {
     const auto t = memory::data_type::bf16;
-    try {
-      auto p = build(WithDataType(a_md, t), WithDataType(b_md, t));
-      if (!IsSlowImplementation("matmul", p.first.impl_info_str())) built = p;
-    } catch (const dnnl::error&) {
-    }
+    built = IfFast("matmul", [&] { return build(WithDataType(a_md, t), WithDataType(b_md, t)); });
     bf16 = built.has_value();
   }
   if (!built) built = build(a_md, b_md);
