@@ -184,7 +184,7 @@ bool LowerBatchNorm(Lowerer& L, const Node& n);
 bool LowerSoftmax(Lowerer& L, const Node& n);
 bool LowerConcat(Lowerer& L, const Node& n);
 bool LowerReduce(Lowerer& L, const Node& n);
-bool LowerTranspose(Lowerer& L, const Node& n);
+bool LowerTransposeAsView(Lowerer& L, const Node& n);  // f32 read only by MatMuls
 bool LowerSlice(Lowerer& L, const Node& n);
 bool LowerResize(Lowerer& L, const Node& n);
 // Native kernels (ops_native*.cc, exec/cpu/kernels/); the *OrNative ones try
@@ -217,7 +217,7 @@ bool LowerExpand(Lowerer& L, const Node& n);
 bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inputs
 bool LowerSplit(Lowerer& L, const Node& n);
 bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 slices
-bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // oneDNN for f32
+bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerQuantizeLinear(Lowerer& L, const Node& n);

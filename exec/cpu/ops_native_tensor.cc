@@ -531,51 +531,9 @@ bool LowerSliceOrNative(Lowerer& L, const Node& n) {
   return EmitStridedCopy(L, n, x, out, kernels::MakeStridedCopy(dims, starts, steps, sub, size), "slice");
 }
 
-
-namespace {
-
-// A Transpose of half values (float16 kept half, bfloat16) as oneDNN's JIT
-// reorder over a bfloat16 view of the bytes: a reorder between two layouts
-// of one data type copies the bits (tests check every 16-bit pattern), 2-3x
-// faster than the element-generic strided copy. Not for int16: were a value
-// ever converted, its bits as a bfloat16 NaN could change. Declines (the
-// strided copy runs) where oneDNN would take a reference or naive loop.
-bool LowerTwoByteTranspose(Lowerer& L, const Node& n, const Value* x, const Value* out,
-                           const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
-  const auto rank = static_cast<int>(dims.size());
-  if (rank == 0 || rank > DNNL_MAX_NDIMS) return false;
-  std::vector<int64_t> strides(rank, 1);
-  for (int i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
-  memory::dims vd(rank), vs(rank);
-  for (int i = 0; i < rank; ++i) {
-    vd[i] = dims[perm[i]];
-    vs[i] = strides[perm[i]];
-  }
-  try {
-    Plan& plan = L.plan();
-    memory::desc view(vd, memory::data_type::bf16, vs);
-    memory::dims plain(rank, 1);
-    for (int i = rank - 2; i >= 0; --i) plain[i] = plain[i + 1] * vd[i + 1];
-    memory::desc dst(vd, memory::data_type::bf16, plain);
-    dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
-    if (IsSlowImplementation("reorder", pd.impl_info_str())) return false;
-    int src = L.PlainSlot(x);
-    int slot = NativeOutSlot(L, out);
-    if (src < 0 || slot < 0) return false;
-    DnnlStep* step = L.AddDnnlStep(dnnl::reorder(pd), "transpose", n);
-    step->AddArg(DNNL_ARG_SRC, src, view, false);
-    step->AddArg(DNNL_ARG_DST, slot, dst, true);
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
-}
-
-}  // namespace
-
 bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
   try {
-    if (LowerTranspose(L, n)) return true;  // f32: a oneDNN reorder, or a view read by MatMuls
+    if (LowerTransposeAsView(L, n)) return true;  // f32 read only by MatMuls: a strided view
   } catch (const dnnl::error&) {
   }
   const Value* x = n.input(0);
@@ -594,8 +552,6 @@ bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
     want[i] = dims[perm[i]];
   }
   if (want != L.V(out).dims) return false;
-  DType t = L.V(x).dtype;
-  if ((t == DType::kFloat16 || t == DType::kBFloat16) && LowerTwoByteTranspose(L, n, x, out, dims, perm)) return true;
   return EmitStridedCopy(L, n, x, out, kernels::MakeTransposeCopy(dims, perm, ElementSize(L.V(x).dtype)),
                          "transpose");
 }

@@ -88,14 +88,23 @@ def _source(model: ModelLike, base_dir: Optional[str]):
     serialize = getattr(model, "SerializeToString", None)
     if serialize is None:
         raise TypeError(f"a model is an onnx.ModelProto, its serialized bytes or a path, not {type(model).__name__}")
-    size = model.ByteSize()
+    # Serialized first and sized only when that fails: ByteSize() encodes the
+    # whole message too, doubling the cost for every model under the limit.
+    try:
+        data = serialize()
+        size = len(data)
+    except Exception:
+        size = model.ByteSize()
+        if size <= _PROTOBUF_LIMIT:
+            raise
+        data = None
     if size > _PROTOBUF_LIMIT:
         raise ValueError(f"the ModelProto is {size} bytes, past protobuf's 2 GB limit: save it with external "
                          "data (onnx.save(..., save_as_external_data=True)) and pass the path")
     name = "<ModelProto"
     graph_name = getattr(getattr(model, "graph", None), "name", "")
     name += f" {graph_name!r}>" if graph_name else ">"
-    return serialize(), name, base_dir or ""
+    return data, name, base_dir or ""
 
 
 def _shapes(shapes: Optional[Mapping[str, Sequence[int]]], what: str) -> Optional[Dict[str, List[int]]]:
