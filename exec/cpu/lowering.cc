@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/half_storage.h"
+#include "exec/cpu/layout_copy.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
 #include "ops/ml/ml_ops.h"
@@ -222,13 +223,7 @@ int Lowerer::SlotIn(const Value* v, const memory::desc& md) {
   if (type == memory::data_type::bf16) plan_.slots[dst].dtype = DType::kBFloat16;  // a bf16 kernel's input copy
   st.slot = saved;  // the produced slot stays the value's primary one
   copies.emplace_back(md, dst);
-  auto step = std::make_unique<DnnlStep>();
-  step->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(plan_.engine, src_md, plan_.engine, md));
-  step->AddArg(DNNL_ARG_SRC, src, src_md, false);
-  step->AddArg(DNNL_ARG_DST, dst, md, true);
-  step->kind = "reorder";
-  step->label = v->name();
-  plan_.steps.push_back(std::move(step));
+  AddReorderStep(plan_, src, src_md, dst, md, v->name());
   return dst;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "exec/cpu/kernels/depthwise_conv.h"
+#include "exec/cpu/layout_copy.h"
 #include "exec/cpu/lowering.h"
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
@@ -625,15 +626,6 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   if (!keep_blocked && y_slot < 0) return false;
   int x_slot = L.V(x).slot;
 
-  auto reorder = [&](int from, const memory::desc& from_md, int to, const memory::desc& to_md, const std::string& label) {
-    auto step = std::make_unique<DnnlStep>();
-    step->primitive = dnnl::reorder(dnnl::reorder::primitive_desc(plan.engine, from_md, plan.engine, to_md));
-    step->AddArg(DNNL_ARG_SRC, from, from_md, false);
-    step->AddArg(DNNL_ARG_DST, to, to_md, true);
-    step->kind = "reorder";
-    step->label = label;
-    plan.steps.push_back(std::move(step));
-  };
   // One reorder per (value, layout), shared by the convs reading it.
   int src = !x_blocked && pd->src_desc() == x_plain ? x_slot : L.SlotIn(x, pd->src_desc());
   Tensor wt = *w;  // the slot keeps the packed copy, or this one when layouts agree
@@ -659,7 +651,7 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   }
   step->AddArg(DNNL_ARG_DST, dst, pd->dst_desc(), true);
   step->label += " [int8]";
-  if (!dst_direct) reorder(dst, pd->dst_desc(), y_slot, y_plain, out->name());
+  if (!dst_direct) AddReorderStep(plan, dst, pd->dst_desc(), y_slot, y_plain, out->name());
   return true;
 }
 

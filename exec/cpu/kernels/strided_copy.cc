@@ -63,6 +63,11 @@ StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::
   return Collapse(out_dims, strides, offset, elem_size);
 }
 
+StridedCopyPlan MakeCopy(const std::vector<int64_t>& out_dims, const std::vector<int64_t>& src_strides,
+                         int64_t offset, int64_t elem_size) {
+  return Collapse(out_dims, src_strides, offset, elem_size);
+}
+
 StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm,
                                   int64_t elem_size) {
   std::vector<int64_t> dense = DenseStrides(in_dims), out(perm.size()), strides(perm.size());

@@ -25,6 +25,10 @@ StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::
                                 const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
                                 int64_t elem_size);
 
+// out (dense, `out_dims`) from the source element offset + Σ i_k·src_strides[k].
+StridedCopyPlan MakeCopy(const std::vector<int64_t>& out_dims, const std::vector<int64_t>& src_strides,
+                         int64_t offset, int64_t elem_size);
+
 // out = Transpose(in, perm).
 StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm,
                                   int64_t elem_size);

@@ -2,8 +2,8 @@
 // contiguously (i), columns the innermost output dim (j): out[i][j] =
 // in[i + j·S]. Work is cut into column chunks so that the source lines a
 // chunk touches (one per column) stay in L1 while every row block of the
-// chunk reads its part of them; chunks (times the outer dims) are spread
-// over threads.
+// chunk reads its part of them; chunks (times the outer dims, and row parts
+// where those are few) are spread over threads.
 #include "exec/cpu/kernels/transpose_blocks.h"
 
 #include <algorithm>
@@ -120,9 +120,18 @@ void Run(const StridedCopyPlan& p, const Geometry& g, const void* in, void* out,
   const T* src = static_cast<const T*>(in) + p.offset;
   T* dst = static_cast<T*>(out);
   const int64_t chunks = (g.cols + kColumnChunk - 1) / kColumnChunk;
+  // Rows are split too where matrices and column chunks are too few to
+  // share among threads (an NCHW image of 3 channels going to NHWC is one
+  // matrix of 3 columns), in multiples of the tile.
+  const int64_t wanted = 4 * static_cast<int64_t>(omp_get_max_threads());
+  int64_t row_parts = 1;
+  if (g.outer * chunks < wanted) row_parts = std::min((wanted + g.outer * chunks - 1) / (g.outer * chunks), g.rows / kTile);
+  row_parts = std::max<int64_t>(row_parts, 1);
+  const int64_t part_rows = (g.rows / row_parts + kTile - 1) / kTile * kTile;
   const auto outer_rank = static_cast<int64_t>(g.outer_dims.size());
-  ParallelFor(g.outer * chunks, g.rows * kColumnChunk, [&](int64_t item) {
-    int64_t chunk = item % chunks, rest = item / chunks;
+  const int64_t cols_per_item = std::min(g.cols, kColumnChunk);
+  ParallelFor(g.outer * chunks * row_parts, part_rows * cols_per_item, [&](int64_t item) {
+    int64_t part = item % row_parts, chunk = (item / row_parts) % chunks, rest = item / row_parts / chunks;
     int64_t s = 0, d = 0;
     for (int64_t a = outer_rank - 1; a >= 0; --a) {
       int64_t idx = rest % g.outer_dims[a];
@@ -130,8 +139,11 @@ void Run(const StridedCopyPlan& p, const Geometry& g, const void* in, void* out,
       s += idx * g.outer_src[a];
       d += idx * g.outer_dst[a];
     }
+    int64_t i0 = part * part_rows, i1 = part + 1 == row_parts ? g.rows : std::min(g.rows, i0 + part_rows);
+    if (i0 >= i1) return;
     int64_t j0 = chunk * kColumnChunk, j1 = std::min(g.cols, j0 + kColumnChunk);
-    TransposeColumns(src + s, g.src_col, dst + d, g.dst_row, g.rows, j0, j1, tile);
+    // Rows from i0: the tiles' source and destination move with them.
+    TransposeColumns(src + s + i0, g.src_col, dst + d + i0 * g.dst_row, g.dst_row, i1 - i0, j0, j1, tile);
   });
 }
 
