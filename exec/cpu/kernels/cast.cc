@@ -199,6 +199,9 @@ void AddPairs(std::map<std::pair<DType, DType>, CastFn>& m) {
 
 }  // namespace
 
+void HalfToFloatRow(const uint16_t* x, float* y, int64_t n) { HalfToF32Run(x, y, n); }
+void FloatToHalfRow(const float* x, uint16_t* y, int64_t n) { F32ToHalfRun(x, y, n); }
+
 CastFn CastKernel(DType from, DType to) {
   static const auto* table = [] {
     auto* m = new std::map<std::pair<DType, DType>, CastFn>;

@@ -6,7 +6,9 @@
 #include "exec/cpu/kernels/layer_norm.h"
 
 #include <cmath>
+#include <vector>
 
+#include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/moments.h"
 #include "exec/cpu/kernels/parallel.h"
 
@@ -29,6 +31,23 @@ AIC_KERNEL_CLONES void NormalizeRow(const float* x, const float* scale, const fl
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * (rstd * scale[i]));
+  }
+}
+
+// For a row rounded to half afterwards: the moments as above, the scaling
+// in f32. Its rounding error (a few f32 ulps of the O(1) terms) is 2^-13 of
+// a half ulp, so the half results are the double path's except where that
+// lands within it of a rounding boundary between two halves.
+AIC_KERNEL_CLONES void NormalizeRowForHalf(float* x, const float* scale, const float* bias, int64_t n, float epsilon) {
+  RunMoments m = MomentsOf(x, n);
+  const auto mean = static_cast<float>(m.mean);
+  const auto rstd = static_cast<float>(1.0 / std::sqrt(m.variance + static_cast<double>(epsilon)));
+  if (bias != nullptr) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * (rstd * scale[i]) + bias[i];
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - mean) * (rstd * scale[i]);
   }
 }
 
@@ -57,6 +76,34 @@ void LayerNormF32(const float* x, const float* scale, const float* bias, float* 
     NormalizeRow(x + r * cols, scale, bias, y + r * cols, cols, epsilon, mean != nullptr ? mean + r : nullptr,
                  inv_std != nullptr ? inv_std + r : nullptr);
   });
+}
+
+namespace {
+
+// f(row, widened): each half row widened into a per-thread buffer, f
+// normalizes it in place, the buffer rounded back into y.
+template <typename F>
+void HalfRows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t cols, F f) {
+  ParallelFor(rows, cols * 6, [&](int64_t r) {
+    thread_local std::vector<float> row;
+    if (static_cast<int64_t>(row.size()) < cols) row.resize(static_cast<size_t>(cols));
+    HalfToFloatRow(x + r * cols, row.data(), cols);
+    f(row.data());
+    FloatToHalfRow(row.data(), y + r * cols, cols);
+  });
+}
+
+}  // namespace
+
+void LayerNormHalf(const uint16_t* x, const float* scale, const float* bias, uint16_t* y, int64_t rows, int64_t cols,
+                   float epsilon) {
+  if (cols == 0) return;
+  HalfRows(x, y, rows, cols, [&](float* row) { NormalizeRowForHalf(row, scale, bias, cols, epsilon); });
+}
+
+void RmsNormHalf(const uint16_t* x, const float* scale, uint16_t* y, int64_t rows, int64_t cols, float epsilon) {
+  if (cols == 0) return;
+  HalfRows(x, y, rows, cols, [&](float* row) { RmsNormalizeRow(row, scale, row, cols, epsilon); });
 }
 
 }  // namespace aic::cpu::kernels

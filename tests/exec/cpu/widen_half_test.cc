@@ -322,6 +322,33 @@ TEST(WidenHalfTest, DataMovementOfHalfValuesStaysHalf) {
   EXPECT_LT(StatsOf(**plan).weight_bytes, 50u * 8u * 4u) << desc;
 }
 
+// A LayerNormalization or RMSNormalization between half tensors runs as one
+// step over the half bytes (no Casts to f32 and back), within a half ulp of
+// the reference executor, which widens, normalizes in float and rounds.
+// With its Mean output read too, the three steps stay.
+TEST(WidenHalfTest, HalfNormalizationsRunOnTheHalfBytes) {
+  Tensor x = Half(RandomF32({3, 5, 768}, 21, -2, 2));
+  for (const char* op : {"LayerNormalization", "RMSNormalization"}) {
+    for (bool mean_read : {false, true}) {
+      bool layer = std::string(op) == "LayerNormalization";
+      if (!layer && mean_read) continue;
+      SCOPED_TRACE(absl::StrCat(op, mean_read ? " with Mean read" : ""));
+      GraphBuilder b;
+      Value* in = b.Input("x", DType::kFloat16, D({3, 5, 768}));
+      Value* scale = b.Constant("scale", Half(RandomF32({768}, 22, 0.5f, 1.5f)));
+      std::vector<Value*> ins = {in, scale};
+      if (layer) ins.push_back(b.Constant("bias", Half(RandomF32({768}, 23, -0.5f, 0.5f))));
+      std::vector<Value*> outs = b.OpN(op, ins, layer ? 2 : 1, {Attribute::Int("axis", -1)});
+      b.Output(outs[0]);
+      if (mean_read) b.Output(b.Op("Mul", {outs[1], outs[1]}));
+      auto model = b.Build(layer ? 17 : 23);
+      std::string plan = RunBoth(*model, {{"x", x}}, 0, 4e-3, 4e-3);
+      EXPECT_NE(plan.find(layer ? "layernorm\t" : "rmsnorm\t"), std::string::npos) << plan;
+      EXPECT_EQ(plan.find("cast\t") == std::string::npos, !mean_read) << plan;
+    }
+  }
+}
+
 // A Transpose of half values moves 16-bit patterns through register tiles
 // (kernels/transpose_blocks.h), never converting them: every one of the
 // 65536 bit patterns comes back in its new place unchanged, NaNs included,
