@@ -218,6 +218,7 @@ bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inpu
 bool LowerSplit(Lowerer& L, const Node& n);
 bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 slices
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
+bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf

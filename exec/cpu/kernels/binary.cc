@@ -1,11 +1,13 @@
 #include "exec/cpu/kernels/binary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <type_traits>
 #include <utility>
 
+#include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -169,6 +171,23 @@ RowFn WhereKernel(size_t elem_size) {
     case 8: return Whereuint64_t;
     default: return nullptr;
   }
+}
+
+void HalfBinary(RowFn fn, const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n) {
+  // Runs of 1024 inside each piece: the three float buffers stay in L1.
+  constexpr int64_t kRun = 1024;
+  ParallelPieces(n, [&](int64_t begin, int64_t len) {
+    alignas(64) float fa[kRun], fb[kRun], fy[kRun];
+    const int64_t unit[2] = {1, 1};
+    for (int64_t at = begin; at < begin + len; at += kRun) {
+      const int64_t m = std::min(kRun, begin + len - at);
+      HalfToFloatRow(a + at, fa, m);
+      HalfToFloatRow(b + at, fb, m);
+      const void* in[2] = {fa, fb};
+      fn(in, unit, fy, m);
+      FloatToHalfRow(fy, y + at, m);
+    }
+  });
 }
 
 }  // namespace aic::cpu::kernels

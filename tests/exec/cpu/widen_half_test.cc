@@ -349,6 +349,27 @@ TEST(WidenHalfTest, HalfNormalizationsRunOnTheHalfBytes) {
   }
 }
 
+// Add/Sub/Mul/Div/Max/Min between same-shaped half tensors run as one step
+// over the half bytes (x * x, one Cast read twice, too); a broadcast operand
+// keeps the Casts. Within a half ulp of the reference executor.
+TEST(WidenHalfTest, HalfBinaryOpsRunOnTheHalfBytes) {
+  Tensor a = Half(RandomF32({4, 33, 64}, 31, -3, 3));
+  Tensor c = Half(RandomF32({4, 33, 64}, 32, 0.5f, 2));
+  Tensor row = Half(RandomF32({64}, 33, 0.5f, 2));
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    for (int form = 0; form < 3; ++form) {  // a op c, a op a, a op row (broadcast)
+      SCOPED_TRACE(absl::StrCat(op, " form ", form));
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat16, D({4, 33, 64}));
+      Value* y = form == 2 ? b.Input("y", DType::kFloat16, D({64})) : b.Input("y", DType::kFloat16, D({4, 33, 64}));
+      b.Output(b.Op(op, {x, form == 1 ? x : y}));
+      auto model = b.Build(17);
+      std::string plan = RunBoth(*model, {{"x", a}, {"y", form == 2 ? row : c}}, 0, 1e-3, 1e-3);
+      EXPECT_EQ(plan.find("cast\t") == std::string::npos, form != 2) << plan;
+    }
+  }
+}
+
 // A Transpose of half values moves 16-bit patterns through register tiles
 // (kernels/transpose_blocks.h), never converting them: every one of the
 // 65536 bit patterns comes back in its new place unchanged, NaNs included,
