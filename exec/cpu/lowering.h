@@ -185,7 +185,6 @@ bool LowerSoftmax(Lowerer& L, const Node& n);
 bool LowerConcat(Lowerer& L, const Node& n);
 bool LowerReduce(Lowerer& L, const Node& n);
 bool LowerTransposeAsView(Lowerer& L, const Node& n);  // f32 read only by MatMuls
-bool LowerSlice(Lowerer& L, const Node& n);
 bool LowerResize(Lowerer& L, const Node& n);
 // Native kernels (ops_native*.cc, exec/cpu/kernels/); the *OrNative ones try
 // the oneDNN lowering first.
@@ -216,7 +215,7 @@ bool LowerCast(Lowerer& L, const Node& n);
 bool LowerExpand(Lowerer& L, const Node& n);
 bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inputs
 bool LowerSplit(Lowerer& L, const Node& n);
-bool LowerSliceOrNative(Lowerer& L, const Node& n);    // oneDNN for step-1 f32 slices
+bool LowerSliceOrNative(Lowerer& L, const Node& n);    // strided copies, any dtype and steps
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies

@@ -1,6 +1,6 @@
 // Lowerings of the memory-bound ops: zero-copy views, unary activations and
 // scalar affine maps (eltwise), broadcasting binaries, BatchNormalization
-// outside a conv, concat, softmax, reductions, transpose and slice. Eltwise
+// outside a conv, concat, softmax, reductions and the MatMul-read transpose view. Eltwise
 // and binary steps keep whatever layout their input has (blocked included)
 // and may run in place.
 #include <algorithm>
@@ -12,7 +12,6 @@
 #include "exec/cpu/lowering.h"
 #include "ops/math/reduce_axes.h"
 #include "ops/tensor/resize_params.h"
-#include "ops/tensor/slice_params.h"
 
 namespace aic::cpu {
 
@@ -495,35 +494,6 @@ bool LowerTransposeAsView(Lowerer& L, const Node& n) {
   // transposes in register tiles, 1.3-2x faster than oneDNN 2.6's reorder on
   // NCHW <-> NHWC and on swapping the last two axes.
   return false;
-}
-
-bool LowerSlice(Lowerer& L, const Node& n) {
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  if (!L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0) return false;
-  const std::vector<int64_t>& dims = L.V(x).dims;
-  int rank = static_cast<int>(dims.size());
-  auto params = SliceParamsOf(n, L.OpsetOf(n), rank, [&](size_t i) { return L.IntsConst(n.input(i)); });
-  if (!params.ok() || !params->has_value()) return false;
-  const SliceParams& p = **params;
-  // A sub-block of x: oneDNN's submemory takes offsets and sizes, not steps.
-  std::vector<int64_t> offsets(rank, 0), sub = dims;
-  for (size_t i = 0; i < p.axes.size(); ++i) {
-    if (p.steps[i] != 1) return false;
-    AxisRange r = ClampSlice(p.starts[i], p.ends[i], p.steps[i], dims[p.axes[i]]);
-    offsets[p.axes[i]] = r.start;
-    sub[p.axes[i]] = r.count;
-  }
-  if (sub != L.V(out).dims || NumElements(sub) == 0) return false;
-  Plan& plan = L.plan();
-  memory::desc view = PlainMd(dims).submemory_desc(ToDnnlDims(sub), ToDnnlDims(offsets));
-  memory::desc dst = PlainMd(sub);
-  dnnl::reorder::primitive_desc pd(plan.engine, view, plan.engine, dst);
-  int src = L.PlainSlot(x);
-  DnnlStep* step = L.AddDnnlStep(dnnl::reorder(pd), "slice", n);
-  step->AddArg(DNNL_ARG_SRC, src, view, false);
-  L.FinishPostOps(step, out, {}, 0, dst, true);
-  return true;
 }
 
 }  // namespace aic::cpu

@@ -3,7 +3,7 @@
 // (after oneDNN's nearest lowering declines), cubic and antialiased by taps, Cast, Expand (a one-operand
 // broadcast), Concat/Split of plain tensors as block copies (any dtype;
 // oneDNN's concat keeps the inputs that arrive blocked), and as strided
-// copies Slice with steps, Transpose and Tile of any dtype. Attributes and
+// copies Slice (any steps), Transpose and Tile of any dtype. Attributes and
 // constant inputs are read here once; anything not covered returns false and
 // the reference kernel runs.
 #include <cmath>
@@ -508,10 +508,9 @@ bool EmitStridedCopy(Lowerer& L, const Node& n, const Value* x, const Value* out
 }  // namespace
 
 bool LowerSliceOrNative(Lowerer& L, const Node& n) {
-  try {
-    if (LowerSlice(L, n)) return true;  // step 1: a oneDNN reorder of a sub-block
-  } catch (const dnnl::error&) {
-  }
+  // Any dtype, any steps, step 1 included: our strided copy ran a [8,512,2304]
+  // -> [8,512,768] slice in 1.03-1.11 ms where oneDNN's reorder of the
+  // sub-block took 1.26-1.60 (0.76-0.80 against 0.98-1.18 on 2 threads).
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!NativeReady(L, x) || out == nullptr || !L.V(out).is_static || L.V(out).dtype != L.V(x).dtype) return false;
