@@ -218,6 +218,7 @@ bool LowerSplit(Lowerer& L, const Node& n);
 bool LowerSliceOrNative(Lowerer& L, const Node& n);    // strided copies, any dtype and steps
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
+bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEmbedding -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf

@@ -5,6 +5,7 @@
 // dim/2]); the geometry is ops/nn/rotary_params.h's, the reference kernel's
 // own. Returns false (nothing emitted) for anything else, and the
 // reference kernel runs, reporting what is wrong with the node.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,21 +16,27 @@
 
 namespace aic::cpu {
 
-bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
-  const Value* x = n.input(0);
+namespace {
+
+struct RotaryPlan {
+  kernels::RotaryShape shape;
+  int64_t cache_rows = -1;  // rows of a position-indexed cache, -1 for per-token caches
+};
+
+// n's geometry over x of `dims`, with f32 caches (and int64 position_ids)
+// ready to read; nullopt for anything else.
+std::optional<RotaryPlan> RotaryPlanOf(Lowerer& L, const Node& n, const std::vector<int64_t>& dims) {
   const Value* cos = n.input(1);
   const Value* sin = n.input(2);
-  const Value* positions = n.input(3);
-  const Value* out = n.output(0);
-  if (n.num_inputs() < 3 || n.num_inputs() > 4 || n.num_outputs() != 1) return false;
-  for (const Value* v : {x, cos, sin, out}) {
-    if (!L.IsF32(v) || (v != out && !NativeReady(L, v))) return false;
+  const Value* positions = n.num_inputs() > 3 ? n.input(3) : nullptr;
+  if (n.num_inputs() < 3 || n.num_inputs() > 4 || n.num_outputs() != 1 || NumElements(dims) == 0) return std::nullopt;
+  for (const Value* v : {cos, sin}) {
+    if (!L.IsF32(v) || !NativeReady(L, v)) return std::nullopt;
   }
-  const std::vector<int64_t>& dims = L.V(x).dims;
-  if (L.V(out).dims != dims) return false;
   absl::StatusOr<RotaryDims> geometry = ResolveRotaryDims(dims, n);
-  if (!geometry.ok()) return false;
-  kernels::RotaryShape shape;
+  if (!geometry.ok()) return std::nullopt;
+  RotaryPlan plan;
+  kernels::RotaryShape& shape = plan.shape;
   shape.heads_first = geometry->four_d;
   shape.batch = geometry->batch;
   shape.seq = geometry->seq;
@@ -37,32 +44,35 @@ bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
   shape.head = geometry->head;
   shape.rot = geometry->rot;
   shape.interleaved = geometry->interleaved;
-  if (NumElements(dims) == 0) return false;
   const int64_t half = shape.rot / 2;
-
   // The caches: [B, S, half] per token, or [rows, half] read through position_ids [B, S].
-  int64_t cache_rows = -1;
   if (positions != nullptr) {
     const ValueState& p = L.V(positions);
     if (!NativeReady(L, positions) || p.dtype != DType::kInt64 ||
         p.dims != std::vector<int64_t>{shape.batch, shape.seq}) {
-      return false;
+      return std::nullopt;
     }
     const std::vector<int64_t>& c = L.V(cos).dims;
-    if (c.size() != 2 || c[1] != half) return false;
-    cache_rows = c[0];
+    if (c.size() != 2 || c[1] != half) return std::nullopt;
+    plan.cache_rows = c[0];
   } else if (L.V(cos).dims != std::vector<int64_t>{shape.batch, shape.seq, half}) {
-    return false;
+    return std::nullopt;
   }
-  if (L.V(sin).dims != L.V(cos).dims) return false;
+  if (L.V(sin).dims != L.V(cos).dims) return std::nullopt;
+  return plan;
+}
 
-  std::vector<int> ins = {L.PlainSlot(x), L.PlainSlot(cos), L.PlainSlot(sin),
+// The step of n reading x from `x_slot` into `out_slot`: f32 both, or (half)
+// float16 bits both.
+NativeStep* AddRotaryStep(Lowerer& L, const Node& n, int x_slot, int out_slot, const RotaryPlan& plan, bool half) {
+  const Value* positions = n.num_inputs() > 3 ? n.input(3) : nullptr;
+  std::vector<int> ins = {x_slot, L.PlainSlot(n.input(1)), L.PlainSlot(n.input(2)),
                           positions != nullptr ? L.PlainSlot(positions) : -1};
-  int slot = NativeOutSlot(L, out);
-  if (slot < 0) return false;
+  const kernels::RotaryShape shape = plan.shape;
+  const int64_t cache_rows = plan.cache_rows;
   const int64_t tokens = shape.batch * shape.seq;
   std::string where = n.Describe();
-  NativeStep* step = AddNativeStep(L, n, ins, slot, [=](const void* const* in, void* y) {
+  NativeStep* step = AddNativeStep(L, n, ins, out_slot, [=](const void* const* in, void* y) {
     const auto* pos = static_cast<const int64_t*>(in[3]);
     // Position ids are data: checked on every run, before anything is written.
     for (int64_t t = 0; pos != nullptr && t < tokens; ++t) {
@@ -72,12 +82,69 @@ bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
                                                        " rows"));
       }
     }
-    kernels::RotaryEmbeddingF32(static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
-                                static_cast<const float*>(in[2]), pos, static_cast<float*>(y), shape);
+    const auto* c = static_cast<const float*>(in[1]);
+    const auto* s = static_cast<const float*>(in[2]);
+    if (half) {
+      kernels::RotaryEmbeddingHalf(static_cast<const uint16_t*>(in[0]), c, s, pos, static_cast<uint16_t*>(y), shape);
+    } else {
+      kernels::RotaryEmbeddingF32(static_cast<const float*>(in[0]), c, s, pos, static_cast<float*>(y), shape);
+    }
     return absl::OkStatus();
   });
   step->kind = "rotary";
   step->inplace_ok = true;
+  return step;
+}
+
+bool IsRotary(const Node& n) {
+  return n.op_type == "RotaryEmbedding" && (n.domain.empty() || n.domain == kAicDomain);
+}
+
+}  // namespace
+
+bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (x == nullptr || out == nullptr || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x)) return false;
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  if (L.V(out).dims != dims) return false;
+  std::optional<RotaryPlan> plan = RotaryPlanOf(L, n, dims);
+  if (!plan) return false;
+  int x_slot = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddRotaryStep(L, n, x_slot, slot, *plan, /*half=*/false);
+  return true;
+}
+
+// Cast(x: f16 -> f32) -> RotaryEmbedding -> Cast(-> f16), what widen_half
+// makes of rotary embeddings between half tensors: one step over the half
+// head vectors (kernels::RotaryEmbeddingHalf), bit-equal to the three. The
+// caches are f32 by then (widened constants, or Casts already run).
+bool LowerHalfRotary(Lowerer& L, const Node& cast_in) {
+  const Value* x16 = cast_in.input(0);
+  const Value* x = cast_in.output(0);
+  if (x16 == nullptr || x == nullptr || L.V(x16).dtype != DType::kFloat16 || L.V(x).dtype != DType::kFloat ||
+      !NativeReady(L, x16)) {
+    return false;
+  }
+  const Node* rot = L.SoleConsumer(x);
+  if (rot == nullptr || !IsRotary(*rot) || rot->input(0) != x || rot->num_outputs() != 1) return false;
+  const Value* y = rot->output(0);
+  const Node* back = y != nullptr ? L.SoleConsumer(y) : nullptr;
+  if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(y).dtype != DType::kFloat) return false;
+  const Value* y16 = back->output(0);
+  if (y16 == nullptr || L.V(y16).dtype != DType::kFloat16) return false;
+  const std::vector<int64_t>& dims = L.V(x16).dims;
+  if (L.V(x).dims != dims || L.V(y).dims != dims || L.V(y16).dims != dims) return false;
+  std::optional<RotaryPlan> plan = RotaryPlanOf(L, *rot, dims);
+  if (!plan) return false;
+  int x_slot = L.PlainSlot(x16);
+  int slot = NativeOutSlot(L, y16);
+  if (slot < 0) return false;
+  AddRotaryStep(L, *rot, x_slot, slot, *plan, /*half=*/true);
+  L.MarkFused(rot);
+  L.MarkFused(back);
   return true;
 }
 

@@ -4,7 +4,9 @@
 #include "exec/cpu/kernels/rotary.h"
 
 #include <cstring>
+#include <vector>
 
+#include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -39,28 +41,55 @@ AIC_KERNEL_CLONES void RotateInterleaved(const float* x, const float* __restrict
 
 }  // namespace
 
+namespace {
+
+// Head vector v's row of the caches: its token (b, s) as b·seq + s, or that
+// token's position id.
+inline int64_t CacheRow(const RotaryShape& shape, const int64_t* positions, int64_t v) {
+  int64_t token = shape.heads_first ? (v / (shape.heads * shape.seq)) * shape.seq + v % shape.seq : v / shape.heads;
+  return positions != nullptr ? positions[token] : token;
+}
+
+// Rotates one head vector's first rot features (y may be x).
+inline void RotateVector(const float* xv, const float* cos, const float* sin, int64_t row, float* yv,
+                         const RotaryShape& shape) {
+  const int64_t half = shape.rot / 2;
+  if (half == 0) return;
+  const float* c = cos + row * half;
+  const float* s = sin + row * half;
+  if (shape.interleaved) {
+    RotateInterleaved(xv, c, s, yv, half);
+  } else {
+    RotateHalves(xv, c, s, yv, half);
+  }
+}
+
+}  // namespace
+
 void RotaryEmbeddingF32(const float* x, const float* cos, const float* sin, const int64_t* positions, float* y,
                         const RotaryShape& shape) {
-  const int64_t head = shape.head, half = shape.rot / 2, rest = head - shape.rot;
+  const int64_t head = shape.head, rest = head - shape.rot;
   const int64_t vectors = shape.batch * shape.seq * shape.heads;
   if (head == 0 || vectors == 0) return;
   ParallelFor(vectors, head * 2, [&](int64_t v) {
-    // The token (b, s) of head vector v, as b·seq + s.
-    int64_t token = shape.heads_first ? (v / (shape.heads * shape.seq)) * shape.seq + v % shape.seq
-                                      : v / shape.heads;
-    int64_t row = positions != nullptr ? positions[token] : token;
     const float* xv = x + v * head;
     float* yv = y + v * head;
-    if (half > 0) {
-      const float* c = cos + row * half;
-      const float* s = sin + row * half;
-      if (shape.interleaved) {
-        RotateInterleaved(xv, c, s, yv, half);
-      } else {
-        RotateHalves(xv, c, s, yv, half);
-      }
-    }
+    RotateVector(xv, cos, sin, CacheRow(shape, positions, v), yv, shape);
     if (rest > 0 && yv != xv) std::memcpy(yv + shape.rot, xv + shape.rot, static_cast<size_t>(rest) * sizeof(float));
+  });
+}
+
+void RotaryEmbeddingHalf(const uint16_t* x, const float* cos, const float* sin, const int64_t* positions, uint16_t* y,
+                         const RotaryShape& shape) {
+  const int64_t head = shape.head;
+  const int64_t vectors = shape.batch * shape.seq * shape.heads;
+  if (head == 0 || vectors == 0) return;
+  ParallelFor(vectors, head * 3, [&](int64_t v) {
+    thread_local std::vector<float> buf;
+    if (static_cast<int64_t>(buf.size()) < head) buf.resize(static_cast<size_t>(head));
+    HalfToFloatRow(x + v * head, buf.data(), head);
+    RotateVector(buf.data(), cos, sin, CacheRow(shape, positions, v), buf.data(), shape);
+    FloatToHalfRow(buf.data(), y + v * head, head);
   });
 }
 

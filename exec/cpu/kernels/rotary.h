@@ -24,4 +24,10 @@ struct RotaryShape {
 void RotaryEmbeddingF32(const float* x, const float* cos, const float* sin, const int64_t* positions, float* y,
                         const RotaryShape& shape);
 
+// The same over float16 x and y (their bits), f32 caches: each head vector
+// widened, rotated, rounded back to half; what Cast -> the f32 kernel ->
+// Cast computes, without the two f32 tensors between.
+void RotaryEmbeddingHalf(const uint16_t* x, const float* cos, const float* sin, const int64_t* positions, uint16_t* y,
+                         const RotaryShape& shape);
+
 }  // namespace aic::cpu::kernels

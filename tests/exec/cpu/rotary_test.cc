@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
+#include "ops/util/float_convert.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -47,6 +48,39 @@ void CheckRotary(const Geometry& g, bool four_d, bool interleaved, int64_t rot_a
   if (pos_mode == 1) feeds["pos"] = pos;
   std::string plan = RunBoth(*model, feeds);
   EXPECT_TRUE(RanNatively(plan)) << plan;
+}
+
+// Rotary embeddings of a half x with half caches (constants, read through
+// position ids; or per token): one rotary step over the half head vectors,
+// no Cast of x to f32 and back, within a half ulp of the reference executor.
+TEST(RotaryKernelTest, HalfInputsRunOnTheHalfBytes) {
+  const Geometry g = {2, 3, 5, 8};
+  for (bool four_d : {true, false}) {
+    for (bool interleaved : {false, true}) {
+      for (int64_t rot_attr : {int64_t{0}, int64_t{4}}) {
+        SCOPED_TRACE(absl::StrCat(four_d ? "4-D" : "3-D", interleaved ? " interleaved" : "", " rot ", rot_attr));
+        const int64_t rot = rot_attr == 0 ? g.head : rot_attr, cache_rows = 3 * g.seq + 1;
+        Dims xd = four_d ? Dims{g.batch, g.heads, g.seq, g.head} : Dims{g.batch, g.seq, g.heads * g.head};
+        Dims cd = {cache_rows, rot / 2};
+        GraphBuilder b;
+        std::vector<Value*> ins = {b.Input("x", DType::kFloat16, D(xd)),
+                                   b.Constant("cos", NarrowFromFloat(RandomF32(cd, 2, -1, 1), DType::kFloat16)),
+                                   b.Constant("sin", NarrowFromFloat(RandomF32(cd, 3, -1, 1), DType::kFloat16)),
+                                   b.Input("pos", DType::kInt64, {g.batch, g.seq})};
+        std::vector<Attribute> attrs = {Attribute::Int("interleaved", interleaved ? 1 : 0)};
+        if (rot_attr != 0) attrs.push_back(Attribute::Int("rotary_embedding_dim", rot_attr));
+        if (!four_d) attrs.push_back(Attribute::Int("num_heads", g.heads));
+        b.Output(b.Op("RotaryEmbedding", ins, attrs));
+        auto model = b.Build(23);
+        std::map<std::string, RuntimeValue> feeds = {
+            {"x", NarrowFromFloat(RandomF32(xd, 1), DType::kFloat16)},
+            {"pos", RandomInts<int64_t>({g.batch, g.seq}, 7, 0, static_cast<int>(cache_rows - 1))}};
+        std::string plan = RunBoth(*model, feeds, 0, 2e-3, 2e-3);
+        EXPECT_TRUE(RanNatively(plan)) << plan;
+        EXPECT_EQ(plan.find("cast\t"), std::string::npos) << plan;
+      }
+    }
+  }
 }
 
 TEST(RotaryKernelTest, EveryFormMatchesTheReference) {
