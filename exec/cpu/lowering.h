@@ -216,6 +216,19 @@ bool LowerExpand(Lowerer& L, const Node& n);
 bool LowerConcatOrNative(Lowerer& L, const Node& n);  // oneDNN for blocked inputs
 bool LowerSplit(Lowerer& L, const Node& n);
 bool LowerSliceOrNative(Lowerer& L, const Node& n);    // strided copies, any dtype and steps
+// widen_half's edges around one op: Cast(x16: f16 -> f32) whose output only
+// `op` reads, as its first input; op's first output (f32, x16's dims) only a
+// Cast back to f16 reads. What a half op between half tensors becomes.
+struct HalfEdges {
+  const Value* x16 = nullptr;  // ready to read
+  const Node* op = nullptr;
+  const Node* back = nullptr;
+  const Value* y16 = nullptr;
+};
+std::optional<HalfEdges> HalfEdgesAround(Lowerer& L, const Node& cast_in);
+// The Cast to f16 that alone reads op's first output (f32, of `dims`; any
+// other output unread), or null.
+const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims);
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEmbedding -> Cast(f16): one step

@@ -229,6 +229,38 @@ bool LowerNativeElementwise(Lowerer& L, const Node& n) {
   return true;
 }
 
+const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims) {
+  // Outputs after the first (LayerNormalization's Mean, InvStdDev) unread.
+  for (size_t i = 1; i < op.num_outputs(); ++i) {
+    const Value* extra = op.output(i);
+    if (extra != nullptr && (!L.V(extra).consumers.empty() || L.V(extra).graph_output)) return nullptr;
+  }
+  const Value* y = op.num_outputs() >= 1 ? op.output(0) : nullptr;
+  const Node* back = y != nullptr ? L.SoleConsumer(y) : nullptr;
+  if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(y).dtype != DType::kFloat ||
+      L.V(y).dims != dims) {
+    return nullptr;
+  }
+  const Value* y16 = back->output(0);
+  return y16 != nullptr && L.V(y16).dtype == DType::kFloat16 && L.V(y16).dims == dims ? back : nullptr;
+}
+
+std::optional<HalfEdges> HalfEdgesAround(Lowerer& L, const Node& cast_in) {
+  HalfEdges e;
+  e.x16 = cast_in.input(0);
+  const Value* x = cast_in.output(0);
+  if (e.x16 == nullptr || x == nullptr || L.V(e.x16).dtype != DType::kFloat16 || L.V(x).dtype != DType::kFloat ||
+      L.V(x).dims != L.V(e.x16).dims || !NativeReady(L, e.x16)) {
+    return std::nullopt;
+  }
+  e.op = L.SoleConsumer(x);
+  if (e.op == nullptr || e.op->num_inputs() < 1 || e.op->input(0) != x) return std::nullopt;
+  e.back = CastBackToHalf(L, *e.op, L.V(e.x16).dims);
+  if (e.back == nullptr) return std::nullopt;
+  e.y16 = e.back->output(0);
+  return e;
+}
+
 // Cast(a: f16 -> f32), Cast(b: f16 -> f32) -> Add/Sub/Mul/Div/Max/Min ->
 // Cast(-> f16) over same-shaped operands: what widen_half makes of an
 // elementwise op between half tensors (a half model's edges). One step over
@@ -263,13 +295,11 @@ bool LowerHalfBinary(Lowerer& L, const Node& cast_in) {
     casts[k] = c;
     if (halves[k] == nullptr || L.V(halves[k]).dtype != DType::kFloat16 || !NativeReady(L, halves[k])) return false;
   }
-  const Value* y = op->output(0);
-  const Node* back = y != nullptr ? L.SoleConsumer(y) : nullptr;
-  if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(y).dtype != DType::kFloat) return false;
+  const std::vector<int64_t>& dims = L.V(halves[0]).dims;
+  if (L.V(halves[1]).dims != dims) return false;
+  const Node* back = CastBackToHalf(L, *op, dims);
+  if (back == nullptr) return false;
   const Value* y16 = back->output(0);
-  if (y16 == nullptr || L.V(y16).dtype != DType::kFloat16) return false;
-  const std::vector<int64_t>& dims = L.V(y16).dims;
-  if (L.V(halves[0]).dims != dims || L.V(halves[1]).dims != dims || L.V(y).dims != dims) return false;
   DType out_dtype = DType::kUndefined;
   kernels::RowFn fn = kernels::BinaryKernel(op->op_type, DType::kFloat, &out_dtype);
   if (fn == nullptr || out_dtype != DType::kFloat) return false;

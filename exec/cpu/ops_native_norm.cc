@@ -136,28 +136,14 @@ bool LowerRmsNorm(Lowerer& L, const Node& n) {
 // ONNX Runtime's time so. Called by LowerCast with the first Cast; only the
 // first output of the normalization, each value read by the next node only.
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in) {
-  const Value* x16 = cast_in.input(0);
-  const Value* x = cast_in.output(0);
-  if (x16 == nullptr || x == nullptr || L.V(x16).dtype != DType::kFloat16 || L.V(x).dtype != DType::kFloat ||
-      !NativeReady(L, x16)) {
-    return false;
-  }
-  const Node* norm = L.SoleConsumer(x);
-  if (norm == nullptr || norm->num_inputs() < 2 || norm->input(0) != x) return false;
+  std::optional<HalfEdges> edges = HalfEdgesAround(L, cast_in);
+  if (!edges) return false;
+  const Node* norm = edges->op;
+  if (norm->num_inputs() < 2) return false;
   const bool layer = norm->op_type == "LayerNormalization" && norm->domain.empty();
   const bool rms = norm->op_type == "RMSNormalization" && (norm->domain.empty() || norm->domain == kAicDomain);
   if (!layer && !rms) return false;
-  for (size_t i = 1; i < norm->num_outputs(); ++i) {
-    if (norm->output(i) != nullptr && !L.V(norm->output(i)).consumers.empty()) return false;
-    if (norm->output(i) != nullptr && L.V(norm->output(i)).graph_output) return false;
-  }
-  const Value* y = norm->output(0);
-  const Node* cast_out = y != nullptr ? L.SoleConsumer(y) : nullptr;
-  if (cast_out == nullptr || cast_out->op_type != "Cast" || !cast_out->domain.empty()) return false;
-  const Value* y16 = cast_out->output(0);
-  if (y16 == nullptr || L.V(y16).dtype != DType::kFloat16 || L.V(y).dtype != DType::kFloat) return false;
-  const std::vector<int64_t>& dims = L.V(x16).dims;
-  if (L.V(x).dims != dims || L.V(y).dims != dims || L.V(y16).dims != dims) return false;
+  const std::vector<int64_t>& dims = L.V(edges->x16).dims;
   auto rank = static_cast<int64_t>(dims.size());
   int64_t axis = norm->GetInt("axis", -1);
   if (axis < 0) axis += rank;
@@ -172,11 +158,11 @@ bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in) {
       (bias != nullptr && !FitsNormalizedDims(L, bias, view))) {
     return false;
   }
-  int out = NativeOutSlot(L, y16);
+  int out = NativeOutSlot(L, edges->y16);
   if (out < 0) return false;
   const int64_t rows = view.rows, cols = view.cols;
   const float eps = norm->GetFloat("epsilon", 1e-5f);
-  std::vector<int> ins = {L.PlainSlot(x16), L.PlainSlot(scale), bias != nullptr ? L.PlainSlot(bias) : -1};
+  std::vector<int> ins = {L.PlainSlot(edges->x16), L.PlainSlot(scale), bias != nullptr ? L.PlainSlot(bias) : -1};
   NativeStep* step = AddNativeStep(L, *norm, ins, {out}, [=](const void* const* in, void* const* o) {
     const auto* xs = static_cast<const uint16_t*>(in[0]);
     auto* ys = static_cast<uint16_t*>(o[0]);
@@ -189,7 +175,7 @@ bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in) {
   });
   step->kind = layer ? "layernorm" : "rmsnorm";
   L.MarkFused(norm);
-  L.MarkFused(cast_out);
+  L.MarkFused(edges->back);
   return true;
 }
 

@@ -122,29 +122,18 @@ bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
 // head vectors (kernels::RotaryEmbeddingHalf), bit-equal to the three. The
 // caches are f32 by then (widened constants, or Casts already run).
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in) {
-  const Value* x16 = cast_in.input(0);
-  const Value* x = cast_in.output(0);
-  if (x16 == nullptr || x == nullptr || L.V(x16).dtype != DType::kFloat16 || L.V(x).dtype != DType::kFloat ||
-      !NativeReady(L, x16)) {
-    return false;
-  }
-  const Node* rot = L.SoleConsumer(x);
-  if (rot == nullptr || !IsRotary(*rot) || rot->input(0) != x || rot->num_outputs() != 1) return false;
-  const Value* y = rot->output(0);
-  const Node* back = y != nullptr ? L.SoleConsumer(y) : nullptr;
-  if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(y).dtype != DType::kFloat) return false;
-  const Value* y16 = back->output(0);
-  if (y16 == nullptr || L.V(y16).dtype != DType::kFloat16) return false;
-  const std::vector<int64_t>& dims = L.V(x16).dims;
-  if (L.V(x).dims != dims || L.V(y).dims != dims || L.V(y16).dims != dims) return false;
+  std::optional<HalfEdges> edges = HalfEdgesAround(L, cast_in);
+  if (!edges || !IsRotary(*edges->op)) return false;
+  const Node* rot = edges->op;
+  const std::vector<int64_t>& dims = L.V(edges->x16).dims;
   std::optional<RotaryPlan> plan = RotaryPlanOf(L, *rot, dims);
   if (!plan) return false;
-  int x_slot = L.PlainSlot(x16);
-  int slot = NativeOutSlot(L, y16);
+  int x_slot = L.PlainSlot(edges->x16);
+  int slot = NativeOutSlot(L, edges->y16);
   if (slot < 0) return false;
   AddRotaryStep(L, *rot, x_slot, slot, *plan, /*half=*/true);
   L.MarkFused(rot);
-  L.MarkFused(back);
+  L.MarkFused(edges->back);
   return true;
 }
 

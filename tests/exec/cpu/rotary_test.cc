@@ -24,6 +24,14 @@ struct Geometry {
   int64_t batch, heads, seq, head;
 };
 
+// RotaryEmbedding's attributes for the geometry (num_heads for a 3-D x).
+std::vector<Attribute> RotaryAttrs(const Geometry& g, bool four_d, bool interleaved, int64_t rot_attr) {
+  std::vector<Attribute> attrs = {Attribute::Int("interleaved", interleaved ? 1 : 0)};
+  if (rot_attr != 0) attrs.push_back(Attribute::Int("rotary_embedding_dim", rot_attr));
+  if (!four_d) attrs.push_back(Attribute::Int("num_heads", g.heads));
+  return attrs;
+}
+
 // x [B, H, S, D] or [B, S, H·D]; caches [B, S, rot/2], or [rows, rot/2] read by position ids [B, S].
 void CheckRotary(const Geometry& g, bool four_d, bool interleaved, int64_t rot_attr, int pos_mode) {
   const int64_t rot = rot_attr == 0 ? g.head : rot_attr, half = rot / 2, cache_rows = 3 * g.seq + 1;
@@ -38,10 +46,7 @@ void CheckRotary(const Geometry& g, bool four_d, bool interleaved, int64_t rot_a
   Tensor pos = RandomInts<int64_t>({g.batch, g.seq}, 7, 0, static_cast<int>(cache_rows - 1));
   if (pos_mode == 1) ins.push_back(b.Input("pos", DType::kInt64, {g.batch, g.seq}));
   if (pos_mode == 2) ins.push_back(b.Constant("pos", pos));
-  std::vector<Attribute> attrs = {Attribute::Int("interleaved", interleaved ? 1 : 0)};
-  if (rot_attr != 0) attrs.push_back(Attribute::Int("rotary_embedding_dim", rot_attr));
-  if (!four_d) attrs.push_back(Attribute::Int("num_heads", g.heads));
-  b.Output(b.Op("RotaryEmbedding", ins, attrs));
+  b.Output(b.Op("RotaryEmbedding", ins, RotaryAttrs(g, four_d, interleaved, rot_attr)));
   auto model = b.Build(23);
   std::map<std::string, RuntimeValue> feeds = {
       {"x", RandomF32(xd, 1)}, {"cos", RandomF32(cd, 2, -1, 1)}, {"sin", RandomF32(cd, 3, -1, 1)}};
@@ -67,10 +72,7 @@ TEST(RotaryKernelTest, HalfInputsRunOnTheHalfBytes) {
                                    b.Constant("cos", NarrowFromFloat(RandomF32(cd, 2, -1, 1), DType::kFloat16)),
                                    b.Constant("sin", NarrowFromFloat(RandomF32(cd, 3, -1, 1), DType::kFloat16)),
                                    b.Input("pos", DType::kInt64, {g.batch, g.seq})};
-        std::vector<Attribute> attrs = {Attribute::Int("interleaved", interleaved ? 1 : 0)};
-        if (rot_attr != 0) attrs.push_back(Attribute::Int("rotary_embedding_dim", rot_attr));
-        if (!four_d) attrs.push_back(Attribute::Int("num_heads", g.heads));
-        b.Output(b.Op("RotaryEmbedding", ins, attrs));
+        b.Output(b.Op("RotaryEmbedding", ins, RotaryAttrs(g, four_d, interleaved, rot_attr)));
         auto model = b.Build(23);
         std::map<std::string, RuntimeValue> feeds = {
             {"x", NarrowFromFloat(RandomF32(xd, 1), DType::kFloat16)},
