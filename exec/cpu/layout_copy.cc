@@ -62,7 +62,6 @@ std::optional<kernels::StridedCopyPlan> LayoutCopyPlan(const memory::desc& from,
   std::iota(order.begin(), order.end(), 0);
   const auto* ts = t.format_desc.blocking.strides;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ts[a] > ts[b]; });
-  std::vector<int64_t> out_dims, src_strides;
   const auto* fs = f.format_desc.blocking.strides;
   int64_t dense = tb->block;  // the destination stride the next outer axis must have
   std::vector<std::pair<int64_t, int64_t>> reversed;  // (extent, source stride), innermost first
@@ -87,13 +86,10 @@ std::optional<kernels::StridedCopyPlan> LayoutCopyPlan(const memory::desc& from,
       reversed.emplace_back(extent, fs[k]);
     }
   }
+  std::vector<int64_t> out_dims, src_strides;  // outermost first; none (one element) is fine for MakeCopy
   for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
     out_dims.push_back(it->first);
     src_strides.push_back(it->second);
-  }
-  if (out_dims.empty()) {
-    out_dims.push_back(1);
-    src_strides.push_back(1);
   }
   const auto elem_size = static_cast<int64_t>(dnnl_data_type_size(f.data_type));
   if (elem_size <= 0) return std::nullopt;

@@ -6,9 +6,8 @@
 #include "exec/cpu/kernels/layer_norm.h"
 
 #include <cmath>
-#include <vector>
 
-#include "exec/cpu/kernels/cast.h"
+#include "exec/cpu/kernels/half_rows.h"
 #include "exec/cpu/kernels/moments.h"
 #include "exec/cpu/kernels/parallel.h"
 
@@ -78,32 +77,17 @@ void LayerNormF32(const float* x, const float* scale, const float* bias, float* 
   });
 }
 
-namespace {
-
-// f(row, widened): each half row widened into a per-thread buffer, f
-// normalizes it in place, the buffer rounded back into y.
-template <typename F>
-void HalfRows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t cols, F f) {
-  ParallelFor(rows, cols * 6, [&](int64_t r) {
-    thread_local std::vector<float> row;
-    if (static_cast<int64_t>(row.size()) < cols) row.resize(static_cast<size_t>(cols));
-    HalfToFloatRow(x + r * cols, row.data(), cols);
-    f(row.data());
-    FloatToHalfRow(row.data(), y + r * cols, cols);
-  });
-}
-
-}  // namespace
-
 void LayerNormHalf(const uint16_t* x, const float* scale, const float* bias, uint16_t* y, int64_t rows, int64_t cols,
                    float epsilon) {
   if (cols == 0) return;
-  HalfRows(x, y, rows, cols, [&](float* row) { NormalizeRowForHalf(row, scale, bias, cols, epsilon); });
+  ForEachHalfRow(x, y, rows, cols, cols * 6,
+                 [&](int64_t, float* row) { NormalizeRowForHalf(row, scale, bias, cols, epsilon); });
 }
 
 void RmsNormHalf(const uint16_t* x, const float* scale, uint16_t* y, int64_t rows, int64_t cols, float epsilon) {
   if (cols == 0) return;
-  HalfRows(x, y, rows, cols, [&](float* row) { RmsNormalizeRow(row, scale, row, cols, epsilon); });
+  ForEachHalfRow(x, y, rows, cols, cols * 6,
+                 [&](int64_t, float* row) { RmsNormalizeRow(row, scale, row, cols, epsilon); });
 }
 
 }  // namespace aic::cpu::kernels

@@ -4,9 +4,8 @@
 #include "exec/cpu/kernels/rotary.h"
 
 #include <cstring>
-#include <vector>
 
-#include "exec/cpu/kernels/cast.h"
+#include "exec/cpu/kernels/half_rows.h"
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -84,12 +83,8 @@ void RotaryEmbeddingHalf(const uint16_t* x, const float* cos, const float* sin, 
   const int64_t head = shape.head;
   const int64_t vectors = shape.batch * shape.seq * shape.heads;
   if (head == 0 || vectors == 0) return;
-  ParallelFor(vectors, head * 3, [&](int64_t v) {
-    thread_local std::vector<float> buf;
-    if (static_cast<int64_t>(buf.size()) < head) buf.resize(static_cast<size_t>(head));
-    HalfToFloatRow(x + v * head, buf.data(), head);
-    RotateVector(buf.data(), cos, sin, CacheRow(shape, positions, v), buf.data(), shape);
-    FloatToHalfRow(buf.data(), y + v * head, head);
+  ForEachHalfRow(x, y, vectors, head, head * 3, [&](int64_t v, float* buf) {
+    RotateVector(buf, cos, sin, CacheRow(shape, positions, v), buf, shape);
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/transpose_blocks.h"
+#include "ops/util/broadcast.h"
 
 namespace aic::cpu::kernels {
 
@@ -43,18 +44,12 @@ StridedCopyPlan Collapse(const std::vector<int64_t>& out_dims, const std::vector
   return p;
 }
 
-std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
-  return s;
-}
-
 }  // namespace
 
 StridedCopyPlan MakeStridedCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& starts,
                                 const std::vector<int64_t>& steps, const std::vector<int64_t>& out_dims,
                                 int64_t elem_size) {
-  std::vector<int64_t> dense = DenseStrides(in_dims), strides(in_dims.size());
+  std::vector<int64_t> dense = ContiguousStrides(in_dims), strides(in_dims.size());
   int64_t offset = 0;
   for (size_t i = 0; i < in_dims.size(); ++i) {
     offset += starts[i] * dense[i];
@@ -70,7 +65,7 @@ StridedCopyPlan MakeCopy(const std::vector<int64_t>& out_dims, const std::vector
 
 StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm,
                                   int64_t elem_size) {
-  std::vector<int64_t> dense = DenseStrides(in_dims), out(perm.size()), strides(perm.size());
+  std::vector<int64_t> dense = ContiguousStrides(in_dims), out(perm.size()), strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
     out[i] = in_dims[perm[i]];
     strides[i] = dense[perm[i]];
@@ -80,7 +75,7 @@ StridedCopyPlan MakeTransposeCopy(const std::vector<int64_t>& in_dims, const std
 
 StridedCopyPlan MakeTileCopy(const std::vector<int64_t>& in_dims, const std::vector<int64_t>& repeats,
                              int64_t elem_size) {
-  std::vector<int64_t> dense = DenseStrides(in_dims), out, strides;
+  std::vector<int64_t> dense = ContiguousStrides(in_dims), out, strides;
   for (size_t i = 0; i < in_dims.size(); ++i) {
     out.insert(out.end(), {repeats[i], in_dims[i]});
     strides.insert(strides.end(), {0, dense[i]});
@@ -126,8 +121,7 @@ void RunStridedCopy(const StridedCopyPlan& p, const void* in, void* out) {
   // written in pieces far apart in time.
   std::vector<int64_t> axes;  // outer dims, outermost first
   for (int64_t d = 0; d + 1 < rank; ++d) axes.push_back(d);
-  std::vector<int64_t> dst_stride(rank, inner);
-  for (int64_t d = rank - 2; d > 0; --d) dst_stride[d - 1] = dst_stride[d] * p.dims[d];
+  const std::vector<int64_t> dst_stride = ContiguousStrides(p.dims);  // the output is dense
   if (inner_stride == 1 && row_bytes >= 64) {
     std::stable_sort(axes.begin(), axes.end(), [&](int64_t a, int64_t b) { return p.strides[a] > p.strides[b]; });
   }

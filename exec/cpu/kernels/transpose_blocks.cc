@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "ops/util/broadcast.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -157,8 +158,7 @@ bool TransposeInBlocks(const StridedCopyPlan& p, const void* in, void* out) {
     if (p.strides[d] == 1) g.k = d;
   }
   if (g.k < 0) return false;
-  std::vector<int64_t> dense(rank, 1);
-  for (int d = rank - 1; d-- > 0;) dense[d] = dense[d + 1] * p.dims[d + 1];
+  const std::vector<int64_t> dense = ContiguousStrides(p.dims);  // the output's strides
   g.rows = p.dims[g.k];
   g.cols = p.dims.back();
   g.src_col = p.strides.back();
