@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "exec/cpu/kernels/depthwise_conv.h"
+#include "exec/cpu/kernels/window_pool.h"
 #include "exec/cpu/layout_copy.h"
 #include "exec/cpu/lowering.h"
 #include "exec/cpu/native_step.h"
@@ -439,6 +440,69 @@ bool LowerConvTranspose(Lowerer& L, const Node& n) {
   return true;
 }
 
+namespace {
+
+// A MaxPool/AveragePool over one or two spatial axes with nothing fused
+// after it, as our row kernel (kernels/window_pool.h), dilations included:
+// where its input is already plain (a graph input, a native step's output),
+// or oneDNN cannot pool the window well (`onednn_ok` false: a dilation,
+// ceil_mode past the declared pads of an include-pad average, or oneDNN
+// chose a scalar fallback; a reorder to plain first). Channel-blocked
+// inputs (a conv's output) stay with oneDNN, which pools those fast.
+bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, bool is_max, bool onednn_ok) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  const bool plain = L.plan().slots[L.V(x).slot].plain;
+  if (xd.size() > 4 || (!plain && onednn_ok) || !NativeReady(L, x) || !L.CollectPostOps(out).empty()) return false;
+  const size_t sp = win.kernel.size();
+  std::vector<int64_t> declared = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
+  bool from_attribute = n.GetString("auto_pad", "NOTSET") == "NOTSET";
+  kernels::WindowPoolGeometry g;
+  g.planes = xd[0] * xd[1];
+  g.is_max = is_max;
+  g.count_include_pad = !is_max && n.GetInt("count_include_pad", 0) != 0;
+  // The last spatial axis is the row; a 1-D pool has rows of height 1.
+  const size_t w = sp - 1;
+  g.in_w = xd[2 + w];
+  g.out_w = od[2 + w];
+  g.kw = win.kernel[w];
+  g.sw = win.strides[w];
+  g.dw = win.dilations[w] + 1;
+  g.pad_left = win.pad_l[w];
+  g.pad_right = from_attribute ? declared[sp + w] : win.pad_r[w];
+  if (sp == 2) {
+    g.in_h = xd[2];
+    g.out_h = od[2];
+    g.kh = win.kernel[0];
+    g.sh = win.strides[0];
+    g.dh = win.dilations[0] + 1;
+    g.pad_top = win.pad_l[0];
+    g.pad_bottom = from_attribute ? declared[sp] : win.pad_r[0];
+  }
+  // Where oneDNN can, it keeps windows along short rows and stride-1 ones:
+  // the kernel vectorizes along a row, so rows narrower than two vectors
+  // leave it per-row overhead, and oneDNN (vectorizing across channels) is
+  // faster there (a 2x2 stride-2 MaxPool of [1, 256, 14, 14] took 2.5x its
+  // time); a stride-1 3x3 average of [1, 64, 56, 56] took 0.9-1.5x its time
+  // (`aic-onnx bench`, alternating). Its plain-layout stride-2 pools are what
+  // is slow: a 3x3 MaxPool of [1, 64, 112, 112] 1.4-1.6x ours, a 2x2
+  // average 1.6-2.2x; of [1, 64, 56, 56] 1.0-1.2x.
+  constexpr int64_t kMinRow = 32;
+  if (onednn_ok && (g.in_w < kMinRow || g.sw == 1)) return false;
+  if (g.planes == 0 || g.out_h == 0 || g.out_w == 0 || !kernels::EveryWindowTouchesInput(g)) return false;
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  AddNativeStep(L, n, {L.PlainSlot(x)}, slot, [g](const void* const* in, void* y) {
+    kernels::WindowPoolF32(static_cast<const float*>(in[0]), static_cast<float*>(y), g);
+    return absl::OkStatus();
+  })->kind = "window_pool";
+  return true;
+}
+
+}  // namespace
+
 bool LowerPool(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
@@ -461,20 +525,21 @@ bool LowerPool(Lowerer& L, const Node& n) {
     }
   } else {
     if (!ComputeWindow(n, n.GetInts("kernel_shape"), Spatial(xd), Spatial(od), false, &win)) return false;
-    for (int64_t d : win.dilations) {
-      if (d != 0) return false;
-    }
     if (n.GetInt("storage_order", 0) != 0) return false;
+    bool onednn_can = true;
+    for (int64_t d : win.dilations) onednn_can = onednn_can && d == 0;
     if (!is_max && n.GetInt("count_include_pad", 0) != 0) {
       // Why: what ceil_mode adds past the declared pads is not counted by
       // ONNX's average, but oneDNN's include-padding average counts it (found
-      // by tests/graph_fuzz): the reference kernel runs those.
+      // by tests/graph_fuzz).
       size_t sp = win.kernel.size();
       std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
       for (size_t i = 0; i < sp && n.GetString("auto_pad", "NOTSET") == "NOTSET"; ++i) {
-        if (win.pad_r[i] > pads[i + sp]) return false;
+        onednn_can = onednn_can && win.pad_r[i] <= pads[i + sp];
       }
     }
+    if (LowerWindowPoolOnPlainInput(L, n, win, is_max, onednn_can)) return true;
+    if (!onednn_can) return false;
   }
   algorithm alg = is_max ? algorithm::pooling_max
                   : n.GetInt("count_include_pad", 0) != 0 ? algorithm::pooling_avg_include_padding
@@ -490,6 +555,12 @@ bool LowerPool(Lowerer& L, const Node& n) {
                                     win.pad_l, win.pad_r),
         attr, plan.engine);
   });
+  // oneDNN's plain-layout fallbacks (simple_nchw: a 1-D stride-1 average)
+  // are scalar loops: our kernel instead.
+  if (!global && IsSlowImplementation("pool", pd.impl_info_str()) &&
+      LowerWindowPoolOnPlainInput(L, n, win, is_max, /*onednn_ok=*/false)) {
+    return true;
+  }
   DnnlStep* step = L.AddDnnlStep(dnnl::pooling_forward(pd), "pool", n);
   step->AddArg(DNNL_ARG_SRC, s, src_md, false);
   L.FinishPostOps(step, out, chain, k, pd.dst_desc(), pd.dst_desc() == PlainMd(od));

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "tests/exec/cpu/run_both.h"
@@ -452,6 +453,82 @@ TEST(FastPathsTest, GroupedConvModelsStayInBlockedChannels) {
       EXPECT_TRUE(plan.compare(at, 10, "reorder\tx ") == 0 || plan.compare(at, output.size(), output) == 0)
           << "an activation is reordered:\n" << plan;
     }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// MaxPool and AveragePool on a plain input run our row kernel (the stride-2
+// AVX-512 path, the generic one, its masked last outputs), with the window
+// geometry ONNX allows: pads on any side, auto_pad, ceil_mode, dilations,
+// both divisors of the average, 1-D inputs; against the reference executor.
+// Rows narrower than 32 and stride-1 windows stay with oneDNN unless it
+// cannot pool them.
+TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
+  struct Case {
+    std::string op;
+    Dims in;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil_mode = 0, count_include_pad = 0;
+    std::string auto_pad = "NOTSET";
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", {1, 8, 23, 37}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},  // ResNet's stem pool
+      {"AveragePool", {2, 5, 20, 34}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
+      {"AveragePool", {1, 6, 11, 35}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 1},
+      {"AveragePool", {1, 6, 11, 35}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 0},
+      {"AveragePool", {1, 3, 12, 50}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 1},
+      {"AveragePool", {1, 3, 12, 50}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 0},
+      {"MaxPool", {1, 4, 17, 45}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1},
+      {"MaxPool", {1, 4, 18, 30}, {3, 3}, {1, 2}, {2, 2, 2, 2}, {2, 2}},  // narrow, but dilated
+      {"AveragePool", {1, 4, 18, 30}, {2, 3}, {3, 3}, {0, 0, 0, 0}, {1, 2}},
+      {"MaxPool", {1, 2, 9, 40}, {3, 3}, {3, 3}, {}, {}, 0, 0, "SAME_UPPER"},
+      {"AveragePool", {1, 2, 9, 40}, {2, 4}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
+      {"MaxPool", {2, 3, 50}, {3}, {2}, {1, 1}, {}},
+      {"AveragePool", {2, 3, 50}, {4}, {1}, {2, 1}, {}, 0, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(c.in), " k", absl::StrJoin(c.kernel, "x"), " s",
+                              absl::StrJoin(c.strides, "x"), " ", c.auto_pad));
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, D(c.in));
+    std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", c.kernel), Attribute::Ints("strides", c.strides),
+                                    Attribute::Int("ceil_mode", c.ceil_mode),
+                                    Attribute::String("auto_pad", c.auto_pad)};
+    if (!c.pads.empty()) attrs.push_back(Attribute::Ints("pads", c.pads));
+    if (!c.dilations.empty()) attrs.push_back(Attribute::Ints("dilations", c.dilations));
+    if (c.op == "AveragePool") attrs.push_back(Attribute::Int("count_include_pad", c.count_include_pad));
+    b.Output(b.Op(c.op, {x}, attrs));
+    auto model = b.Build(19);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 41, -2, 2)}}, 0, 1e-5, 1e-5);
+    // Undilated stride-1 windows may stay with oneDNN where its kernel is not
+    // a scalar fallback (RunBoth checks no step is one).
+    if (!c.dilations.empty() || c.strides.back() > 1) {
+      EXPECT_NE(plan.find("window_pool\t" + c.op), std::string::npos) << plan;
+    }
+  }
+}
+
+// A dilated MaxPool (which oneDNN 2.6 does not pool) after a conv, whose
+// output is channel-blocked, and a narrow one: our kernel after a reorder,
+// never the reference kernel; a narrow undilated one stays with oneDNN.
+TEST(FastPathsTest, PoolingOneDnnCannotRunRunsTheRowKernel) {
+  for (bool dilated : {true, false}) {
+    SCOPED_TRACE(dilated ? "dilated" : "undilated");
+    GraphBuilder b;
+    const Dims in = {1, 8, 12, 14};
+    Value* x = b.Input("x", DType::kFloat, D(in));
+    Value* c = ConvOf(b, x, 8, 16, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+    std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", {3, 3}), Attribute::Ints("strides", {1, 1})};
+    if (dilated) attrs.push_back(Attribute::Ints("dilations", {2, 2}));
+    b.Output(b.Op("MaxPool", {c}, attrs));
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(in, 43, -1, 1)}}, 0, 1e-5, 1e-5);
+    EXPECT_EQ(plan.find("window_pool\tMaxPool") != std::string::npos, dilated) << plan;
   }
 }
 

@@ -1,0 +1,365 @@
+#include "exec/cpu/kernels/window_pool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "exec/cpu/kernels/parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AIC_WINDOW_POOL_X86 1
+#endif
+
+namespace aic::cpu::kernels {
+
+namespace {
+
+constexpr int64_t kLanes = 16;
+
+int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// Taps k in [0, kernel) whose position start + k·dilation lies in [lo, hi).
+int64_t TapsWithin(int64_t start, int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
+  int64_t count = 0;
+  for (int64_t k = 0; k < kernel; ++k) {
+    int64_t p = start + k * dilation;
+    count += p >= lo && p < hi;
+  }
+  return count;
+}
+
+// One output row's inputs: the input rows its window reads (those inside
+// the input, `dilation` apart from `first`) and, for the average, how many
+// of its taps the divisor counts.
+struct RowWindow {
+  int64_t first = 0, count = 0;
+  int64_t divisor_rows = 1;
+};
+
+// One output row's work. `padded` is a row buffer whose position p holds
+// input column p - pad_left (the identity outside the input), readable
+// 64 + (kw-1)·dw past sw·RoundUp(out_w, 16); `reciprocal` is readable to
+// RoundUp(out_w, 16).
+struct RowJob {
+  const float* const* rows;  // the window's input rows inside the input
+  int64_t count;             // how many (at least one)
+  int64_t in_w, pad_left;
+  float* padded;
+  float* y;
+  int64_t out_w, kw, sw, dw;
+  // The average's 1 / divisor per output of this row (padded to a multiple
+  // of 16); null for MaxPool.
+  const float* reciprocal;
+};
+
+// A block of output rows of one plane, and what every row reads.
+struct RowBlock {
+  const WindowPoolGeometry* g;
+  const RowWindow* windows;
+  const float* reciprocals;  // (kh + 1) rows of padded_out_w; null for MaxPool
+  int64_t padded_out_w;
+  const float* x;  // the plane's input
+  float* y;        // and output
+  int64_t oh_begin, oh_end;
+  float* padded;  // the row buffer (RowJob::padded)
+  const float** rows;
+};
+
+using PoolBlockFn = void (*)(const RowBlock& block);
+
+RowJob FirstJob(const RowBlock& b) {
+  const WindowPoolGeometry& g = *b.g;
+  return RowJob{b.rows, 0, g.in_w, g.pad_left, b.padded, nullptr, g.out_w, g.kw, g.sw, g.dw, nullptr};
+}
+
+// Points `job` at output row oh.
+inline void SetRow(const RowBlock& b, int64_t oh, RowJob& job) {
+  const RowWindow& w = b.windows[oh];
+  const WindowPoolGeometry& g = *b.g;
+  for (int64_t k = 0; k < w.count; ++k) b.rows[k] = b.x + (w.first + k * g.dh) * g.in_w;
+  job.count = w.count;
+  job.y = b.y + oh * g.out_w;
+  if (b.reciprocals != nullptr) job.reciprocal = b.reciprocals + w.divisor_rows * b.padded_out_w;
+}
+
+template <bool kMax>
+inline float Op(float a, float b) {
+  if constexpr (kMax) {
+    return a < b ? b : a;
+  } else {
+    return a + b;
+  }
+}
+
+// Portable: the rows' reduction into the padded row, then y[o] = reduction
+// over k of padded[o·sw + k·dw] and the average's division. Loops over taps
+// outside, so the inner loops vectorize where the compiler can.
+template <bool kMax>
+AIC_KERNEL_CLONES void PoolRowPortable(const RowJob& j) {
+  float* inside = j.padded + j.pad_left;
+  std::copy(j.rows[0], j.rows[0] + j.in_w, inside);
+  for (int64_t k = 1; k < j.count; ++k) {
+    const float* src = j.rows[k];
+    for (int64_t i = 0; i < j.in_w; ++i) inside[i] = Op<kMax>(inside[i], src[i]);
+  }
+  const float* r = j.padded;
+  const int64_t sw = j.sw;
+  float* y = j.y;
+  for (int64_t o = 0; o < j.out_w; ++o) y[o] = r[o * sw];
+  for (int64_t k = 1; k < j.kw; ++k) {
+    const float* rk = r + k * j.dw;
+    for (int64_t o = 0; o < j.out_w; ++o) y[o] = Op<kMax>(y[o], rk[o * sw]);
+  }
+  if (!kMax) {
+    for (int64_t o = 0; o < j.out_w; ++o) y[o] *= j.reciprocal[o];
+  }
+}
+
+template <bool kMax>
+void PoolBlockPortable(const RowBlock& b) {
+  RowJob job = FirstJob(b);
+  for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
+    SetRow(b, oh, job);
+    PoolRowPortable<kMax>(job);
+  }
+}
+
+#ifdef AIC_WINDOW_POOL_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's _mm512_undefined_ps in the headers
+
+template <bool kMax>
+__attribute__((target("avx512f"))) inline __m512 Combine(__m512 a, __m512 b) {
+  return kMax ? _mm512_max_ps(a, b) : _mm512_add_ps(a, b);
+}
+
+template <bool kMax>
+__attribute__((target("avx512f"))) inline __m512 Identity() {
+  return _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+}
+
+__attribute__((target("avx512f"))) inline __mmask16 FirstLanes(int64_t n) {
+  return n >= kLanes ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// v shifted down by `shift` lanes (0-15), the top filled from `next`:
+// valignd takes its shift as an immediate.
+__attribute__((target("avx512f"))) inline __m512 ShiftIn(__m512 v, __m512 next, int64_t shift) {
+  __m512i a = _mm512_castps_si512(next), b = _mm512_castps_si512(v);
+  switch (shift) {
+#define AIC_POOL_SHIFT(n) \
+  case n:                 \
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(a, b, n));
+    AIC_POOL_SHIFT(1) AIC_POOL_SHIFT(2) AIC_POOL_SHIFT(3) AIC_POOL_SHIFT(4) AIC_POOL_SHIFT(5)
+    AIC_POOL_SHIFT(6) AIC_POOL_SHIFT(7) AIC_POOL_SHIFT(8) AIC_POOL_SHIFT(9) AIC_POOL_SHIFT(10)
+    AIC_POOL_SHIFT(11) AIC_POOL_SHIFT(12) AIC_POOL_SHIFT(13) AIC_POOL_SHIFT(14) AIC_POOL_SHIFT(15)
+#undef AIC_POOL_SHIFT
+    default:
+      return v;
+  }
+}
+
+// Padded positions [16·c, 16·c + 16) of the window's rows reduced
+// vertically: masked loads of input columns 16·c - pad_left + lane, the
+// identity outside the input.
+template <bool kMax>
+__attribute__((target("avx512f"))) inline __m512 ReducedColumns(const RowJob& j, int64_t c) {
+  const int64_t first = c * kLanes - j.pad_left;
+  const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes, j.in_w - first);
+  if (hi <= lo) return Identity<kMax>();
+  const auto m = static_cast<__mmask16>(FirstLanes(hi) & ~FirstLanes(lo));
+  // Lanes outside the mask are neither read nor faulted on; the address is
+  // formed from the integer so a row's lead-in needs no pointer before it.
+  auto at = [&](const float* row) {
+    return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + first * sizeof(float));
+  };
+  __m512 acc = _mm512_mask_loadu_ps(Identity<kMax>(), m, at(j.rows[0]));
+  for (int64_t k = 1; k < j.count; ++k) acc = Combine<kMax>(acc, _mm512_mask_loadu_ps(Identity<kMax>(), m, at(j.rows[k])));
+  return acc;
+}
+
+__attribute__((target("avx512f"))) inline void StoreOutputs(const RowJob& j, int64_t o, __m512 acc, bool average) {
+  if (average) acc = _mm512_mul_ps(acc, _mm512_loadu_ps(j.reciprocal + o));
+  _mm512_mask_storeu_ps(j.y + o, FirstLanes(j.out_w - o), acc);
+}
+
+// Undilated stride 1 (kw <= 16) and stride 2 (kw <= 32), all in registers:
+// the rows are reduced sixteen columns at a time, and each output vector's
+// taps are those columns shifted (stride 1), or the even and odd elements of
+// 32 of them shifted (stride 2): tap 2i of sixteen stride-2 outputs is the
+// evens shifted by i lanes, tap 2i+1 the odds. Nothing is stored but the
+// outputs: reading back a row buffer just written with masked stores stalled
+// on store forwarding, most of the time on short rows.
+template <bool kMax, int kStride>
+__attribute__((target("avx512f"))) void PoolRowInRegisters(const RowJob& j) {
+  if constexpr (kStride == 1) {
+    __m512 cur = ReducedColumns<kMax>(j, 0);
+    for (int64_t o = 0; o < j.out_w; o += kLanes) {
+      __m512 next = ReducedColumns<kMax>(j, o / kLanes + 1);
+      __m512 acc = cur;
+      for (int64_t k = 1; k < j.kw; ++k) acc = Combine<kMax>(acc, ShiftIn(cur, next, k));
+      StoreOutputs(j, o, acc, !kMax);
+      cur = next;
+    }
+  } else {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    __m512 v0 = ReducedColumns<kMax>(j, 0), v1 = ReducedColumns<kMax>(j, 1);
+    for (int64_t o = 0; o < j.out_w; o += kLanes) {
+      const int64_t c = 2 * (o / kLanes);
+      __m512 v2 = ReducedColumns<kMax>(j, c + 2), v3 = ReducedColumns<kMax>(j, c + 3);
+      __m512 e = _mm512_permutex2var_ps(v0, even, v1), od = _mm512_permutex2var_ps(v0, odd, v1);
+      __m512 e2 = _mm512_permutex2var_ps(v2, even, v3), od2 = _mm512_permutex2var_ps(v2, odd, v3);
+      __m512 acc = e;
+      for (int64_t k = 1; k < j.kw; ++k) acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
+      StoreOutputs(j, o, acc, !kMax);
+      v0 = v2;
+      v1 = v3;
+    }
+  }
+}
+
+// Any stride and dilation: the vertical pass into the padded row sixteen
+// columns at a time (the last ones masked), then sixteen outputs at a time,
+// their taps gathered from it.
+template <bool kMax>
+__attribute__((target("avx512f"))) void PoolRowGathered(const RowJob& j) {
+  float* inside = j.padded + j.pad_left;
+  for (int64_t i = 0; i < j.in_w; i += kLanes) {
+    const __mmask16 m = FirstLanes(j.in_w - i);
+    __m512 acc = _mm512_maskz_loadu_ps(m, j.rows[0] + i);
+    for (int64_t k = 1; k < j.count; ++k) acc = Combine<kMax>(acc, _mm512_maskz_loadu_ps(m, j.rows[k] + i));
+    _mm512_mask_storeu_ps(inside + i, m, acc);
+  }
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i step = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(j.sw)));
+  for (int64_t o = 0; o < j.out_w; o += kLanes) {
+    const float* p = j.padded + o * j.sw;
+    __m512 acc = _mm512_i32gather_ps(step, p, 4);
+    for (int64_t k = 1; k < j.kw; ++k) acc = Combine<kMax>(acc, _mm512_i32gather_ps(step, p + k * j.dw, 4));
+    StoreOutputs(j, o, acc, !kMax);
+  }
+}
+// The rows of a block, each row inlined with its constants kept in
+// registers (kStride 0: gathered).
+template <bool kMax, int kStride>
+__attribute__((target("avx512f"))) void PoolBlockAvx512(const RowBlock& b) {
+  RowJob job = FirstJob(b);
+  for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
+    SetRow(b, oh, job);
+    if constexpr (kStride == 0) {
+      PoolRowGathered<kMax>(job);
+    } else {
+      PoolRowInRegisters<kMax, kStride>(job);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif
+
+PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
+  *uses_buffer = true;
+#ifdef AIC_WINDOW_POOL_X86
+  if (HasAvx512()) {
+    if (g.dw == 1 && ((g.sw == 1 && g.kw <= kLanes) || (g.sw == 2 && g.kw <= 2 * kLanes))) {
+      *uses_buffer = false;
+      if (g.sw == 1) return g.is_max ? PoolBlockAvx512<true, 1> : PoolBlockAvx512<false, 1>;
+      return g.is_max ? PoolBlockAvx512<true, 2> : PoolBlockAvx512<false, 2>;
+    }
+    return g.is_max ? PoolBlockAvx512<true, 0> : PoolBlockAvx512<false, 0>;
+  }
+#endif
+  return g.is_max ? PoolBlockPortable<true> : PoolBlockPortable<false>;
+}
+
+}  // namespace
+
+bool EveryWindowTouchesInput(const WindowPoolGeometry& g) {
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    if (TapsWithin(oh * g.sh - g.pad_top, g.kh, g.dh, 0, g.in_h) == 0) return false;
+  }
+  for (int64_t ow = 0; ow < g.out_w; ++ow) {
+    if (TapsWithin(ow * g.sw - g.pad_left, g.kw, g.dw, 0, g.in_w) == 0) return false;
+  }
+  return true;
+}
+
+void WindowPoolF32(const float* x, float* y, const WindowPoolGeometry& g) {
+  const int64_t padded_out_w = RoundUp(g.out_w, kLanes);
+  const int64_t row_len =
+      std::max(g.pad_left + g.in_w, g.sw * padded_out_w + (g.kw - 1) * g.dw + 1) + 4 * kLanes;
+  const float identity = g.is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  // The average's divisor is (taps counted in the window's rows) x (in its
+  // columns): the taps inside the input, or inside the declared pads too.
+  // Its reciprocals, one row of them per distinct row count (at most kh), so
+  // a row multiplies: a 512-bit division per sixteen outputs took a third of
+  // a stride-1 3x3 average's time. The quotient moves by at most an ulp.
+  const int64_t col_lo = g.count_include_pad ? -g.pad_left : 0;
+  const int64_t col_hi = g.count_include_pad ? g.in_w + g.pad_right : g.in_w;
+  const int64_t row_lo = g.count_include_pad ? -g.pad_top : 0;
+  const int64_t row_hi = g.count_include_pad ? g.in_h + g.pad_bottom : g.in_h;
+  std::vector<RowWindow> windows(g.out_h);
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    const int64_t top = oh * g.sh - g.pad_top;
+    RowWindow& w = windows[oh];
+    int64_t k = 0;
+    while (k < g.kh && top + k * g.dh < 0) ++k;
+    w.first = top + k * g.dh;
+    w.count = TapsWithin(top, g.kh, g.dh, 0, g.in_h);
+    w.divisor_rows = TapsWithin(top, g.kh, g.dh, row_lo, row_hi);
+  }
+  std::vector<float> reciprocals;
+  if (!g.is_max) {
+    reciprocals.assign((g.kh + 1) * padded_out_w, 0.0f);
+    for (int64_t rows = 1; rows <= g.kh; ++rows) {
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        int64_t cols = TapsWithin(ow * g.sw - g.pad_left, g.kw, g.dw, col_lo, col_hi);
+        reciprocals[rows * padded_out_w + ow] = 1.0f / static_cast<float>(rows * cols);
+      }
+    }
+  }
+  bool uses_buffer = true;
+  const PoolBlockFn pool_block = PoolBlockFor(g, &uses_buffer);
+
+  // Items: planes, each cut into row blocks when planes alone would leave a
+  // thread idle.
+  const int threads = omp_get_max_threads();
+  const int64_t blocks_per_plane =
+      g.planes >= 4 * threads ? 1 : std::min(g.out_h, (4 * threads + g.planes - 1) / g.planes);
+  const int64_t rows_per_block = (g.out_h + blocks_per_plane - 1) / blocks_per_plane;
+  const int64_t work_per_block = rows_per_block * (g.kh * g.in_w + g.kw * g.out_w);
+  ParallelFor(g.planes * blocks_per_plane, work_per_block, [&](int64_t item) {
+    const int64_t plane = item / blocks_per_plane;
+    // The padded row (its input part on a 64-byte boundary, so the vertical
+    // pass stores whole lines) and the window's row pointers, per thread.
+    thread_local std::vector<float> buffer;
+    thread_local std::vector<const float*> rows;
+    float* padded = nullptr;
+    if (uses_buffer) {
+      const int64_t lead = (kLanes - g.pad_left % kLanes) % kLanes;
+      buffer.assign(kLanes + lead + row_len, identity);
+      const auto misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buffer.data()) / sizeof(float) % kLanes);
+      padded = buffer.data() + (kLanes - misaligned) % kLanes + lead;
+    }
+    rows.resize(g.kh);
+    RowBlock block{&g,
+                   windows.data(),
+                   g.is_max ? nullptr : reciprocals.data(),
+                   padded_out_w,
+                   x + plane * g.in_h * g.in_w,
+                   y + plane * g.out_h * g.out_w,
+                   (item % blocks_per_plane) * rows_per_block,
+                   std::min(g.out_h, (item % blocks_per_plane + 1) * rows_per_block),
+                   padded,
+                   rows.data()};
+    pool_block(block);
+  });
+}
+
+}  // namespace aic::cpu::kernels
