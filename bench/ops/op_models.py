@@ -413,6 +413,24 @@ for s in ("tok", "tok8"):
     unary_case("Gelu", "erf", SHP[s], {"approximate": "none"}, "normal", 20)
     unary_case("Gelu", "tanh", SHP[s], {"approximate": "tanh"}, "normal", 20)
 
+
+def silu_case(shape, conv_from=None):
+    """SiLU as exporters below opset 24 write it, x·sigmoid(x); after a 1x1
+    conv from `conv_from` channels (EfficientNet's and YOLO's blocks) when given."""
+    def fn(b):
+        x = b.x(shape if conv_from is None else (shape[0], conv_from) + tuple(shape[2:]))
+        if conv_from is not None:
+            w = b.const("w", b.weight(shape[1], conv_from, 1, 1))
+            x = b.node("Conv", [x, w, b.const("b", b.randn(shape[1], scale=0.1))], ["c"], kernel_shape=[1, 1])
+        b.out(b.node("Mul", [x, b.node("Sigmoid", [x], ["s"])], ["y"]))
+    case(f"SiLU/{'x*sigmoid(x)' if conv_from is None else f'conv1x1-from{conv_from}'}/{sname(shape)}", fn,
+         f16=conv_from is None)
+
+
+for s in ("tok", "tok8", "c112"):
+    silu_case(SHP[s])
+silu_case((1, 96, 112, 112), conv_from=16)
+
 # ---------------------------------------------------------------- elementwise binary
 
 # pattern: (A shape, B shape, B is an initializer)

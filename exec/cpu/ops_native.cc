@@ -110,6 +110,7 @@ bool LowerBareUnaryNative(Lowerer& L, const Node& n) {
     op = n.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "";
     if (op.empty()) return false;  // the erf form: oneDNN's eltwise is as fast
   }
+  if (op == "Swish" && n.GetFloat("alpha", 1.0f) != 1.0f) return false;
   if (op != "HardSigmoid") {
     fn = kernels::Avx512UnaryKernel(op);
     if (fn == nullptr) return false;
@@ -122,7 +123,7 @@ bool LowerBareUnaryNative(Lowerer& L, const Node& n) {
   if (s >= 0 && L.Const(x) == nullptr && L.plan().slots[s].storage == Slot::Storage::kArena) {
     const Slot& src = L.plan().slots[s];
     auto physical = static_cast<int64_t>(src.md.get_size() / sizeof(float));
-    bool zero_to_zero = op == "Tanh" || op == "GeluTanh" || op == "Mish";
+    bool zero_to_zero = op == "Tanh" || op == "GeluTanh" || op == "Mish" || op == "Swish";
     if (physical == count || zero_to_zero) {
       in = s;
       count = physical;

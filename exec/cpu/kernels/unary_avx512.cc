@@ -59,6 +59,7 @@ AIC_AVX512 inline __m512 Mish(__m512 v) {
 }
 
 AIC_AVX512_ROW(ExpRow, Exp(v))
+AIC_AVX512_ROW(SwishRow, _mm512_mul_ps(v, Sigmoid(v)))
 AIC_AVX512_ROW(SigmoidRow, Sigmoid(v))
 AIC_AVX512_ROW(TanhRow, Tanh(v))
 AIC_AVX512_ROW(SoftplusRow, Softplus(v))
@@ -76,6 +77,7 @@ UnaryRowFn Avx512UnaryKernel(const std::string& op) {
   static const auto* table = new absl::flat_hash_map<std::string, UnaryRowFn>{
       {"Exp", ExpRow},           {"Sigmoid", SigmoidRow}, {"Tanh", TanhRow},
       {"Softplus", SoftplusRow}, {"GeluTanh", GeluTanhRow}, {"Mish", MishRow},
+      {"Swish", SwishRow},
   };
   auto it = table->find(op);
   return it == table->end() ? nullptr : it->second;

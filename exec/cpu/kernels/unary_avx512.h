@@ -8,7 +8,8 @@
 namespace aic::cpu::kernels {
 
 // The AVX-512F row kernel for `op` ("Exp", "Sigmoid", "Tanh", "Softplus",
-// "GeluTanh", "Mish"), or null (another op, or a CPU without AVX-512F).
+// "GeluTanh", "Mish", "Swish" with alpha 1: x·sigmoid(x)), or null (another
+// op, or a CPU without AVX-512F).
 UnaryRowFn Avx512UnaryKernel(const std::string& op);
 
 }  // namespace aic::cpu::kernels

@@ -69,6 +69,7 @@ TEST(NativeKernelsTest, UnaryOpsMatchTheReference) {
       {"Softsign", -9, 9, 13, {}},     {"Sign", -2, 2, 13, {}},         {"Gelu", -6, 6, 20, {}},
       {"Gelu", -6, 6, 20, {Attribute::String("approximate", "tanh")}},
       {"Mish", -30, 30, 18, {}},
+      {"Swish", -90, 90, 24, {}},  // x·sigmoid(x): its tails (0 at -90, x at 90) too
   };
   for (const Case& c : cases) {
     for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 3, 5}, std::vector<int64_t>{1}, {40000}}) {
