@@ -16,6 +16,7 @@
 #include "exec/cpu/kernels/swiglu.h"
 #include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/kernels/unary_avx512.h"
+#include "exec/cpu/kernels/streaming_stores.h"
 #include "exec/cpu/native_step.h"
 
 namespace aic::cpu {
@@ -322,8 +323,43 @@ bool LowerHalfBinary(Lowerer& L, const Node& cast_in) {
   return true;
 }
 
+namespace {
+
+// Add/Sub/Mul/Div/Max/Min of two same-shaped plain f32 activations with a
+// large output and nothing fused after it: kernels/streaming_stores.h.
+bool LowerStreamingBinary(Lowerer& L, const Node& n) {
+  kernels::StreamingOp op;
+  if (n.num_inputs() != 2 || !kernels::StreamingOpOf(n.op_type, &op) || !kernels::HaveStreamingStores()) return false;
+  const Value* a = n.input(0);
+  const Value* b = n.input(1);
+  const Value* out = n.output(0);
+  if (out == nullptr || !L.IsF32(a) || !L.IsF32(b) || !L.IsF32(out) || L.Const(a) != nullptr ||
+      L.Const(b) != nullptr || L.V(a).slot < 0 || L.V(b).slot < 0 || !NativeReady(L, a) || !NativeReady(L, b)) {
+    return false;
+  }
+  const std::vector<int64_t>& od = L.V(out).dims;
+  const int64_t count = NumElements(od);
+  if (L.V(a).dims != od || L.V(b).dims != od || count * static_cast<int64_t>(sizeof(float)) < kernels::kStreamingMinBytes ||
+      !L.plan().slots[L.V(a).slot].plain || !L.plan().slots[L.V(b).slot].plain || !L.CollectPostOps(out).empty()) {
+    return false;
+  }
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {L.V(a).slot, L.V(b).slot}, slot, [op, count](const void* const* in, void* y) {
+    kernels::StreamingBinaryF32(op, static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                                static_cast<float*>(y), count);
+    return absl::OkStatus();
+  });
+  step->kind = "streaming_binary";
+  step->inplace_ok = true;
+  return true;
+}
+
+}  // namespace
+
 bool LowerBinaryOrNative(Lowerer& L, const Node& n) {
-  return LowerChannelScale(L, n) || TryOneDnn(LowerBinary, L, n) || LowerNativeElementwise(L, n);
+  return LowerChannelScale(L, n) || LowerStreamingBinary(L, n) || TryOneDnn(LowerBinary, L, n) ||
+         LowerNativeElementwise(L, n);
 }
 
 bool LowerUnaryOrNative(Lowerer& L, const Node& n) {

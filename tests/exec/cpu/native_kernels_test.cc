@@ -14,6 +14,7 @@
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/erf.h"
 #include "exec/cpu/kernels/layer_norm.h"
+#include "exec/cpu/kernels/streaming_stores.h"
 #include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
@@ -79,6 +80,69 @@ TEST(NativeKernelsTest, UnaryOpsMatchTheReference) {
       b.Output(b.Op(c.op, {x}, c.attrs));
       auto model = b.Build(c.opset);
       RunBoth(*model, {{"x", RandomF32(dims, 7, c.lo, c.hi)}}, 0, 1e-6, 2e-6);
+    }
+  }
+}
+
+// --- streaming stores ------------------------------------------------------------
+
+// The streaming kernel at every misalignment of its output and a ragged
+// length (plain stores at both ends), in place too, NaN in either operand of
+// Max/Min propagating, against a scalar loop; then in a plan, where a large
+// same-shaped Add/Sub/Mul/Div/Max/Min runs it (and a small one does not).
+TEST(NativeKernelsTest, StreamingBinaryOpsMatchScalarLoops) {
+  if (!kernels::HaveStreamingStores()) GTEST_SKIP() << "no AVX-512F";
+  const int64_t n = 3 * (int64_t{1} << 16) + 37;  // several pieces, a ragged last one
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  std::vector<float> a(n + 16), b(n + 16), y(n + 16);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = i % 97 == 0 ? NAN : dist(rng);
+    b[i] = i % 89 == 0 ? NAN : dist(rng) + (dist(rng) > 0 ? 3.5f : -3.5f);  // away from zero: a divisor
+  }
+  auto expect = [](kernels::StreamingOp op, float x, float z) {
+    switch (op) {
+      case kernels::StreamingOp::kAdd: return x + z;
+      case kernels::StreamingOp::kSub: return x - z;
+      case kernels::StreamingOp::kMul: return x * z;
+      case kernels::StreamingOp::kDiv: return x / z;
+      case kernels::StreamingOp::kMax: return std::isnan(x) || std::isnan(z) ? NAN : std::max(x, z);
+      case kernels::StreamingOp::kMin: return std::isnan(x) || std::isnan(z) ? NAN : std::min(x, z);
+    }
+    return 0.0f;
+  };
+  for (const char* name : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    kernels::StreamingOp op;
+    ASSERT_TRUE(kernels::StreamingOpOf(name, &op));
+    for (int64_t offset : {0, 1, 5, 15}) {
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(name, " offset ", offset, in_place ? " in place" : ""));
+        std::vector<float> x = a;
+        float* out = in_place ? x.data() + offset : y.data() + offset;
+        kernels::StreamingBinaryF32(op, x.data() + offset, b.data() + offset, out, n);
+        for (int64_t i = 0; i < n; ++i) {
+          const float want = expect(op, a[i + offset], b[i + offset]);
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(out[i])) << i;
+          } else {
+            ASSERT_EQ(out[i], want) << i;
+          }
+        }
+      }
+    }
+  }
+  using Dims = std::vector<int64_t>;
+  for (const Dims& dims : {Dims{8, 512, 520}, Dims{2, 64, 64}}) {
+    for (const char* op : {"Add", "Div", "Max"}) {
+      SCOPED_TRACE(absl::StrCat(op, " ", DimsToString(dims)));
+      GraphBuilder g;
+      Value* x = g.Input("a", DType::kFloat, D(dims));
+      Value* z = g.Input("b", DType::kFloat, D(dims));
+      g.Output(g.Op(op, {x, z}));
+      auto model = g.Build(13);
+      std::string plan =
+          RunBoth(*model, {{"a", RandomF32(dims, 3)}, {"b", RandomF32(dims, 4, 0.5f, 2.0f)}}, 0, 1e-6, 1e-6);
+      EXPECT_EQ(plan.find("streaming_binary") != std::string::npos, dims[0] == 8) << plan;
     }
   }
 }

@@ -1,0 +1,108 @@
+#include "exec/cpu/kernels/streaming_stores.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
+
+namespace aic::cpu::kernels {
+
+namespace {
+
+// Elements a thread streams at a time: 256 KiB of output, a multiple of the
+// 64-byte line, so every piece after the first starts aligned.
+constexpr int64_t kPiece = int64_t{1} << 16;
+
+#ifdef AIC_HAVE_AVX512_MATH
+AIC_AVX512_BEGIN
+
+template <StreamingOp kOp>
+AIC_AVX512 inline __m512 Apply(__m512 a, __m512 b) {
+  switch (kOp) {
+    case StreamingOp::kAdd: return _mm512_add_ps(a, b);
+    case StreamingOp::kSub: return _mm512_sub_ps(a, b);
+    case StreamingOp::kMul: return _mm512_mul_ps(a, b);
+    case StreamingOp::kDiv: return _mm512_div_ps(a, b);
+    // ONNX's Max/Min propagate NaN; max_ps returns its second operand when
+    // either is NaN, so each picks a where a is NaN.
+    case StreamingOp::kMax: {
+      __m512 m = _mm512_max_ps(b, a);
+      return _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
+    }
+    case StreamingOp::kMin: {
+      __m512 m = _mm512_min_ps(b, a);
+      return _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
+    }
+  }
+  return a;
+}
+
+// Plain (masked) stores up to y's first 64-byte boundary, streaming stores
+// over whole vectors from there, a masked plain store for the rest.
+template <StreamingOp kOp>
+AIC_AVX512 void StreamPiece(const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+  const auto misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(y) % 64 / sizeof(float));
+  if (misaligned != 0) {
+    const int64_t head = std::min<int64_t>(n, 16 - misaligned);
+    const auto m = static_cast<__mmask16>((1u << head) - 1);
+    _mm512_mask_storeu_ps(y, m, Apply<kOp>(_mm512_maskz_loadu_ps(m, a), _mm512_maskz_loadu_ps(m, b)));
+    i = head;
+  }
+  for (; i + 16 <= n; i += 16) _mm512_stream_ps(y + i, Apply<kOp>(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+  if (i < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, Apply<kOp>(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+  }
+  _mm_sfence();  // the streamed lines reach memory before the step ends
+}
+
+template <StreamingOp kOp>
+void StreamAll(const float* a, const float* b, float* y, int64_t n) {
+  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
+    const int64_t begin = p * kPiece;
+    StreamPiece<kOp>(a + begin, b + begin, y + begin, std::min(kPiece, n - begin));
+  });
+}
+
+AIC_AVX512_END
+#endif
+
+}  // namespace
+
+bool StreamingOpOf(const std::string& op, StreamingOp* out) {
+  if (op == "Add") *out = StreamingOp::kAdd;
+  else if (op == "Sub") *out = StreamingOp::kSub;
+  else if (op == "Mul") *out = StreamingOp::kMul;
+  else if (op == "Div") *out = StreamingOp::kDiv;
+  else if (op == "Max") *out = StreamingOp::kMax;
+  else if (op == "Min") *out = StreamingOp::kMin;
+  else return false;
+  return true;
+}
+
+bool HaveStreamingStores() {
+#ifdef AIC_HAVE_AVX512_MATH
+  return avx512::HaveAvx512();
+#else
+  return false;
+#endif
+}
+
+void StreamingBinaryF32(StreamingOp op, const float* a, const float* b, float* y, int64_t n) {
+#ifdef AIC_HAVE_AVX512_MATH
+  switch (op) {
+    case StreamingOp::kAdd: return StreamAll<StreamingOp::kAdd>(a, b, y, n);
+    case StreamingOp::kSub: return StreamAll<StreamingOp::kSub>(a, b, y, n);
+    case StreamingOp::kMul: return StreamAll<StreamingOp::kMul>(a, b, y, n);
+    case StreamingOp::kDiv: return StreamAll<StreamingOp::kDiv>(a, b, y, n);
+    case StreamingOp::kMax: return StreamAll<StreamingOp::kMax>(a, b, y, n);
+    case StreamingOp::kMin: return StreamAll<StreamingOp::kMin>(a, b, y, n);
+  }
+#else
+  (void)op, (void)a, (void)b, (void)y, (void)n;
+#endif
+}
+
+}  // namespace aic::cpu::kernels
