@@ -5,11 +5,8 @@
 #include <limits>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define AIC_WINDOW_POOL_X86 1
-#endif
 
 namespace aic::cpu::kernels {
 
@@ -125,27 +122,26 @@ void PoolBlockPortable(const RowBlock& b) {
   }
 }
 
-#ifdef AIC_WINDOW_POOL_X86
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's _mm512_undefined_ps in the headers
+#ifdef AIC_HAVE_AVX512_MATH
+AIC_AVX512_BEGIN
 
 template <bool kMax>
-__attribute__((target("avx512f"))) inline __m512 Combine(__m512 a, __m512 b) {
+AIC_AVX512 inline __m512 Combine(__m512 a, __m512 b) {
   return kMax ? _mm512_max_ps(a, b) : _mm512_add_ps(a, b);
 }
 
 template <bool kMax>
-__attribute__((target("avx512f"))) inline __m512 Identity() {
+AIC_AVX512 inline __m512 Identity() {
   return _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
 }
 
-__attribute__((target("avx512f"))) inline __mmask16 FirstLanes(int64_t n) {
+AIC_AVX512 inline __mmask16 FirstLanes(int64_t n) {
   return n >= kLanes ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
 // v shifted down by `shift` lanes (0-15), the top filled from `next`:
 // valignd takes its shift as an immediate.
-__attribute__((target("avx512f"))) inline __m512 ShiftIn(__m512 v, __m512 next, int64_t shift) {
+AIC_AVX512 inline __m512 ShiftIn(__m512 v, __m512 next, int64_t shift) {
   __m512i a = _mm512_castps_si512(next), b = _mm512_castps_si512(v);
   switch (shift) {
 #define AIC_POOL_SHIFT(n) \
@@ -164,7 +160,7 @@ __attribute__((target("avx512f"))) inline __m512 ShiftIn(__m512 v, __m512 next, 
 // vertically: masked loads of input columns 16·c - pad_left + lane, the
 // identity outside the input.
 template <bool kMax>
-__attribute__((target("avx512f"))) inline __m512 ReducedColumns(const RowJob& j, int64_t c) {
+AIC_AVX512 inline __m512 ReducedColumns(const RowJob& j, int64_t c) {
   const int64_t first = c * kLanes - j.pad_left;
   const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes, j.in_w - first);
   if (hi <= lo) return Identity<kMax>();
@@ -179,7 +175,7 @@ __attribute__((target("avx512f"))) inline __m512 ReducedColumns(const RowJob& j,
   return acc;
 }
 
-__attribute__((target("avx512f"))) inline void StoreOutputs(const RowJob& j, int64_t o, __m512 acc, bool average) {
+AIC_AVX512 inline void StoreOutputs(const RowJob& j, int64_t o, __m512 acc, bool average) {
   if (average) acc = _mm512_mul_ps(acc, _mm512_loadu_ps(j.reciprocal + o));
   _mm512_mask_storeu_ps(j.y + o, FirstLanes(j.out_w - o), acc);
 }
@@ -192,7 +188,7 @@ __attribute__((target("avx512f"))) inline void StoreOutputs(const RowJob& j, int
 // outputs: reading back a row buffer just written with masked stores stalled
 // on store forwarding, most of the time on short rows.
 template <bool kMax, int kStride>
-__attribute__((target("avx512f"))) void PoolRowInRegisters(const RowJob& j) {
+AIC_AVX512 void PoolRowInRegisters(const RowJob& j) {
   if constexpr (kStride == 1) {
     __m512 cur = ReducedColumns<kMax>(j, 0);
     for (int64_t o = 0; o < j.out_w; o += kLanes) {
@@ -224,7 +220,7 @@ __attribute__((target("avx512f"))) void PoolRowInRegisters(const RowJob& j) {
 // columns at a time (the last ones masked), then sixteen outputs at a time,
 // their taps gathered from it.
 template <bool kMax>
-__attribute__((target("avx512f"))) void PoolRowGathered(const RowJob& j) {
+AIC_AVX512 void PoolRowGathered(const RowJob& j) {
   float* inside = j.padded + j.pad_left;
   for (int64_t i = 0; i < j.in_w; i += kLanes) {
     const __mmask16 m = FirstLanes(j.in_w - i);
@@ -244,7 +240,7 @@ __attribute__((target("avx512f"))) void PoolRowGathered(const RowJob& j) {
 // The rows of a block, each row inlined with its constants kept in
 // registers (kStride 0: gathered).
 template <bool kMax, int kStride>
-__attribute__((target("avx512f"))) void PoolBlockAvx512(const RowBlock& b) {
+AIC_AVX512 void PoolBlockAvx512(const RowBlock& b) {
   RowJob job = FirstJob(b);
   for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
     SetRow(b, oh, job);
@@ -255,18 +251,14 @@ __attribute__((target("avx512f"))) void PoolBlockAvx512(const RowBlock& b) {
     }
   }
 }
-#pragma GCC diagnostic pop
+AIC_AVX512_END
 
-bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
   *uses_buffer = true;
-#ifdef AIC_WINDOW_POOL_X86
-  if (HasAvx512()) {
+#ifdef AIC_HAVE_AVX512_MATH
+  if (avx512::HaveAvx512()) {
     if (g.dw == 1 && ((g.sw == 1 && g.kw <= kLanes) || (g.sw == 2 && g.kw <= 2 * kLanes))) {
       *uses_buffer = false;
       if (g.sw == 1) return g.is_max ? PoolBlockAvx512<true, 1> : PoolBlockAvx512<false, 1>;
