@@ -481,15 +481,15 @@ bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, b
     g.pad_top = win.pad_l[0];
     g.pad_bottom = from_attribute ? declared[sp] : win.pad_r[0];
   }
-  // Where oneDNN can, it keeps windows along short rows and stride-1 ones:
-  // the kernel vectorizes along a row, so rows narrower than two vectors
-  // leave it per-row overhead, and oneDNN (vectorizing across channels) is
-  // faster there (a 2x2 stride-2 MaxPool of [1, 256, 14, 14] took 2.5x its
-  // time); a stride-1 3x3 average of [1, 64, 56, 56] took 0.9-1.5x its time
-  // (`aic-onnx bench`, alternating). Its plain-layout stride-2 pools are what
-  // is slow: a 3x3 MaxPool of [1, 64, 112, 112] 1.4-1.6x ours, a 2x2
-  // average 1.6-2.2x; of [1, 64, 56, 56] 1.0-1.2x.
-  constexpr int64_t kMinRow = 32;
+  // Where oneDNN can, it keeps windows along rows under 64 and stride-1
+  // ones: the kernel vectorizes along a row, so short rows leave it per-row
+  // overhead, and oneDNN (vectorizing across channels) is as fast or faster
+  // there (a 2x2 stride-2 MaxPool of [1, 256, 14, 14] took 2.5x its time, a
+  // 3x3 one of [1, 64, 56, 56] 0.9-1.2x; `aic-onnx bench`, alternating), as
+  // on a stride-1 3x3 average of [1, 64, 56, 56] (0.9-1.5x). Its plain-layout
+  // stride-2 pools of long rows are what is slow: a 3x3 MaxPool of
+  // [1, 64, 112, 112] 1.2-1.6x ours, a 2x2 average 1.6-2.2x.
+  constexpr int64_t kMinRow = 64;
   if (onednn_ok && (g.in_w < kMinRow || g.sw == 1)) return false;
   if (g.planes == 0 || g.out_h == 0 || g.out_w == 0 || !kernels::EveryWindowTouchesInput(g)) return false;
   int slot = NativeOutSlot(L, out);

@@ -467,7 +467,7 @@ namespace {
 // AVX-512 path, the generic one, its masked last outputs), with the window
 // geometry ONNX allows: pads on any side, auto_pad, ceil_mode, dilations,
 // both divisors of the average, 1-D inputs; against the reference executor.
-// Rows narrower than 32 and stride-1 windows stay with oneDNN unless it
+// Rows narrower than 64 and stride-1 windows stay with oneDNN unless it
 // cannot pool them.
 TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
   struct Case {
@@ -478,19 +478,19 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
     std::string auto_pad = "NOTSET";
   };
   const std::vector<Case> cases = {
-      {"MaxPool", {1, 8, 23, 37}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},  // ResNet's stem pool
-      {"AveragePool", {2, 5, 20, 34}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
-      {"AveragePool", {1, 6, 11, 35}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 1},
-      {"AveragePool", {1, 6, 11, 35}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 0},
-      {"AveragePool", {1, 3, 12, 50}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 1},
-      {"AveragePool", {1, 3, 12, 50}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 0},
-      {"MaxPool", {1, 4, 17, 45}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1},
+      {"MaxPool", {1, 8, 23, 67}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},  // ResNet's stem pool
+      {"AveragePool", {2, 5, 20, 66}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
+      {"AveragePool", {1, 6, 11, 65}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 1},
+      {"AveragePool", {1, 6, 11, 65}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 0},
+      {"AveragePool", {1, 3, 12, 70}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 1},
+      {"AveragePool", {1, 3, 12, 70}, {3, 5}, {2, 2}, {1, 2, 0, 1}, {}, 1, 0},
+      {"MaxPool", {1, 4, 17, 75}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1},
       {"MaxPool", {1, 4, 18, 30}, {3, 3}, {1, 2}, {2, 2, 2, 2}, {2, 2}},  // narrow, but dilated
       {"AveragePool", {1, 4, 18, 30}, {2, 3}, {3, 3}, {0, 0, 0, 0}, {1, 2}},
-      {"MaxPool", {1, 2, 9, 40}, {3, 3}, {3, 3}, {}, {}, 0, 0, "SAME_UPPER"},
-      {"AveragePool", {1, 2, 9, 40}, {2, 4}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
-      {"MaxPool", {2, 3, 50}, {3}, {2}, {1, 1}, {}},
-      {"AveragePool", {2, 3, 50}, {4}, {1}, {2, 1}, {}, 0, 1},
+      {"MaxPool", {1, 2, 9, 72}, {3, 3}, {3, 3}, {}, {}, 0, 0, "SAME_UPPER"},
+      {"AveragePool", {1, 2, 9, 72}, {2, 4}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
+      {"MaxPool", {2, 3, 90}, {3}, {2}, {1, 1}, {}},
+      {"AveragePool", {2, 3, 90}, {4}, {1}, {2, 1}, {}, 0, 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(c.in), " k", absl::StrJoin(c.kernel, "x"), " s",
