@@ -21,12 +21,23 @@ namespace aic::cpu {
 
 namespace {
 
-// Outputs from which a SiLU runs as its own native step (CollectPostOps).
+// Outputs from which a SiLU runs as its own native step (SwishRunsNatively).
 constexpr int64_t kNativeSwishMinElements = int64_t{1} << 14;
 
 using dnnl::algorithm;
 
 }  // namespace
+
+// oneDNN 2.6's swish post-op and eltwise compute x·sigmoid(x) at ~0.7 ns an
+// element, our AVX-512 kernel at ~0.3 in a pass of its own over the
+// producer's output, in its layout and in place: a 1x1 conv to
+// [1, 96, 112, 112] with SiLU took 1.6-1.9 ms fused, 1.1-1.2 apart;
+// EfficientNet-B0 0.82-0.88x its time. A small output keeps the fusion (a
+// step of its own costs more than the post-op there).
+bool SwishRunsNatively(const Elt& e, const std::vector<int64_t>& dims) {
+  return e.alg == algorithm::eltwise_swish && e.alpha == 1.0f && NumElements(dims) >= kNativeSwishMinElements &&
+         kernels::Avx512UnaryKernel("Swish") != nullptr;
+}
 
 std::optional<algorithm> BinaryAlg(const std::string& op) {
   if (op == "Add") return algorithm::binary_add;
@@ -144,16 +155,7 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
     const Value* out = c.output(0);
     if (!HasStandardSemantics(c) || out == nullptr || !IsF32(out)) break;
     std::vector<Elt> elts = UnaryAsEltwise(c, cur);
-    // oneDNN 2.6's swish post-op (and eltwise) computes x·sigmoid(x) at
-    // ~0.7 ns an element, our AVX-512 kernel at ~0.3 in a pass of its own
-    // over the producer's output, in its layout and in place: a 1x1 conv to
-    // [1, 96, 112, 112] with SiLU took 1.6-1.9 ms fused, 1.1-1.2 apart;
-    // EfficientNet-B0 0.82-0.88x its time. A small output keeps the fusion
-    // (a step of its own costs more than the post-op there).
-    if (elts.size() == 1 && elts[0].alg == algorithm::eltwise_swish && elts[0].alpha == 1.0f &&
-        NumElements(st.dims) >= kNativeSwishMinElements && kernels::Avx512UnaryKernel("Swish") != nullptr) {
-      break;
-    }
+    if (elts.size() == 1 && SwishRunsNatively(elts[0], st.dims)) break;
     if (elts.size() == 1 && elts[0].alg == algorithm::eltwise_linear && !chain.empty() && !chain.back().binary &&
         chain.back().alg == algorithm::eltwise_linear) {
       // a2*(a1*x + b1) + b2 as one post-op: shorter, and oneDNN 2.6's

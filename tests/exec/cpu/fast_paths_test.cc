@@ -561,5 +561,23 @@ TEST(FastPathsTest, LargeSiluRunsNativelyAfterItsProducer) {
   }
 }
 
+// A large gated SiLU spelled out (Swish(gate) * up, SwiGLU's form, whose Mul
+// could be the Swish's binary post-op): the Swish still runs on our kernel,
+// not as oneDNN's swish eltwise carrying the Mul.
+TEST(FastPathsTest, LargeGatedSiluRunsNatively) {
+  if (kernels::Avx512UnaryKernel("Swish") == nullptr) GTEST_SKIP() << "no AVX-512F";
+  GraphBuilder b;
+  const Dims in = {1, 8, 40, 40};
+  Value* x = b.Input("x", DType::kFloat, D(in));
+  Value* up = b.Input("up", DType::kFloat, D({1, 24, 40, 40}));
+  Value* gate = ConvOf(b, x, 8, 24, {1, 1}, {});
+  b.Output(b.Op("Mul", {b.Op("Swish", {gate}), up}));
+  auto model = b.Build(24);
+  std::string plan = RunBoth(
+      *model, {{"x", RandomF32(in, 48, -4, 4)}, {"up", RandomF32({1, 24, 40, 40}, 49, -2, 2)}}, 0, 1e-5, 1e-5);
+  EXPECT_NE(plan.find("swish\tSwish"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("eltwise\tSwish"), std::string::npos) << plan;
+}
+
 }  // namespace
 }  // namespace aic::cpu
