@@ -526,8 +526,8 @@ bool LowerPool(Lowerer& L, const Node& n) {
   } else {
     if (!ComputeWindow(n, n.GetInts("kernel_shape"), Spatial(xd), Spatial(od), false, &win)) return false;
     if (n.GetInt("storage_order", 0) != 0) return false;
-    bool onednn_can = true;
-    for (int64_t d : win.dilations) onednn_can = onednn_can && d == 0;
+    bool onednn_ok = true;
+    for (int64_t d : win.dilations) onednn_ok = onednn_ok && d == 0;
     if (!is_max && n.GetInt("count_include_pad", 0) != 0) {
       // Why: what ceil_mode adds past the declared pads is not counted by
       // ONNX's average, but oneDNN's include-padding average counts it (found
@@ -535,11 +535,11 @@ bool LowerPool(Lowerer& L, const Node& n) {
       size_t sp = win.kernel.size();
       std::vector<int64_t> pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
       for (size_t i = 0; i < sp && n.GetString("auto_pad", "NOTSET") == "NOTSET"; ++i) {
-        onednn_can = onednn_can && win.pad_r[i] <= pads[i + sp];
+        onednn_ok = onednn_ok && win.pad_r[i] <= pads[i + sp];
       }
     }
-    if (LowerWindowPoolOnPlainInput(L, n, win, is_max, onednn_can)) return true;
-    if (!onednn_can) return false;
+    if (LowerWindowPoolOnPlainInput(L, n, win, is_max, onednn_ok)) return true;
+    if (!onednn_ok) return false;
   }
   algorithm alg = is_max ? algorithm::pooling_max
                   : n.GetInt("count_include_pad", 0) != 0 ? algorithm::pooling_avg_include_padding

@@ -24,8 +24,9 @@ AIC_AVX512 inline __m512 Apply(__m512 a, __m512 b) {
     case StreamingOp::kSub: return _mm512_sub_ps(a, b);
     case StreamingOp::kMul: return _mm512_mul_ps(a, b);
     case StreamingOp::kDiv: return _mm512_div_ps(a, b);
-    // ONNX's Max/Min propagate NaN; max_ps returns its second operand when
-    // either is NaN, so each picks a where a is NaN.
+    // ONNX's Max/Min propagate NaN. max_ps/min_ps return their second
+    // operand when either is NaN: (b, a) gives a (NaN) where a is NaN, and b
+    // is put back where b is.
     case StreamingOp::kMax: {
       __m512 m = _mm512_max_ps(b, a);
       return _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
-
 
 namespace aic::cpu::kernels {
 
@@ -237,6 +237,7 @@ AIC_AVX512 void PoolRowGathered(const RowJob& j) {
     StoreOutputs(j, o, acc, !kMax);
   }
 }
+
 // The rows of a block, each row inlined with its constants kept in
 // registers (kStride 0: gathered).
 template <bool kMax, int kStride>
