@@ -15,7 +15,6 @@
 #include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/swiglu.h"
 #include "exec/cpu/kernels/unary.h"
-#include "exec/cpu/kernels/unary_avx512.h"
 #include "exec/cpu/kernels/streaming_stores.h"
 #include "exec/cpu/native_step.h"
 
@@ -113,7 +112,7 @@ bool LowerBareUnaryNative(Lowerer& L, const Node& n) {
   }
   if (op == "Swish" && n.GetFloat("alpha", 1.0f) != 1.0f) return false;
   if (op != "HardSigmoid") {
-    fn = kernels::Avx512UnaryKernel(op);
+    fn = kernels::FastUnaryKernel(op);
     if (fn == nullptr) return false;
   }
   // In x's layout, blocked included, when the op maps 0 to 0 (a blocked

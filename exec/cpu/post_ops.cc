@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "exec/cpu/kernels/unary_avx512.h"
+#include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/lowering.h"
 #include "ops/fused/standard_aliases.h"
 #include "ops/nn/batch_norm_affine.h"
@@ -36,7 +36,7 @@ using dnnl::algorithm;
 // step of its own costs more than the post-op there).
 bool SwishRunsNatively(const Elt& e, const std::vector<int64_t>& dims) {
   return e.alg == algorithm::eltwise_swish && e.alpha == 1.0f && NumElements(dims) >= kNativeSwishMinElements &&
-         kernels::Avx512UnaryKernel("Swish") != nullptr;
+         kernels::FastUnaryKernel("Swish") != nullptr;
 }
 
 std::optional<algorithm> BinaryAlg(const std::string& op) {

@@ -8,7 +8,9 @@
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/log.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/unary_avx2.h"
 #include "exec/cpu/kernels/unary_avx512.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
 
 namespace aic::cpu::kernels {
 
@@ -51,8 +53,13 @@ AIC_UNARY(GeluTanhRow, 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 
 
 }  // namespace
 
+UnaryRowFn FastUnaryKernel(const std::string& op) {
+  if (avx512::HaveAvx512()) return Avx512UnaryKernel(op);
+  return Avx2UnaryKernel(op);
+}
+
 UnaryRowFn UnaryKernel(const std::string& op) {
-  if (UnaryRowFn fast = Avx512UnaryKernel(op); fast != nullptr) return fast;
+  if (UnaryRowFn fast = FastUnaryKernel(op); fast != nullptr) return fast;
   static const auto* table = new absl::flat_hash_map<std::string, UnaryRowFn>{
       {"Erf", ErfRow},           {"Reciprocal", ReciprocalRow}, {"Floor", FloorRow},
       {"Ceil", CeilRow},         {"Round", RoundRow},           {"Sin", SinRow},

@@ -14,10 +14,13 @@ using UnaryRowFn = void (*)(const float* x, float* y, int64_t n);
 
 // The row kernel for ONNX op `op` ("Erf", "Reciprocal", "Floor", "Ceil",
 // "Round", "Sin", "Cos", "Softplus", "Softsign", "Sign", "Log", "GeluErf",
-// "GeluTanh", "Mish"; and where the CPU has AVX-512F also "Exp", "Sigmoid"
-// and "Tanh", with AVX-512 forms of Softplus, GeluTanh and Mish:
-// unary_avx512.h), or null.
+// "GeluTanh", "Mish"; and where FastUnaryKernel has one, its kernel, which
+// adds "Exp", "Sigmoid", "Tanh" and "Swish"), or null.
 UnaryRowFn UnaryKernel(const std::string& op);
+
+// The hand-vectorized kernel for `op` on this CPU: AVX-512 (unary_avx512.h)
+// where it runs, else AVX2+FMA (unary_avx2.h, fewer ops), else null.
+UnaryRowFn FastUnaryKernel(const std::string& op);
 
 // y = f(x) over n elements, threaded when large. x may equal y.
 void UnaryF32(UnaryRowFn fn, const float* x, float* y, int64_t n);

@@ -18,6 +18,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define AIC_HAVE_AVX512_MATH 1
 #include <immintrin.h>
+
+#include <initializer_list>
 #endif
 
 namespace aic::cpu::kernels::avx512 {

@@ -544,7 +544,7 @@ namespace {
 // than oneDNN's swish post-op; a small output keeps the post-op; alone it is
 // the same native step. Skipped without AVX-512F (oneDNN's then).
 TEST(FastPathsTest, LargeSiluRunsNativelyAfterItsProducer) {
-  if (kernels::Avx512UnaryKernel("Swish") == nullptr) GTEST_SKIP() << "no AVX-512F";
+  if (kernels::FastUnaryKernel("Swish") == nullptr) GTEST_SKIP() << "neither AVX-512F nor AVX2+FMA";
   for (int64_t side : {40, 8}) {
     SCOPED_TRACE(side);
     GraphBuilder b;
@@ -565,7 +565,7 @@ TEST(FastPathsTest, LargeSiluRunsNativelyAfterItsProducer) {
 // could be the Swish's binary post-op): the Swish still runs on our kernel,
 // not as oneDNN's swish eltwise carrying the Mul.
 TEST(FastPathsTest, LargeGatedSiluRunsNatively) {
-  if (kernels::Avx512UnaryKernel("Swish") == nullptr) GTEST_SKIP() << "no AVX-512F";
+  if (kernels::FastUnaryKernel("Swish") == nullptr) GTEST_SKIP() << "neither AVX-512F nor AVX2+FMA";
   GraphBuilder b;
   const Dims in = {1, 8, 40, 40};
   Value* x = b.Input("x", DType::kFloat, D(in));

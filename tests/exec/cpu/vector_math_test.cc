@@ -13,6 +13,7 @@
 #include "exec/cpu/kernels/axis_lanes.h"
 #include "exec/cpu/kernels/softmax.h"
 #include "exec/cpu/kernels/unary.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 #include "exec/cpu/plan.h"
 #include "graph/builder.h"
@@ -37,6 +38,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kUlp = 1.0 / (1 << 23);  // float's relative spacing at 1 (2^-23)
 
 bool SkipWithoutAvx512() { return !kernels::avx512::HaveAvx512(); }
+// The tests of FastUnaryKernel's ops run on either vector form.
+bool SkipWithoutVectorKernels() { return !kernels::avx512::HaveAvx512() && !kernels::avx2::HaveAvx2Fma(); }
 
 // Inputs: a dense grid over [lo, hi] (n points), padded to a multiple of 16
 // by repeating the last point.
@@ -116,7 +119,7 @@ TEST(VectorMathTest, DoubleExpWithinTwoUlps) {
 }
 
 TEST(VectorMathTest, FunctionsMatchDoublePrecision) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   struct Case {
     const char* op;
     double (*want)(double);
@@ -139,6 +142,7 @@ TEST(VectorMathTest, FunctionsMatchDoublePrecision) {
     EXPECT_LE(worst, c.max_ulps) << "at " << at;
   }
 #ifdef AIC_HAVE_AVX512_MATH
+  if (!kernels::avx512::HaveAvx512()) return;
   std::vector<float> x = Grid(1e-3, 1e4, 400001);
   for (float v = 1e-44f; v < 1e38f; v *= 1.37f) x.push_back(v);  // subnormals to huge
   while (x.size() % 16 != 0) x.push_back(1.0f);
@@ -148,7 +152,7 @@ TEST(VectorMathTest, FunctionsMatchDoublePrecision) {
 }
 
 TEST(VectorMathTest, SpecialValues) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> x = {nan, kInf, -kInf, 0.0f, -0.0f, 89.0f, 88.8f, -100.0f, -200.0f,
                           1e-40f, -1e-40f, 1e-8f, -1e-8f, 7.9f, -7.9f, 100.0f};
@@ -204,7 +208,7 @@ TEST(VectorMathTest, SpecialValues) {
 // Every length through the 16-wide body and the masked tail, both forms,
 // lanes in groups of 16 and fewer.
 TEST(VectorMathTest, LastAxisSoftmaxMatchesDoublePrecision) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   for (int64_t n : {1, 2, 15, 16, 17, 31, 128, 1000, 32000}) {
     for (bool log : {false, true}) {
       SCOPED_TRACE(absl::StrCat(n, log ? " log-softmax" : " softmax"));
@@ -242,7 +246,7 @@ TEST(VectorMathTest, LastAxisSoftmaxMatchesDoublePrecision) {
 // A bare unary op runs on its native step; one with a post-op after it
 // (Sigmoid then Mul by a constant) stays a oneDNN eltwise with the Mul fused.
 TEST(VectorMathTest, BareUnaryOpsRunNatively) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   struct Case {
     const char* op;
     std::vector<Attribute> attrs;
@@ -284,7 +288,7 @@ TEST(VectorMathTest, BareUnaryOpsRunNatively) {
 // (0 -> 1/2, which would spoil the padding) on a plain copy; both agree with
 // the reference after the second conv reads them.
 TEST(VectorMathTest, BlockedInputsKeepTheirPaddingZero) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the kernels are not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   for (const char* op : {"Tanh", "Sigmoid", "Exp"}) {
     SCOPED_TRACE(op);
     GraphBuilder b;

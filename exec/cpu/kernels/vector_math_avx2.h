@@ -1,0 +1,108 @@
+// e^x, tanh x and the logistic on 8 floats at once with AVX2 and FMA, for
+// CPUs without AVX-512 (vector_math_avx512.h holds the 16-lane forms these
+// mirror). There oneDNN 2.6's jit:avx2 eltwise took 8-10x ONNX Runtime's
+// time for Tanh and 5x for GELU's tanh form (`run_ops.py` on a Zen 3 EPYC);
+// these keep up with memory. Only functions marked AIC_AVX2 may call them,
+// and only after HaveAvx2Fma() said yes.
+//
+// NaN in gives NaN out: every clamp is max(lo, min(hi, x)), and
+// vminps/vmaxps return their second operand when either is NaN.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AIC_HAVE_AVX2_MATH 1
+#include <immintrin.h>
+#endif
+
+namespace aic::cpu::kernels::avx2 {
+
+// Whether this CPU runs AVX2 and FMA (checked once); false off x86-64.
+inline bool HaveAvx2Fma() {
+#ifdef AIC_HAVE_AVX2_MATH
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+#else
+  return false;
+#endif
+}
+
+}  // namespace aic::cpu::kernels::avx2
+
+#ifdef AIC_HAVE_AVX2_MATH
+
+#define AIC_AVX2 __attribute__((target("avx2,fma")))
+
+namespace aic::cpu::kernels::avx2 {
+
+AIC_AVX2 inline __m256 Clamp(__m256 x, float lo, float hi) {
+  return _mm256_max_ps(_mm256_set1_ps(lo), _mm256_min_ps(_mm256_set1_ps(hi), x));
+}
+
+// 2^n for integral n in [-150, 128] (as floats): two factors 2^(n - n/2) and
+// 2^(n/2), each a normal float, applied by two products, so a result under
+// FLT_MIN underflows gradually and one past FLT_MAX overflows to inf.
+AIC_AVX2 inline __m256 ScaleByPowerOfTwo(__m256 p, __m256 n) {
+  __m256i ni = _mm256_cvtps_epi32(n);
+  __m256i half = _mm256_srai_epi32(ni, 1);
+  __m256i rest = _mm256_sub_epi32(ni, half);
+  const __m256i bias = _mm256_set1_epi32(127);
+  __m256 a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  __m256 b = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(rest, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, a), b);
+}
+
+// e^x as avx512::Exp: n = round(x·log2 e), r = x - n·ln2 in two parts,
+// Cephes' expf polynomial on |r| <= ln2/2, times 2^n. Max error against
+// double exp: 2 ulp (tests/exec/cpu/vector_math_test.cc).
+AIC_AVX2 inline __m256 Exp(__m256 x) {
+  __m256 c = Clamp(x, -104.0f, 89.0f);
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), c);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  return ScaleByPowerOfTwo(p, n);
+}
+
+// 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
+AIC_AVX2 inline __m256 Sigmoid(__m256 x) {
+  __m256 e = Exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
+  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+}
+
+// tanh x as avx512::Tanh: the odd rational function of degree 13/6 on
+// |x| < 7.905 (clamped there), x itself below 0.0004, ±1 from 9 on. Max
+// error: 3 ulp (the test).
+AIC_AVX2 inline __m256 Tanh(__m256 x) {
+  __m256 c = Clamp(x, -7.90531110763549805f, 7.90531110763549805f);
+  __m256 x2 = _mm256_mul_ps(c, c);
+  __m256 p = _mm256_set1_ps(-2.76076847742355e-16f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.00018790482477e-13f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-8.60467152213735e-11f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(5.12229709037114e-08f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.48572235717979e-05f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(6.37261928875436e-04f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(4.89352455891786e-03f));
+  p = _mm256_mul_ps(p, c);
+  __m256 q = _mm256_set1_ps(1.19825839466702e-06f);
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.18534705686654e-04f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.26843463243900e-03f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(4.89352518554385e-03f));
+  __m256 y = _mm256_div_ps(p, q);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 ax = _mm256_andnot_ps(sign, x);
+  y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(ax, _mm256_set1_ps(0.0004f), _CMP_LT_OQ));
+  // From 9.01 on tanh rounds to ±1 exactly; the fit at its clamp is 1 ulp short.
+  __m256 one = _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_set1_ps(1.0f));
+  return _mm256_blendv_ps(y, one, _mm256_cmp_ps(ax, _mm256_set1_ps(9.0f), _CMP_GE_OQ));
+}
+
+}  // namespace aic::cpu::kernels::avx2
+
+#endif  // AIC_HAVE_AVX2_MATH
