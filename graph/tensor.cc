@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -50,8 +51,40 @@ std::shared_ptr<Buffer> Buffer::FromString(std::string&& bytes) {
   return b;
 }
 
-Buffer::~Buffer() {
+Buffer::~Buffer() { Free(); }
+
+void Buffer::Free() {
   if (aligned_alloc_) std::free(data_);
+  data_ = nullptr;
+  aligned_alloc_ = false;
+  keep_alive_.reset();
+  std::string().swap(owned_string_);
+}
+
+void Buffer::Release(std::function<void(uint8_t* dst)> restore) {
+  AIC_CHECK(restore != nullptr && !released(), "Buffer::Release needs a restore function, once");
+  Free();
+  writable_ = false;
+  restore_ = std::move(restore);
+  released_.store(true, std::memory_order_release);
+}
+
+void Buffer::Restore() const {
+  // Restores are rare (a second compile of the same weights, writing the
+  // model out): one lock for all buffers.
+  static std::mutex* mu = new std::mutex;
+  std::lock_guard<std::mutex> lock(*mu);
+  if (!released_.load(std::memory_order_relaxed)) return;  // another thread restored it
+  // data() is logically const: the bytes it returns are the same bytes.
+  auto* self = const_cast<Buffer*>(this);
+  size_t rounded = (size_ + kAlignment - 1) / kAlignment * kAlignment;
+  self->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded));
+  AIC_CHECK(self->data_ != nullptr, "out of memory restoring ", size_, " bytes");
+  self->aligned_alloc_ = true;
+  self->writable_ = true;
+  self->restore_(self->data_);
+  self->restore_ = nullptr;
+  released_.store(false, std::memory_order_release);
 }
 
 int64_t NumElements(const std::vector<int64_t>& dims) {

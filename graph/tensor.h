@@ -5,8 +5,10 @@
 // shallow: the copies share the buffer.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +37,13 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  const uint8_t* data() const { return data_; }
+  const uint8_t* data() const {
+    if (released_.load(std::memory_order_acquire)) [[unlikely]] Restore();
+    return data_;
+  }
   // Only owned buffers are writable; borrowed views (mapped files) are read-only.
   uint8_t* mutable_data() {
+    data();
     AIC_CHECK(writable_, "write to a borrowed read-only buffer");
     return data_;
   }
@@ -45,14 +51,28 @@ class Buffer {
   bool writable() const { return writable_; }
   bool borrowed() const { return keep_alive_ != nullptr; }
 
+  // Frees the bytes now; the first data() after this has `restore` write all
+  // size() of them into fresh owned memory. For a weight the CPU backend
+  // keeps in its own packed layout, whose plain bytes nobody reads while the
+  // model runs: a model otherwise holds every weight twice. Safe only where
+  // no one else holds a pointer into the bytes (a buffer nothing else shares;
+  // the caller checks). Neither this nor data() may race with another call of
+  // this on the same buffer.
+  void Release(std::function<void(uint8_t* dst)> restore);
+  bool released() const { return released_.load(std::memory_order_acquire); }
+
  private:
   Buffer() = default;
+  void Restore() const;  // under a lock: owned memory again, filled by restore_
+  void Free();
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool writable_ = false;
   bool aligned_alloc_ = false;
   std::shared_ptr<const void> keep_alive_;
   std::string owned_string_;
+  std::function<void(uint8_t*)> restore_;
+  mutable std::atomic<bool> released_{false};
 };
 
 class Tensor {

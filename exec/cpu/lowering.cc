@@ -170,9 +170,44 @@ int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const me
   plan_.stream.wait();
   plan_.constants.push_back(packed);
   plan_.stats.weight_bytes += to.get_size();
+  ReleasePlainCopy(t, from, to, packed);
   int id = ConstSlot(plan_.constants.back(), to);
   plan_.slots[id].plain = false;
   return id;
+}
+
+// A packed weight's plain bytes serve nobody while the plan runs, and
+// holding both doubled a model's weight memory (the BERT-style encoder of
+// bench/RESULTS.md peaked at 52 MiB against ONNX Runtime's 50, which drops
+// its prepacked initializers likewise). So the model's buffer gives them up
+// here, one weight at a time (the peak while compiling stays one weight over
+// the packed set), and gets them back by the reverse reorder if anything
+// reads it later (another shape's compile, writing the model out). Only f32
+// to f32 (exact both ways), and only a buffer held by no more than the model
+// compiled and this plan's specialized clone of it: another holder (a plain
+// use of the same weight in this or another plan, whose slot points at the
+// bytes; a caller's model that a session was copied from, which the caller
+// may read) keeps its bytes. Small weights are not worth the bookkeeping.
+void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to,
+                               const Tensor& packed) {
+  constexpr size_t kMinReleaseBytes = 64 * 1024;
+  constexpr long kModelAndClone = 2;
+  const std::shared_ptr<Buffer>& buffer = t.buffer();
+  if (buffer == nullptr || buffer.use_count() > kModelAndClone || buffer->released() || t.device() != Device::kCpu ||
+      t.dtype() != DType::kFloat || t.byte_offset() != 0 || buffer->size() != t.byte_size() ||
+      t.byte_size() < kMinReleaseBytes || from.data_type() != memory::data_type::f32 ||
+      to.data_type() != memory::data_type::f32 || from.get_size() != t.byte_size()) {
+    return;
+  }
+  buffer->Release([packed, from, to](uint8_t* dst) {
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    memory src(to, engine, const_cast<void*>(packed.raw_data()));
+    memory out(from, engine, dst);
+    dnnl::reorder(src, out).execute(stream, src, out);
+    stream.wait();
+  });
+  plan_.stats.released_weight_bytes += t.byte_size();
 }
 
 namespace {

@@ -70,6 +70,9 @@ class Lowerer : public exec::LoweringFrame {
   static memory::desc ScalarS32Md() { return memory::desc({1}, memory::data_type::s32, memory::format_tag::a); }
   // Packs constant `t` (whose bytes have layout `from`) into layout `to`.
   int PackedConstSlot(const Tensor& t, const memory::desc& from, const memory::desc& to);
+  // Frees the model's plain copy of a weight just packed, where that is
+  // safe (see lowering.cc); reading it later unpacks `packed` again.
+  void ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to, const Tensor& packed);
   int PlainSlot(const Value* v);
   int SlotIn(const Value* v, const memory::desc& md);
   // Whether this model's convolutions write channels blocked by 16 (see

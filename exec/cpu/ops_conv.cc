@@ -223,12 +223,17 @@ bool LowerConv(Lowerer& L, const Node& n) {
     bn = os.consumers[0];
     conv_out = bn->output(0);
   }
-  Tensor weights = *w;
+  // The model's weights by reference (a copy would keep their plain bytes
+  // from being released once packed: Lowerer::ReleasePlainCopy), or a
+  // BN-scaled copy of them.
+  const Tensor* weights = w;
+  Tensor scaled;
   Tensor bias;
   if (b != nullptr) bias = *b;
   if (bn != nullptr) {
-    weights = w->Clone();
-    float* wp = weights.mutable_data<float>();
+    scaled = w->Clone();
+    weights = &scaled;
+    float* wp = scaled.mutable_data<float>();
     int64_t per = w->num_elements() / oc;
     Tensor nb(DType::kFloat, {oc});
     for (int64_t o = 0; o < oc; ++o) {
@@ -245,7 +250,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
-  if (chain.empty() && LowerPlainDepthwise(L, n, weights, bias, conv_out, win)) {
+  if (chain.empty() && LowerPlainDepthwise(L, n, *weights, bias, conv_out, win)) {
     if (bn != nullptr) L.MarkFused(bn);
     return true;
   }
@@ -295,7 +300,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
   if (bn != nullptr) L.MarkFused(bn);
   // The slot keeps what it needs: the packed copy, or `weights` itself when
   // the layouts agree; the BN-scaled temporary is not kept beside it.
-  int ws = L.PackedConstSlot(weights, w_plain, pd.weights_desc());
+  int ws = L.PackedConstSlot(*weights, w_plain, pd.weights_desc());
   int bs = -1;
   if (bias.defined()) {
     plan.constants.push_back(bias);
@@ -699,8 +704,8 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
 
   // One reorder per (value, layout), shared by the convs reading it.
   int src = !x_blocked && pd->src_desc() == x_plain ? x_slot : L.SlotIn(x, pd->src_desc());
-  Tensor wt = *w;  // the slot keeps the packed copy, or this one when layouts agree
-  int w_slot = L.PackedConstSlot(wt, w_plain, pd->weights_desc());
+  // The slot keeps the packed copy, or the weights themselves when layouts agree.
+  int w_slot = L.PackedConstSlot(*w, w_plain, pd->weights_desc());
   int b_slot = -1;
   if (b != nullptr) {
     plan.constants.push_back(*b);

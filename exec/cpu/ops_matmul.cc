@@ -271,12 +271,14 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   }
   int sb;
   if (bc != nullptr) {
-    Tensor w = *bc;
+    // A reference, not a copy: a copy would keep the weight's plain bytes
+    // from being released (Lowerer::ReleasePlainCopy).
+    const Tensor* w = bc;
     if (alpha != 1.0f) {
       plan.constants.push_back(Scaled(*bc, alpha));
-      w = plan.constants.back();
+      w = &plan.constants.back();
     }
-    sb = L.PackedConstSlot(w, b_from, pd.weights_desc());
+    sb = L.PackedConstSlot(*w, b_from, pd.weights_desc());
   } else {
     sb = L.PlainSlot(b);
   }

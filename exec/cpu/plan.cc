@@ -287,7 +287,7 @@ std::string DescribePlan(const Plan& plan) {
                   st.fallback_steps, " reference, ", st.view_steps, " views, ", st.slow_impl_steps,
                   " on slow oneDNN paths; ", st.fused_nodes, " nodes fused, ",
                   st.folded_nodes, " folded; arena ", st.arena_bytes, " bytes, packed weights ", st.weight_bytes,
-                  " bytes\n");
+                  " bytes (their plain copies released: ", st.released_weight_bytes, " bytes)\n");
   return out;
 }
 

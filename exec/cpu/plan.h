@@ -43,6 +43,9 @@ struct PlanStats {
   int folded_nodes = 0;       // nodes computed at compile time
   size_t arena_bytes = 0;
   size_t weight_bytes = 0;    // packed constants owned by the plan
+  // Plain weight bytes freed once packed (Lowerer::PackedConstSlot): the
+  // model's copy of a weight only this plan reads.
+  size_t released_weight_bytes = 0;
   size_t activation_bytes = 0;  // all f32 node outputs, as if none were reused
   int64_t macs = 0;             // multiply-accumulates of one run (ops with a known cost)
   int threads = 0;            // what the plan runs on (1 for tiny models)
