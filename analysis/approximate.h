@@ -37,7 +37,8 @@ struct ApproximateOptions {
   double min_activation = 0;
   // A candidate is kept while every output's relative error (‖y − y₀‖₂ /
   // ‖y₀‖₂ over all samples; integer outputs: the share of elements that
-  // differ) stays at or under this.
+  // differ) stays at or under this. A float error under 1e-6 (the order of a
+  // sum's rounding) counts as none.
   double max_error = 1e-2;
   CalibrationData calibration;
   bool measure_latency = true;

@@ -203,12 +203,13 @@ bool ChannelLayoutOf(Lowerer& L, const Value* x, kernels::ChannelLayout* l) {
 
 }  // namespace
 
-// x · s with s [N or 1, C, 1, ...] computed at run time (a squeeze-and-
-// excitation block's channel weights) and x an arena value in a layout
-// ChannelLayoutOf reads, nothing fused after: one pass in x's layout.
+// x · s with s [N or 1, C, 1, ...] (a squeeze-and-excitation block's channel
+// weights computed at run time, or a constant) and x an arena value in a
+// layout ChannelLayoutOf reads, nothing fused after: one pass in x's layout.
 // oneDNN 2.6's binary with a per-channel operand is no faster on two
 // threads than on one (EfficientNet's 16 SE multiplies: 0.6 ms of 7.4 at 2
-// threads, ORT 0.3).
+// threads, ORT 0.3), and on AVX2 CPUs it has only its reference kernel for a
+// channel-blocked input (nChw8c), which sent the Mul to a plain copy.
 bool LowerChannelScale(Lowerer& L, const Node& n) {
   if (n.op_type != "Mul" || n.num_inputs() != 2 || n.output(0) == nullptr) return false;
   const Value* out = n.output(0);
@@ -222,7 +223,7 @@ bool LowerChannelScale(Lowerer& L, const Node& n) {
     bool per_channel = (sd[0] == 1 || sd[0] == xd[0]) && sd[1] == xd[1];
     for (size_t a = 2; a < sd.size(); ++a) per_channel = per_channel && sd[a] == 1;
     kernels::ChannelLayout layout;
-    if (!per_channel || L.Const(s) != nullptr || !NativeReady(L, s) || !ChannelLayoutOf(L, x, &layout)) continue;
+    if (!per_channel || (L.Const(s) == nullptr && !NativeReady(L, s)) || !ChannelLayoutOf(L, x, &layout)) continue;
     if (!L.CollectPostOps(out).empty()) return false;
     const int in = L.V(x).slot;
     Slot copy = L.plan().slots[in];  // the desc and plainness, before the slot vector grows

@@ -246,7 +246,13 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   const Value* azp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
   const Value* bzp = n.num_inputs() > 3 && n.has_input(3) ? n.input(3) : nullptr;
   const Value* out = n.output(0);
-  if (!ExactInt8Products() || !NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
+  if (!NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
+  // Without VNNI oneDNN's u8·s8 pair products saturate in int16 once a
+  // pair's weights sum past 128 in magnitude; B' = 2·H + L with H = B' >> 1
+  // (|H| <= 64) and L in {0, 1} keeps every pair under 2^15, so S is the
+  // exact 2·(A·H) + A·L: two products for one, on a constant B only.
+  const bool split_b = !ExactInt8Products();
+  if (split_b && L.Const(b) == nullptr) return false;
   DType at = L.V(a).dtype, bt = L.V(b).dtype;
   if (!IsEightBitInteger(at) || !IsEightBitInteger(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
   const std::vector<int64_t>& ad = L.V(a).dims;
@@ -309,7 +315,7 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   }
   // |A - a_zp| <= 255 and |B'| <= 128: every partial sum below 2^24.
   constexpr int64_t kExactF32 = int64_t{1} << 24;
-  if (mul != nullptr && shifted_b != nullptr && !any_b_zero && !a_per_row && ad.size() >= 2 &&
+  if (!split_b && mul != nullptr && shifted_b != nullptr && !any_b_zero && !a_per_row && ad.size() >= 2 &&
       k * 255 * 128 < kExactF32) {
     ScaledProduct p{L.V(out).consumers[0], mul, scale, a, azp, a_md.data_type(), ad, k, cols, shifted_b, col_sums};
     if (LowerScaledProduct(L, n, p)) return true;
@@ -322,8 +328,16 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   int azp_slot = azp != nullptr ? L.PlainSlot(azp) : -1;
   int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
 
-  int b_slot = -1, sums_slot = -1;
-  if (shifted_b != nullptr) {
+  int b_slot = -1, sums_slot = -1, b_low_slot = -1;
+  if (split_b) {
+    Tensor high(DType::kInt8, {k, cols}), low(DType::kInt8, {k, cols});
+    kernels::SplitForPairSums(shifted_b->data<int8_t>(), k * cols, high.mutable_data<int8_t>(),
+                              low.mutable_data<int8_t>());
+    plan.constants.push_back(high);
+    b_slot = L.PackedConstSlot(plan.constants.back(), b_plain, pd.weights_desc());
+    plan.constants.push_back(low);
+    b_low_slot = L.PackedConstSlot(plan.constants.back(), b_plain, pd.weights_desc());
+  } else if (shifted_b != nullptr) {
     b_slot = L.PackedConstSlot(*shifted_b, b_plain, pd.weights_desc());
   } else {
     int raw = L.PlainSlot(b);
@@ -344,10 +358,22 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
 
   // The product: straight into out, or into a scratch the scaled pass reads.
   int s_slot = mul != nullptr ? ScratchSlot(L, rows * cols * 4) : y_slot;
+  const int high_slot = split_b ? ScratchSlot(L, rows * cols * 4) : s_slot;
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
   step->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
   step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd.weights_desc(), false);
-  step->AddArg(DNNL_ARG_DST, s_slot, c_md, true);
+  step->AddArg(DNNL_ARG_DST, high_slot, c_md, true);
+  if (split_b) {
+    DnnlStep* low = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
+    low->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
+    low->AddArg(DNNL_ARG_WEIGHTS, b_low_slot, pd.weights_desc(), false);
+    low->AddArg(DNNL_ARG_DST, s_slot, c_md, true);
+    const int64_t count = rows * cols;
+    AddNativeStep(L, n, {s_slot, high_slot}, s_slot, [count](const void* const* i, void* y) {
+      kernels::AddDoubled(static_cast<const int32_t*>(i[1]), count, static_cast<int32_t*>(y));
+      return absl::OkStatus();
+    })->kind = "split_products";
+  }
 
   kernels::IntegerMatMulFixup f;
   f.rows = rows;

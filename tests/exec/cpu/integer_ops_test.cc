@@ -120,9 +120,12 @@ void RunProduct(const ProductCase& c, uint32_t seed) {
   std::map<std::string, RuntimeValue> feeds = {{"a", Eight(c.a, c.a_dims, seed)}};
   if (!c.b_constant) feeds["b"] = bt;
   if (c.a_zero >= 0 && !c.a_per_row) feeds["azp"] = EightScalar(c.a, c.a_zero);
-  std::string plan = RunBoth(*model, feeds, HasVnni() ? 0 : 1, 0, 0);
-  if (HasVnni()) {
+  // Without VNNI a constant B runs as two exact products (split_products).
+  const bool native = HasVnni() || c.b_constant;
+  std::string plan = RunBoth(*model, feeds, native ? 0 : 1, 0, 0);
+  if (native) {
     EXPECT_NE(plan.find("matmul_integer"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("split_products") != std::string::npos, !HasVnni()) << plan;
   }
 }
 
@@ -169,12 +172,16 @@ TEST(MatMulIntegerTest, DynamicallyQuantizedLinearLayersRunWithoutReferenceSteps
   h = b.Op("Relu", {layer(h, 200, 600, 2)});
   b.Output(layer(h, 600, 40, 3));
   auto model = b.Build(13);
-  std::string plan = RunBoth(*model, {{"x", RandomF32({1, 24, 96}, 5)}}, HasVnni() ? 0 : 3, 0, 0);
-  if (!HasVnni()) GTEST_SKIP() << "no VNNI: MatMulInteger runs on the reference";
-  EXPECT_NE(plan.find("+ [Mul(scale),Add(const)"), std::string::npos) << plan;
+  std::string plan = RunBoth(*model, {{"x", RandomF32({1, 24, 96}, 5)}}, 0, 0, 0);
   EXPECT_NE(plan.find("zero_points_scaled"), std::string::npos) << plan;
   EXPECT_NE(plan.find("+ [1 scale Mul]"), std::string::npos) << plan;  // x_scale * w_scale in the quantize step
   EXPECT_EQ(plan.find("fallback"), std::string::npos) << plan;
+  if (!HasVnni()) {
+    // Each product as two exact halves; the one-primitive form needs VNNI.
+    EXPECT_NE(plan.find("split_products"), std::string::npos) << plan;
+    GTEST_SKIP() << "no VNNI: the products run split in two, not as one primitive with the scale fused";
+  }
+  EXPECT_NE(plan.find("+ [Mul(scale),Add(const)"), std::string::npos) << plan;
 }
 
 // The fused form with int8 A (oneDNN's s8·s8 compensation) and uint8 B whose
@@ -194,10 +201,9 @@ TEST(MatMulIntegerTest, ScaledProductOfSignedActivations) {
                                {{"a", Eight(DType::kInt8, {2, 9, 77}, 4)},
                                 {"azp", EightScalar(DType::kInt8, -37)},
                                 {"s", Tensor::Scalar<float>(0.0173f)}},
-                               HasVnni() ? 0 : 1, 0, 0);
-    if (HasVnni()) {
-      EXPECT_NE(plan.find("Mul(scale)"), std::string::npos) << plan;
-    }
+                               0, 0, 0);
+    // Without VNNI: the split products and the exact scaled pass.
+    EXPECT_NE(plan.find(HasVnni() ? "Mul(scale)" : "split_products"), std::string::npos) << plan;
   }
 }
 

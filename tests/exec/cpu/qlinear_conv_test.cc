@@ -73,6 +73,7 @@ std::unique_ptr<Model> QLinearConvModel(const Case& c, uint32_t seed) {
 }
 
 TEST(QLinearConvTest, MatchesTheReferenceWithinOne) {
+  AIC_SKIP_WITHOUT_EXACT_INT8();
   std::vector<Case> cases = {
       {"1x1 per tensor, zero points 0", 32, 7, 24, 1, 1, 1, 0, false, true, 0, 0},
       {"1x1 per channel", 64, 14, 48, 1, 1, 1, 0, true, true, 110, 97},
@@ -100,6 +101,7 @@ TEST(QLinearConvTest, MatchesTheReferenceWithinOne) {
 // to plain between them); a DequantizeLinear reading one, and a graph output,
 // get it plain.
 TEST(QLinearConvTest, ChainedConvsAreExactWithPowerOfTwoScales) {
+  AIC_SKIP_WITHOUT_EXACT_INT8();
   GraphBuilder b;
   Value* x = b.Input("x", DType::kUint8, {1, 16, 12, 12});
   Value* a = ExactQLinearConv(b, x, "a", 16, 32, 3, 1, 1);
@@ -119,6 +121,7 @@ TEST(QLinearConvTest, ChainedConvsAreExactWithPowerOfTwoScales) {
 }
 
 TEST(QLinearConvTest, QdqConvEndToEndWithinOneStep) {
+  AIC_SKIP_WITHOUT_EXACT_INT8();
   std::vector<aic::testing::QdqConvSpec> specs(3);
   specs[1].group = 8;
   specs[1].m = 8;

@@ -113,6 +113,7 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
 // scale (QLinearMul by a per-channel [1, C, 1, 1] value) and a lookup, then
 // a conv again: every step reads the convs' own layout.
 TEST(QuantizedElementwiseTest, StepsRunInTheConvLayout) {
+  AIC_SKIP_WITHOUT_EXACT_INT8();
   for (int64_t channels : {32, 24}) {
     SCOPED_TRACE(channels);
     GraphBuilder b;
@@ -148,6 +149,7 @@ TEST(QuantizedElementwiseTest, StepsRunInTheConvLayout) {
 // A QLinearConv's blocked output dequantized, through a float op and
 // quantized again without visiting plain form.
 TEST(QuantizedElementwiseTest, QuantizeAndDequantizeKeepTheConvLayout) {
+  AIC_SKIP_WITHOUT_EXACT_INT8();
   GraphBuilder b;
   Value* x = b.Input("x", DType::kUint8, {1, 32, 8, 8});
   Value* c1 = ExactQLinearConv(b, x, "c1", 32, 32, 1, 1, 1);

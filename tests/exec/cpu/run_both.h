@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/cpu/lowering.h"
 #include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
@@ -77,6 +78,14 @@ inline std::string RunBoth(const Model& model, const std::map<std::string, Runti
   EXPECT_EQ(StatsOf(**plan).slow_impl_steps, 0) << desc;
   return desc;
 }
+
+// QLinearConv and QLinearMatMul become oneDNN int8 steps only where its
+// u8·s8 products are exact (VNNI: ExactInt8Products); elsewhere they run the
+// reference kernel, and tests of those steps skip.
+#define AIC_SKIP_WITHOUT_EXACT_INT8()                                                        \
+  if (!ExactInt8Products())                                                                  \
+  GTEST_SKIP() << "no VNNI: QLinearConv and QLinearMatMul run on the reference kernel here " \
+                  "(oneDNN's u8·s8 pair products saturate in int16)"
 
 // An int8 op's model on both executors, its 8-bit output compared with the
 // reference's where the two may round a tie one step apart (oneDNN's
