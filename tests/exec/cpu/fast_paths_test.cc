@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exec/cpu/kernels/unary_avx512.h"
+#include "exec/cpu/kernels/vector_math_avx512.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "tests/exec/cpu/run_both.h"
@@ -359,6 +360,8 @@ TEST(FastPathsTest, PlainDepthwiseConvRunsNatively) {
     b.Output(y);
     auto model = b.Build(13);
     std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 23, -1, 1)}}, 0, 1e-5, 1e-5);
+    // Without AVX-512 oneDNN's blocked kernel takes it (LowerPlainDepthwise).
+    if (!kernels::avx512::HaveAvx512()) continue;
     EXPECT_NE(plan.find("depthwise\tConv"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("reorder\t"), std::string::npos) << plan;
   }
