@@ -11,6 +11,7 @@
 #include "exec/cpu/kernels/reduce.h"
 #include "exec/cpu/kernels/select.h"
 #include "exec/cpu/kernels/softmax.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 #include "exec/cpu/native_step.h"
 #include "ops/math/reduce_axes.h"
@@ -74,24 +75,27 @@ bool LowerArgExtreme(Lowerer& L, const Node& n) {
 }
 
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n) {
-  // With AVX-512F our last-axis kernel keeps up with memory where oneDNN
-  // 2.6's JIT softmax takes 1.3-2.3x ONNX Runtime's time (bench/OPS.md).
-  if (!kernels::avx512::HaveAvx512()) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const std::vector<int64_t>& dims = L.V(x).dims;
+  bool legacy = L.OpsetOf(n) < 13;  // over the flattened trailing dims
+  kernels::AxisLanes lanes;
+  int64_t axis = 0;
+  bool along = !dims.empty() && kernels::LanesAlong(dims, n.GetInt("axis", legacy ? 1 : -1), &lanes, &axis);
+  if (along && legacy) lanes = {lanes.outer, lanes.dim * lanes.inner, 1};
+  // Our last-axis kernel keeps up with memory where oneDNN 2.6's JIT softmax
+  // takes 1.3-2.3x ONNX Runtime's time (bench/OPS.md) with AVX-512F, and
+  // 1.2-1.5x with AVX2 (a Zen 3); along other axes, without AVX-512F,
+  // oneDNN's.
+  const bool ours = kernels::avx512::HaveAvx512() || (kernels::avx2::HaveAvx2Fma() && along && lanes.inner == 1);
+  if (!ours) {
     try {
       if (LowerSoftmax(L, n)) return true;
     } catch (const dnnl::error&) {
     }
   }
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  if (!L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) return false;
-  const std::vector<int64_t>& dims = L.V(x).dims;
-  if (dims.empty() || NumElements(dims) == 0) return false;
-  bool legacy = L.OpsetOf(n) < 13;  // over the flattened trailing dims
-  kernels::AxisLanes lanes;
-  int64_t axis = 0;
-  if (!kernels::LanesAlong(dims, n.GetInt("axis", legacy ? 1 : -1), &lanes, &axis)) return false;
-  if (legacy) lanes = {lanes.outer, lanes.dim * lanes.inner, 1};
+  if (!along || !L.IsF32(x) || !L.IsF32(out) || !NativeReady(L, x) || L.V(out).dims != L.V(x).dims) return false;
+  if (NumElements(dims) == 0) return false;
   bool log = n.op_type == "LogSoftmax";
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;

@@ -208,7 +208,7 @@ TEST(VectorMathTest, SpecialValues) {
 // Every length through the 16-wide body and the masked tail, both forms,
 // lanes in groups of 16 and fewer.
 TEST(VectorMathTest, LastAxisSoftmaxMatchesDoublePrecision) {
-  if (SkipWithoutAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F: the softmax kernel is not used here";
+  if (SkipWithoutVectorKernels()) GTEST_SKIP() << "this CPU has neither AVX-512F nor AVX2+FMA: the kernels are not used here";
   for (int64_t n : {1, 2, 15, 16, 17, 31, 128, 1000, 32000}) {
     for (bool log : {false, true}) {
       SCOPED_TRACE(absl::StrCat(n, log ? " log-softmax" : " softmax"));
