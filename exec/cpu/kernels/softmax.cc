@@ -223,7 +223,8 @@ void SoftmaxF32(const float* x, float* y, const AxisLanes& l, bool log) {
 #endif
 #ifdef AIC_HAVE_AVX2_MATH
     if (avx2::HaveAvx2Fma()) {
-      ParallelFor(l.outer, l.dim * 8, [&](int64_t o) { SoftmaxLanesAvx2(x + o * l.dim, y + o * l.dim, l.dim, 1, log); });
+      ParallelFor(l.outer, l.dim * 8,
+                  [&](int64_t o) { SoftmaxLanesAvx2(x + o * l.dim, y + o * l.dim, l.dim, 1, log); });
       return;
     }
 #endif

@@ -12,6 +12,11 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define AIC_HAVE_AVX2_MATH 1
 #include <immintrin.h>
+
+#include <cstddef>
+#include <iterator>
+
+#include "exec/cpu/kernels/vector_math_coefficients.h"
 #endif
 
 namespace aic::cpu::kernels::avx2 {
@@ -58,14 +63,12 @@ AIC_AVX2 inline __m256 Exp(__m256 x) {
   __m256 c = Clamp(x, -104.0f, 89.0f);
   __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), c);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2High), c);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2Low), r);
+  __m256 p = _mm256_set1_ps(vector_math::kExpPoly[0]);
+  for (size_t i = 1; i < std::size(vector_math::kExpPoly); ++i) {
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(vector_math::kExpPoly[i]));
+  }
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   return ScaleByPowerOfTwo(p, n);
 }
@@ -80,20 +83,17 @@ AIC_AVX2 inline __m256 Sigmoid(__m256 x) {
 // |x| < 7.905 (clamped there), x itself below 0.0004, ±1 from 9 on. Max
 // error: 3 ulp (the test).
 AIC_AVX2 inline __m256 Tanh(__m256 x) {
-  __m256 c = Clamp(x, -7.90531110763549805f, 7.90531110763549805f);
+  __m256 c = Clamp(x, -vector_math::kTanhClamp, vector_math::kTanhClamp);
   __m256 x2 = _mm256_mul_ps(c, c);
-  __m256 p = _mm256_set1_ps(-2.76076847742355e-16f);
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.00018790482477e-13f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-8.60467152213735e-11f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(5.12229709037114e-08f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.48572235717979e-05f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(6.37261928875436e-04f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(4.89352455891786e-03f));
+  __m256 p = _mm256_set1_ps(vector_math::kTanhP[0]);
+  for (size_t i = 1; i < std::size(vector_math::kTanhP); ++i) {
+    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(vector_math::kTanhP[i]));
+  }
   p = _mm256_mul_ps(p, c);
-  __m256 q = _mm256_set1_ps(1.19825839466702e-06f);
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.18534705686654e-04f));
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.26843463243900e-03f));
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(4.89352518554385e-03f));
+  __m256 q = _mm256_set1_ps(vector_math::kTanhQ[0]);
+  for (size_t i = 1; i < std::size(vector_math::kTanhQ); ++i) {
+    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(vector_math::kTanhQ[i]));
+  }
   __m256 y = _mm256_div_ps(p, q);
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 ax = _mm256_andnot_ps(sign, x);

@@ -1,0 +1,24 @@
+// The fitted constants the vector math forms share (vector_math_avx512.h,
+// vector_math_avx2.h), so the 16- and 8-lane functions are one fit each.
+#pragma once
+
+namespace aic::cpu::kernels::vector_math {
+
+// e^r on |r| <= ln2/2 as 1 + r + r²·P(r): Cephes' expf polynomial P, highest
+// power first.
+inline constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                     4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+// ln2 in two parts: 0.693359375 is exact in float, so n·kLn2High adds no rounding.
+inline constexpr float kLn2High = 0.693359375f;
+inline constexpr float kLn2Low = -2.12194440e-4f;
+
+// tanh x = x·P(x²)/Q(x²) on |x| < kTanhClamp (the minimax fit Eigen uses),
+// highest power first.
+inline constexpr float kTanhClamp = 7.90531110763549805f;
+inline constexpr float kTanhP[] = {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,
+                                   5.12229709037114e-08f,  1.48572235717979e-05f, 6.37261928875436e-04f,
+                                   4.89352455891786e-03f};
+inline constexpr float kTanhQ[] = {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                   4.89352518554385e-03f};
+
+}  // namespace aic::cpu::kernels::vector_math
