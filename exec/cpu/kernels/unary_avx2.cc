@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "exec/cpu/kernels/erf.h"
 #include "exec/cpu/kernels/vector_math_avx2.h"
 
 namespace aic::cpu::kernels {
@@ -45,6 +46,14 @@ AIC_AVX2 inline __m256 GeluTanh(__m256 v) {
   return _mm256_mul_ps(v, Sigmoid(_mm256_add_ps(u, u)));
 }
 
+// erf's branch-free polynomials (erf.h) compiled for AVX2 with FMA: the
+// AIC_KERNEL_CLONES "avx2" clone has no FMA and took 1.4-1.55x ONNX
+// Runtime's time on a Zen 3.
+AIC_AVX2 void ErfRow(const float* x, float* y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = ErfApprox(x[i]);
+}
+
 AIC_AVX2_ROW(ExpRow, Exp(v))
 AIC_AVX2_ROW(SwishRow, _mm256_mul_ps(v, Sigmoid(v)))
 AIC_AVX2_ROW(SigmoidRow, Sigmoid(v))
@@ -58,7 +67,8 @@ AIC_AVX2_ROW(GeluTanhRow, GeluTanh(v))
 UnaryRowFn Avx2UnaryKernel(const std::string& op) {
   if (!avx2::HaveAvx2Fma()) return nullptr;
   static const auto* table = new absl::flat_hash_map<std::string, UnaryRowFn>{
-      {"Exp", ExpRow}, {"Sigmoid", SigmoidRow}, {"Tanh", TanhRow}, {"GeluTanh", GeluTanhRow}, {"Swish", SwishRow},
+      {"Exp", ExpRow},           {"Sigmoid", SigmoidRow}, {"Tanh", TanhRow},
+      {"GeluTanh", GeluTanhRow}, {"Swish", SwishRow},     {"Erf", ErfRow},
   };
   auto it = table->find(op);
   return it == table->end() ? nullptr : it->second;
