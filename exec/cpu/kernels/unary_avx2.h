@@ -9,8 +9,8 @@
 namespace aic::cpu::kernels {
 
 // The AVX2+FMA row kernel for `op` ("Exp", "Sigmoid", "Tanh", "GeluTanh",
-// "Swish" with alpha 1, "Erf"), or null (another op, or a CPU without AVX2
-// and FMA).
+// "Swish" with alpha 1, "Erf", "Softplus"), or null (another op, or a CPU
+// without AVX2 and FMA).
 UnaryRowFn Avx2UnaryKernel(const std::string& op);
 
 }  // namespace aic::cpu::kernels

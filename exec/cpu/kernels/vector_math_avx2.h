@@ -73,6 +73,32 @@ AIC_AVX2 inline __m256 Exp(__m256 x) {
   return ScaleByPowerOfTwo(p, n);
 }
 
+// log(1 + t) for t in [0, 1] (what softplus needs: t = e^-|x|): log u of
+// u = 1 + t in [1, 2] as avx512::Log computes it (m = u or u/2 in [√½, √2),
+// Cephes' polynomial, e·ln2 in two parts), corrected by the rounding of the
+// sum ((u - 1) - t) / u, so a tiny t gives t, not 0. No special values: u is
+// never 0, negative, inf or NaN but where t is NaN (then NaN).
+AIC_AVX2 inline __m256 Log1pOfUnit(__m256 t) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  __m256 u = _mm256_add_ps(t, one);
+  __m256 big = _mm256_cmp_ps(u, _mm256_set1_ps(1.41421356237309505f), _CMP_GT_OQ);
+  __m256 m = _mm256_blendv_ps(u, _mm256_mul_ps(u, _mm256_set1_ps(0.5f)), big);
+  __m256 e = _mm256_and_ps(big, one);  // 1 where u was halved
+  __m256 f = _mm256_sub_ps(m, one);
+  __m256 z = _mm256_mul_ps(f, f);
+  __m256 p = _mm256_set1_ps(vector_math::kLogPoly[0]);
+  for (size_t i = 1; i < std::size(vector_math::kLogPoly); ++i) {
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(vector_math::kLogPoly[i]));
+  }
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
+  y = _mm256_fmadd_ps(e, _mm256_set1_ps(vector_math::kLn2Low), y);
+  y = _mm256_fnmadd_ps(z, _mm256_set1_ps(0.5f), y);
+  __m256 r = _mm256_add_ps(f, y);
+  r = _mm256_fmadd_ps(e, _mm256_set1_ps(vector_math::kLn2High), r);
+  __m256 lost = _mm256_sub_ps(_mm256_sub_ps(u, one), t);
+  return _mm256_sub_ps(r, _mm256_div_ps(lost, u));
+}
+
 // 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
 AIC_AVX2 inline __m256 Sigmoid(__m256 x) {
   __m256 e = Exp(_mm256_sub_ps(_mm256_setzero_ps(), x));

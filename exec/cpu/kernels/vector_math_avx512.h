@@ -110,20 +110,15 @@ AIC_AVX512 inline __m512 Log(__m512 x) {
   e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0f));
   __m512 f = _mm512_sub_ps(m, _mm512_set1_ps(1.0f));
   __m512 z = _mm512_mul_ps(f, f);
-  __m512 p = _mm512_set1_ps(7.0376836292e-2f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.1514610310e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.1676998740e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.2420140846e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.4249322787e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-1.6668057665e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.0000714765e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-2.4999993993e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(3.3333331174e-1f));
+  __m512 p = _mm512_set1_ps(vector_math::kLogPoly[0]);
+  for (size_t i = 1; i < std::size(vector_math::kLogPoly); ++i) {
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(vector_math::kLogPoly[i]));
+  }
   __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f), z);
-  y = _mm512_fmadd_ps(e, _mm512_set1_ps(-2.12194440e-4f), y);
+  y = _mm512_fmadd_ps(e, _mm512_set1_ps(vector_math::kLn2Low), y);
   y = _mm512_fnmadd_ps(z, _mm512_set1_ps(0.5f), y);
   __m512 r = _mm512_add_ps(f, y);
-  r = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693359375f), r);
+  r = _mm512_fmadd_ps(e, _mm512_set1_ps(vector_math::kLn2High), r);
   const __m512 inf = _mm512_set1_ps(__builtin_inff());
   r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, inf, _CMP_EQ_OQ), inf);
   r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_set1_ps(-__builtin_inff()));

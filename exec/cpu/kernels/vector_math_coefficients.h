@@ -12,6 +12,12 @@ inline constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.33345
 inline constexpr float kLn2High = 0.693359375f;
 inline constexpr float kLn2Low = -2.12194440e-4f;
 
+// log(1 + f) on f = m - 1, m in [√½, √2), as f - f²/2 + f³·P(f): Cephes'
+// logf polynomial P, highest power first.
+inline constexpr float kLogPoly[] = {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f,
+                                     -1.2420140846e-1f, 1.4249322787e-1f, -1.6668057665e-1f,
+                                     2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+
 // tanh x = x·P(x²)/Q(x²) on |x| < kTanhClamp (the minimax fit Eigen uses),
 // highest power first.
 inline constexpr float kTanhClamp = 7.90531110763549805f;
