@@ -12,14 +12,24 @@ namespace aic {
 
 namespace {
 constexpr size_t kAlignment = 64;
+
+// size rounded up to whole 64-byte lines (at least one): what an owned
+// buffer allocates.
+size_t AllocatedSize(size_t size) {
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  return rounded == 0 ? kAlignment : rounded;
+}
+
+uint8_t* AlignedAlloc(size_t size) {
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, AllocatedSize(size)));
+  AIC_CHECK(p != nullptr, "out of memory allocating ", size, " bytes");
+  return p;
+}
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::AllocateUninitialized(size_t size) {
   std::shared_ptr<Buffer> b(new Buffer());
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  b->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
-  AIC_CHECK(b->data_ != nullptr, "out of memory allocating ", size, " bytes");
+  b->data_ = AlignedAlloc(size);
   b->size_ = size;
   b->writable_ = true;
   b->aligned_alloc_ = true;
@@ -28,7 +38,7 @@ std::shared_ptr<Buffer> Buffer::AllocateUninitialized(size_t size) {
 
 std::shared_ptr<Buffer> Buffer::Allocate(size_t size) {
   std::shared_ptr<Buffer> b = AllocateUninitialized(size);
-  std::memset(b->data_, 0, (size + kAlignment - 1) / kAlignment * kAlignment);
+  std::memset(b->data_, 0, AllocatedSize(size));
   return b;
 }
 
@@ -77,9 +87,7 @@ void Buffer::Restore() const {
   if (!released_.load(std::memory_order_relaxed)) return;  // another thread restored it
   // data() is logically const: the bytes it returns are the same bytes.
   auto* self = const_cast<Buffer*>(this);
-  size_t rounded = (size_ + kAlignment - 1) / kAlignment * kAlignment;
-  self->data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded));
-  AIC_CHECK(self->data_ != nullptr, "out of memory restoring ", size_, " bytes");
+  self->data_ = AlignedAlloc(size_);
   self->aligned_alloc_ = true;
   self->writable_ = true;
   self->restore_(self->data_);

@@ -8,10 +8,7 @@
 
 #include "exec/cpu/kernels/parallel.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
-
+#include "exec/cpu/kernels/quantize_avx2.h"
 #include "exec/cpu/kernels/quantize_avx512.h"
 
 namespace aic::cpu::kernels {
@@ -69,26 +66,17 @@ void Avx512Pass(const float* x, void* out, int64_t n, float scale, float zero, f
 // is no approximation of x / s).
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AIC_QUANTIZE_AVX2 1
+#ifdef AIC_HAVE_AVX2_MATH
 // Without AVX-512: the portable loop's nearbyint stays a scalar call per
 // element (QDQ Add of u8 [1,256,56,56] took 3.5x ONNX Runtime's time on a
-// Zen 3); this is the same arithmetic, 8 lanes at a time: x / scale rounded
-// half to even, plus the zero point, clamped (NaN to lo, as QuantizeOne).
+// Zen 3); quantize_avx2.h does the same arithmetic 8 lanes at a time.
 template <bool kSigned>
-__attribute__((target("avx2,fma"))) void Avx2Run(const float* x, void* out, int64_t n, float scale, float zero,
-                                                 float lo, float hi) {
+AIC_AVX2 void Avx2Run(const float* x, void* out, int64_t n, float scale, float zero, float lo, float hi) {
   auto* y = static_cast<uint8_t*>(out);
-  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zero);
-  const __m256 low = _mm256_set1_ps(lo), high = _mm256_set1_ps(hi);
+  const avx2::QuantizeConstants c = avx2::MakeQuantizeConstants(scale, zero, lo, hi);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, z), low), high);  // vmaxps gives `low` for NaN
-    __m256i iv = _mm256_cvtps_epi32(v);
-    __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(iv), _mm256_extracti128_si256(iv, 1));
-    __m128i bytes = kSigned ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), bytes);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), avx2::QuantizedBytes(_mm256_loadu_ps(x + i), c, kSigned));
   }
   for (; i < n; ++i) {
     if (kSigned) {
@@ -97,11 +85,6 @@ __attribute__((target("avx2,fma"))) void Avx2Run(const float* x, void* out, int6
       y[i] = QuantizeOne<uint8_t>(x[i], scale, zero, lo, hi);
     }
   }
-}
-
-bool HaveAvx2() {
-  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
 }
 #endif
 
@@ -168,8 +151,8 @@ void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zer
 #ifdef AIC_QUANTIZE_AVX512
   if (QuantizeRunIsVectorized(scale)) return Avx512Pass<false>(x, y, n, scale, zero, 0.0f, 255.0f);
 #endif
-#ifdef AIC_QUANTIZE_AVX2
-  if (HaveAvx2()) return Avx2Run<false>(x, y, n, scale, zero, 0.0f, 255.0f);
+#ifdef AIC_HAVE_AVX2_MATH
+  if (avx2::HaveAvx2Fma()) return Avx2Run<false>(x, y, n, scale, zero, 0.0f, 255.0f);
 #endif
   PortableRun(x, y, n, scale, zero, 0.0f, 255.0f);
 }
@@ -178,8 +161,8 @@ void QuantizeRunS8(const float* x, int8_t* y, int64_t n, float scale, float zero
 #ifdef AIC_QUANTIZE_AVX512
   if (QuantizeRunIsVectorized(scale)) return Avx512Pass<true>(x, y, n, scale, zero, -128.0f, 127.0f);
 #endif
-#ifdef AIC_QUANTIZE_AVX2
-  if (HaveAvx2()) return Avx2Run<true>(x, y, n, scale, zero, -128.0f, 127.0f);
+#ifdef AIC_HAVE_AVX2_MATH
+  if (avx2::HaveAvx2Fma()) return Avx2Run<true>(x, y, n, scale, zero, -128.0f, 127.0f);
 #endif
   PortableRun(x, y, n, scale, zero, -128.0f, 127.0f);
 }

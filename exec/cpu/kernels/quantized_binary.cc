@@ -4,10 +4,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
+#include "exec/cpu/kernels/quantize_avx2.h"
 #include "exec/cpu/kernels/quantize_avx512.h"
 #include "exec/cpu/kernels/quantize_run.h"
 
@@ -106,10 +103,9 @@ __attribute__((target("avx512f"))) int64_t FusedVectors(const QuantizedBinary& p
 #pragma GCC diagnostic pop
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AIC_QUANTIZED_BINARY_AVX2 1
+#ifdef AIC_HAVE_AVX2_MATH
 // Eight 8-bit values widened to float, as DequantizeLoop widens them.
-__attribute__((target("avx2,fma"))) inline __m256 Widened8(const void* q, bool is_signed, int64_t at) {
+AIC_AVX2 inline __m256 Widened8(const void* q, bool is_signed, int64_t at) {
   __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const uint8_t*>(q) + at));
   return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes));
 }
@@ -119,12 +115,12 @@ __attribute__((target("avx2,fma"))) inline __m256 Widened8(const void* q, bool i
 // RunChunk): its three buffered passes took 1.4-3.5x ONNX Runtime's time on
 // a Zen 3 (QDQ Add of u8 [1,256,56,56] and [1,1024,14,14], run_ops.py).
 template <bool kAdd, bool kRelu>
-__attribute__((target("avx2,fma"))) int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const void* b,
-                                                            void* y, int64_t begin, int64_t len) {
+AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const void* b, void* y, int64_t begin,
+                                  int64_t len) {
   const __m256 a_zero = _mm256_set1_ps(p.a_zero), a_scale = _mm256_set1_ps(p.a_scale);
   const __m256 b_zero = _mm256_set1_ps(p.b_zero), b_scale = _mm256_set1_ps(p.b_scale);
-  const __m256 y_scale = _mm256_set1_ps(p.y_scale), y_zero = _mm256_set1_ps(p.y_zero);
-  const __m256 lo = _mm256_set1_ps(p.y_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps(p.y_signed ? 127.0f : 255.0f);
+  const avx2::QuantizeConstants c = avx2::MakeQuantizeConstants(p.y_scale, p.y_zero, p.y_signed ? -128.0f : 0.0f,
+                                                                p.y_signed ? 127.0f : 255.0f);
   int64_t i = 0;
   for (; i + 8 <= len; i += 8) {
     const int64_t at = begin + i;
@@ -133,19 +129,9 @@ __attribute__((target("avx2,fma"))) int64_t FusedVectorsAvx2(const QuantizedBina
     __m256 v = kAdd ? _mm256_add_ps(fa, fb) : _mm256_mul_ps(fa, fb);
     // v < 0 ? 0 : v, NaN kept: vmaxps returns its second operand when one is NaN.
     if (kRelu) v = _mm256_max_ps(_mm256_setzero_ps(), v);
-    v = _mm256_round_ps(_mm256_div_ps(v, y_scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, y_zero), lo), hi);  // NaN to lo
-    __m256i iv = _mm256_cvtps_epi32(v);
-    __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(iv), _mm256_extracti128_si256(iv, 1));
-    __m128i q = p.y_signed ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(y) + at), q);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(y) + at), avx2::QuantizedBytes(v, c, p.y_signed));
   }
   return i;
-}
-
-bool HaveAvx2Fma() {
-  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
 }
 #endif
 
@@ -173,8 +159,8 @@ void RunQuantizedBinary(const QuantizedBinary& p, const void* a, const void* b, 
     return;
   }
 #endif
-#ifdef AIC_QUANTIZED_BINARY_AVX2
-  if (!p.b_broadcast && HaveAvx2Fma() && !QuantizeRunIsVectorized(p.y_scale)) {
+#ifdef AIC_HAVE_AVX2_MATH
+  if (!p.b_broadcast && avx2::HaveAvx2Fma() && !QuantizeRunIsVectorized(p.y_scale)) {
     using Fused = int64_t (*)(const QuantizedBinary&, const void*, const void*, void*, int64_t, int64_t);
     static constexpr Fused kFused[2][2] = {{FusedVectorsAvx2<false, false>, FusedVectorsAvx2<false, true>},
                                            {FusedVectorsAvx2<true, false>, FusedVectorsAvx2<true, true>}};
