@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 
 namespace aic::cpu::kernels {
@@ -48,6 +49,10 @@ struct RowJob {
   // The average's 1 / divisor per output of this row (padded to a multiple
   // of 16); null for MaxPool.
   const float* reciprocal;
+  // The end of the outputs this block writes: a row's last vector may run
+  // past the row up to here (the rows after it are written later, by this
+  // thread), sparing the masked store where it is slow.
+  const float* y_limit;
 };
 
 // A block of output rows of one plane, and what every row reads.
@@ -67,7 +72,8 @@ using PoolBlockFn = void (*)(const RowBlock& block);
 
 RowJob FirstJob(const RowBlock& b) {
   const WindowPoolGeometry& g = *b.g;
-  return RowJob{b.rows, 0, g.in_w, g.pad_left, b.padded, nullptr, g.out_w, g.kw, g.sw, g.dw, nullptr};
+  const float* y_limit = b.y + b.oh_end * g.out_w;
+  return RowJob{b.rows, 0, g.in_w, g.pad_left, b.padded, nullptr, g.out_w, g.kw, g.sw, g.dw, nullptr, y_limit};
 }
 
 // Points `job` at output row oh.
@@ -256,6 +262,157 @@ AIC_AVX512_END
 
 #endif
 
+
+#ifdef AIC_HAVE_AVX2_MATH
+// The register paths with 8 lanes, for CPUs with AVX2 but not AVX-512 (the
+// portable row's strided taps do not vectorize: 1.3-2.2x ONNX Runtime's time
+// on a Zen 3 EPYC, bench/OPS.md). Same scheme as the 16-lane forms above;
+// AVX2 has no masked max, so a partial load blends in the identity, and a
+// shift across two vectors is a 128-bit half swap then a byte align.
+namespace pool_avx2 {
+
+constexpr int64_t kLanes8 = 8;
+
+template <bool kMax>
+AIC_AVX2 inline __m256 Combine(__m256 a, __m256 b) {
+  return kMax ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b);
+}
+
+template <bool kMax>
+AIC_AVX2 inline __m256 Identity() {
+  return _mm256_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+}
+
+// Lanes [lo, hi) set.
+AIC_AVX2 inline __m256i LaneMask(int64_t lo, int64_t hi) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i at_least_lo = _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1));
+  __m256i below_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane);
+  return _mm256_and_si256(at_least_lo, below_hi);
+}
+
+// Lanes shift..shift+7 of the 16 lanes (v, next), shift 0-7.
+AIC_AVX2 inline __m256 ShiftIn(__m256 v, __m256 next, int64_t shift) {
+  // (v's high half, next's low half): with v and next, every 4-lane window.
+  const __m256i mid = _mm256_castps_si256(_mm256_permute2f128_ps(v, next, 0x21));
+  const __m256i a = _mm256_castps_si256(v), b = _mm256_castps_si256(next);
+  switch (shift) {
+    case 1: return _mm256_castsi256_ps(_mm256_alignr_epi8(mid, a, 4));
+    case 2: return _mm256_castsi256_ps(_mm256_alignr_epi8(mid, a, 8));
+    case 3: return _mm256_castsi256_ps(_mm256_alignr_epi8(mid, a, 12));
+    case 4: return _mm256_castsi256_ps(mid);
+    case 5: return _mm256_castsi256_ps(_mm256_alignr_epi8(b, mid, 4));
+    case 6: return _mm256_castsi256_ps(_mm256_alignr_epi8(b, mid, 8));
+    case 7: return _mm256_castsi256_ps(_mm256_alignr_epi8(b, mid, 12));
+    default: return v;
+  }
+}
+
+// Padded positions [8·c, 8·c + 8) of the window's rows reduced vertically,
+// the identity outside the input (ReducedColumns with 8 lanes).
+template <bool kMax>
+AIC_AVX2 inline __m256 Reduced8(const RowJob& j, int64_t c) {
+  const int64_t first = c * kLanes8 - j.pad_left;
+  const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes8, j.in_w - first);
+  if (hi <= lo) return Identity<kMax>();
+  if (lo == 0 && hi == kLanes8) {
+    __m256 acc = _mm256_loadu_ps(j.rows[0] + first);
+    for (int64_t k = 1; k < j.count; ++k) acc = Combine<kMax>(acc, _mm256_loadu_ps(j.rows[k] + first));
+    return acc;
+  }
+  const __m256i m = LaneMask(lo, hi);
+  // Masked-off lanes are neither read nor faulted on; the address is formed
+  // from the integer so a row's lead-in needs no pointer before it.
+  auto at = [&](const float* row) {
+    return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + first * sizeof(float));
+  };
+  __m256 acc = _mm256_maskload_ps(at(j.rows[0]), m);
+  for (int64_t k = 1; k < j.count; ++k) acc = Combine<kMax>(acc, _mm256_maskload_ps(at(j.rows[k]), m));
+  // maskload zeroes the lanes it skips: the sum's identity, not the max's.
+  if (kMax) acc = _mm256_blendv_ps(Identity<kMax>(), acc, _mm256_castsi256_ps(m));
+  return acc;
+}
+
+AIC_AVX2 inline void Store8(const RowJob& j, int64_t o, __m256 acc, bool average) {
+  if (average) acc = _mm256_mul_ps(acc, _mm256_loadu_ps(j.reciprocal + o));
+  // A masked store (vmaskmovps) took a quarter of a 2x2 stride-2 MaxPool
+  // of 14-wide rows on a Zen 3: the block's last vector goes through the
+  // stack instead.
+  if (j.y + o + kLanes8 <= j.y_limit) {
+    _mm256_storeu_ps(j.y + o, acc);
+  } else {
+    alignas(32) float lanes[kLanes8];
+    _mm256_store_ps(lanes, acc);
+    std::copy(lanes, lanes + (j.out_w - o), j.y + o);
+  }
+}
+
+// The even and odd lanes of the 16 (a, b): a shuffle within 128-bit halves,
+// then the 64-bit pairs put in order.
+AIC_AVX2 inline __m256 Evens(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+AIC_AVX2 inline __m256 Odds(__m256 a, __m256 b) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
+// PoolRowInRegisters with 8 lanes: undilated stride 1 (kw <= 8) and 2
+// (kw <= 16, the evens and odds of 16 columns by a shuffle within 128-bit
+// halves and a 64-bit permute). kKw > 0 fixes the window's width, so each
+// tap's shift is an immediate: a jump through ShiftIn's switch per tap took
+// a fifth of a 3x3 stride-1 average on a Zen 3.
+template <bool kMax, int kStride, int kKw>
+AIC_AVX2 void PoolRow8(const RowJob& j) {
+  const int64_t kw = kKw > 0 ? kKw : j.kw;
+  if constexpr (kStride == 1) {
+    __m256 cur = Reduced8<kMax>(j, 0);
+    for (int64_t o = 0; o < j.out_w; o += kLanes8) {
+      __m256 next = Reduced8<kMax>(j, o / kLanes8 + 1);
+      __m256 acc = cur;
+      for (int64_t k = 1; k < kw; ++k) acc = Combine<kMax>(acc, ShiftIn(cur, next, k));
+      Store8(j, o, acc, !kMax);
+      cur = next;
+    }
+  } else {
+    __m256 v0 = Reduced8<kMax>(j, 0), v1 = Reduced8<kMax>(j, 1);
+    for (int64_t o = 0; o < j.out_w; o += kLanes8) {
+      const int64_t c = 2 * (o / kLanes8);
+      __m256 v2 = Reduced8<kMax>(j, c + 2), v3 = Reduced8<kMax>(j, c + 3);
+      __m256 e = Evens(v0, v1), od = Odds(v0, v1);
+      __m256 acc = e;
+      if (kw > 1) acc = Combine<kMax>(acc, od);
+      if (kw > 2) {
+        __m256 e2 = Evens(v2, v3), od2 = Odds(v2, v3);
+        for (int64_t k = 2; k < kw; ++k) acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
+      }
+      Store8(j, o, acc, !kMax);
+      v0 = v2;
+      v1 = v3;
+    }
+  }
+}
+
+template <bool kMax, int kStride, int kKw>
+AIC_AVX2 void PoolBlockAvx2(const RowBlock& b) {
+  RowJob job = FirstJob(b);
+  for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
+    SetRow(b, oh, job);
+    PoolRow8<kMax, kStride, kKw>(job);
+  }
+}
+
+// The block function for g: the common windows (3 wide at stride 1, 2 and 3
+// wide at stride 2) with their width fixed.
+template <bool kMax>
+PoolBlockFn PoolBlockAvx2For(const WindowPoolGeometry& g) {
+  if (g.sw == 1) return g.kw == 3 ? PoolBlockAvx2<kMax, 1, 3> : PoolBlockAvx2<kMax, 1, 0>;
+  if (g.kw == 2) return PoolBlockAvx2<kMax, 2, 2>;
+  return g.kw == 3 ? PoolBlockAvx2<kMax, 2, 3> : PoolBlockAvx2<kMax, 2, 0>;
+}
+
+}  // namespace pool_avx2
+#endif
+
 PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
   *uses_buffer = true;
 #ifdef AIC_HAVE_AVX512_MATH
@@ -266,6 +423,12 @@ PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
       return g.is_max ? PoolBlockAvx512<true, 2> : PoolBlockAvx512<false, 2>;
     }
     return g.is_max ? PoolBlockAvx512<true, 0> : PoolBlockAvx512<false, 0>;
+  }
+#endif
+#ifdef AIC_HAVE_AVX2_MATH
+  if (avx2::HaveAvx2Fma() && g.dw == 1 && ((g.sw == 1 && g.kw <= 8) || (g.sw == 2 && g.kw <= 16))) {
+    *uses_buffer = false;
+    return g.is_max ? pool_avx2::PoolBlockAvx2For<true>(g) : pool_avx2::PoolBlockAvx2For<false>(g);
   }
 #endif
   return g.is_max ? PoolBlockPortable<true> : PoolBlockPortable<false>;

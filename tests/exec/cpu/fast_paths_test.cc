@@ -494,6 +494,17 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
       {"AveragePool", {1, 2, 9, 72}, {2, 4}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
       {"MaxPool", {2, 3, 90}, {3}, {2}, {1, 1}, {}},
       {"AveragePool", {2, 3, 90}, {4}, {1}, {2, 1}, {}, 0, 1},
+      // The register paths' limits (8 and 16 lanes: stride 1 up to the
+      // lane count, stride 2 up to twice it), short and odd rows.
+      {"MaxPool", {1, 3, 9, 41}, {2, 8}, {1, 1}, {0, 3, 0, 4}, {}},
+      {"AveragePool", {1, 3, 9, 41}, {2, 8}, {1, 1}, {0, 3, 0, 4}, {}, 0, 1},
+      {"MaxPool", {1, 3, 9, 53}, {3, 16}, {1, 2}, {1, 7, 1, 8}, {}},
+      {"AveragePool", {1, 3, 9, 53}, {1, 16}, {1, 2}, {0, 7, 0, 8}, {}, 0, 0},
+      {"MaxPool", {1, 2, 6, 70}, {1, 15}, {1, 2}, {0, 0, 0, 0}, {}, 1},
+      {"MaxPool", {1, 5, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+      {"AveragePool", {1, 5, 14, 14}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
+      {"MaxPool", {1, 5, 9, 5}, {1, 5}, {1, 1}, {0, 2, 0, 2}, {}},
+      {"AveragePool", {1, 5, 9, 17}, {1, 2}, {1, 2}, {0, 0, 0, 0}, {}, 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(c.in), " k", absl::StrJoin(c.kernel, "x"), " s",
