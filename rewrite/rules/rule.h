@@ -70,5 +70,6 @@ void AddLayerNormRules(std::vector<Rule>& rules);
 void AddAttentionRules(std::vector<Rule>& rules);
 void AddRotaryRules(std::vector<Rule>& rules);
 void AddQuantizedRules(std::vector<Rule>& rules);
+void AddConvTapsRules(std::vector<Rule>& rules);
 
 }  // namespace aic::rewrite

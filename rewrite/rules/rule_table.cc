@@ -19,6 +19,7 @@ const std::vector<Rule>& AllRules() {
     AddNoopRules(*r);
     AddShapeRules(*r);
     AddFusionRules(*r);
+    AddConvTapsRules(*r);
     AddPatternRules(*r);
     AddActivationRules(*r);
     AddLinearRules(*r);

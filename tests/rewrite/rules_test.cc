@@ -2,8 +2,10 @@
 // a near miss, a second run changes nothing, and the outputs match the
 // reference executor's on fresh random inputs (bitwise for exact rules).
 #include <cmath>
+#include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rewrite/rules/rule.h"
 #include "tests/rewrite/rewrite_test_util.h"
@@ -61,6 +63,23 @@ ModelFn WithConst(const std::string& op, Tensor c, std::vector<Dim> dims = {2, 3
     Value* y = const_first ? b.Op(op, {k, x}) : b.Op(op, {x, k});
     b.Output(b.Op("Relu", {y}));
     return b.Build(opset);
+  };
+}
+
+// A 3x3 conv at `dilation` with pads equal to it (DeepLab's ASPP branch):
+// on an input narrower than the dilation its outer taps read only padding.
+ModelFn DilatedConv(std::vector<Dim> in, int64_t dilation, std::vector<int64_t> strides = {1, 1},
+                    std::vector<int64_t> pads = {}) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, in);
+    Value* w = b.Constant("w", Ramp({4, in[1].value(), 3, 3}));
+    Value* bias = b.Constant("b", Floats({0.1f, -0.2f, 0.3f, 0.4f}, {4}));
+    std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(4, dilation) : pads;
+    b.Output(b.Op("Conv", {x, w, bias},
+                  {Attribute::Ints("dilations", {dilation, dilation}), Attribute::Ints("pads", p),
+                   Attribute::Ints("strides", strides)}));
+    return b.Build(13);
   };
 }
 
@@ -464,6 +483,8 @@ std::vector<RuleCase> Cases() {
                      b.Output(b.Op("Conv", {p, b.Constant("w", Ramp({3, 2, 3, 3}))}));
                      return b.Build(13);
                    }});
+  cases.push_back({"DropDeadConvTaps", "drop_dead_conv_taps", DilatedConv({1, 3, 6, 6}, 8),
+                   {{"Conv", 1}}, DilatedConv({1, 3, 6, 6}, 5)});
   cases.push_back({"FuseHardSwish", "fuse_hard_swish", HardSwishGraph(14),
                    {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
   auto x_hard_sigmoid = [](float alpha) -> ModelFn {
@@ -839,6 +860,62 @@ TEST(FuseLinearReluTest, OnlyForTheAicTarget) {
   EXPECT_EQ(m->graph->nodes()[0]->op_type, "FusedLinearReLU");
   EXPECT_EQ(m->graph->nodes()[0]->domain, "ai.aic");
   EXPECT_EQ(m->OpsetFor("ai.aic"), 1);
+}
+
+// drop_dead_conv_taps keeps the taps that reach the input on some output
+// position, moves the leading pads by the dropped taps, keeps the output
+// size, and drops the dilation of an axis left with one tap; the outputs
+// stay the reference's.
+TEST(DropDeadConvTapsTest, CropsToTheTapsThatReadTheInput) {
+  struct Case {
+    std::vector<Dim> in;
+    int64_t dilation;
+    std::vector<int64_t> strides, pads;
+    std::vector<int64_t> kernel, new_pads, new_dilations;  // expected; empty kernel: declines
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 6, 6}, 8, {1, 1}, {}, {1, 1}, {0, 0, 0, 0}, {1, 1}},             // ASPP: pointwise
+      {{1, 3, 6, 20}, 8, {1, 1}, {}, {1, 3}, {0, 8, 0, 8}, {1, 8}},           // only the rows' outer taps
+      {{1, 2, 7, 7}, 6, {1, 1}, {7, 7, 5, 5}, {2, 2}, {1, 1, 5, 5}, {6, 6}},  // leading taps only: 2x2 kept
+      {{1, 2, 9, 9}, 10, {2, 2}, {}, {1, 1}, {0, 0, 0, 0}, {1, 1}},           // strided
+      {{1, 2, 9, 9}, 4, {1, 1}, {}, {}, {}, {}},                              // every tap reads
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat("input ", c.in[2].value(), "x", c.in[3].value(), " dilation ", c.dilation));
+    ModelFn build = DilatedConv(c.in, c.dilation, c.strides, c.pads);
+    auto r = OptimizeWith(build, "drop_dead_conv_taps");
+    ASSERT_NE(r.model, nullptr);
+    const Node* conv = nullptr;
+    for (const auto& n : r.model->graph->nodes()) {
+      if (n->op_type == "Conv") conv = n.get();
+    }
+    ASSERT_NE(conv, nullptr);
+    if (c.kernel.empty()) {
+      EXPECT_EQ(r.stats.rule_counts.count("drop_dead_conv_taps"), 0u);
+    } else {
+      EXPECT_EQ(conv->GetInts("kernel_shape"), c.kernel);
+      EXPECT_EQ(conv->GetInts("pads"), c.new_pads);
+      EXPECT_EQ(conv->GetInts("dilations"), c.new_dilations);
+      EXPECT_EQ(conv->input(1)->initializer()->dim(2), c.kernel[0]);
+    }
+    EXPECT_LE(MaxOutputDiff(build, *r.model, false), 1e-4);
+  }
+}
+
+// A dropped tap whose weight is not finite multiplied zeros into NaN: kept.
+TEST(DropDeadConvTapsTest, KeepsTapsWithNonFiniteWeights) {
+  ModelFn build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 1, 4, 4});
+    Tensor w = Ramp({1, 1, 3, 3});
+    w.mutable_data<float>()[0] = std::numeric_limits<float>::infinity();
+    b.Output(b.Op("Conv", {x, b.Constant("w", w)},
+                  {Attribute::Ints("dilations", {6, 6}), Attribute::Ints("pads", {6, 6, 6, 6})}));
+    return b.Build(13);
+  };
+  auto r = OptimizeWith(build, "drop_dead_conv_taps");
+  ASSERT_NE(r.model, nullptr);
+  EXPECT_EQ(r.stats.rule_counts.count("drop_dead_conv_taps"), 0u);
 }
 
 TEST(RuleTableTest, EveryRuleHasAPatternAndAClass) {
