@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
@@ -13,7 +14,12 @@ namespace aic::session {
 
 namespace {
 
-// One element pair: NaN only against NaN, then |a - b| <= atol + rtol * |a|.
+// How far below an output's peak magnitude the relative tolerance stops
+// shrinking (compare.h).
+constexpr double kPeakFloor = 1e-2;
+
+// One element pair: NaN only against NaN, then |a - b| <= atol + rtol * |a|
+// (the caller's atol includes the output's floor).
 inline void CompareElement(double x, double y, double rtol, double atol, OutputDiff& d) {
   if (std::isnan(x) || std::isnan(y)) {
     if (std::isnan(x) != std::isnan(y)) {
@@ -34,6 +40,13 @@ inline void CompareElement(double x, double y, double rtol, double atol, OutputD
 // (Tensor::ElementAsDouble) made this 3 ms of a verification of PP-OCR rec.
 template <typename T>
 void CompareElements(int64_t n, const T* a, const T* b, double rtol, double atol, OutputDiff& d) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T peak = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isfinite(a[i])) peak = std::max(peak, std::fabs(a[i]));
+    }
+    atol += rtol * kPeakFloor * static_cast<double>(peak);
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (a[i] == b[i]) continue;  // equal finite values and infinities; NaN never equals
     CompareElement(static_cast<double>(a[i]), static_cast<double>(b[i]), rtol, atol, d);
@@ -64,8 +77,17 @@ void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputD
     case DType::kDouble: return CompareElements(n, a.data<double>(), b.data<double>(), rtol, atol, d);
     case DType::kInt64: return CompareElements(n, a.data<int64_t>(), b.data<int64_t>(), rtol, atol, d);
     case DType::kInt32: return CompareElements(n, a.data<int32_t>(), b.data<int32_t>(), rtol, atol, d);
-    default:
-      for (int64_t i = 0; i < n; ++i) CompareElement(a.ElementAsDouble(i), b.ElementAsDouble(i), rtol, atol, d);
+    default: {
+      double peak = 0;
+      if (IsFloatingPoint(a.dtype())) {
+        for (int64_t i = 0; i < n; ++i) {
+          double v = a.ElementAsDouble(i);
+          if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+        }
+      }
+      const double floored = atol + rtol * kPeakFloor * peak;
+      for (int64_t i = 0; i < n; ++i) CompareElement(a.ElementAsDouble(i), b.ElementAsDouble(i), rtol, floored, d);
+    }
   }
 }
 

@@ -345,7 +345,8 @@ def verify(a: ModelLike, b: ModelLike, *, inputs: Union[None, Mapping[str, Any],
            atol: float = 1e-4, device: str = "cpu", seed: int = 1000) -> VerifyResult:
     """Runs both models on the same inputs (``inputs``: a feed dict or a list of
     them; else ``runs`` random sets at ``shapes``, realistic sizes for other
-    symbolic dims) and compares every output: ``|a - b| <= atol + rtol * |a|``.
+    symbolic dims) and compares every output: ``|a - b| <= atol + rtol *
+    max(|a|, peak / 100)`` (peak: the output's largest finite ``|a|``).
     ``aic-onnx verify``. Both run as given (no rewriting) on ``device``."""
     sa, na, da = _source(a, None)
     sb, nb, db = _source(b, None)
