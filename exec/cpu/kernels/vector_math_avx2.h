@@ -129,6 +129,40 @@ AIC_AVX2 inline __m256 Tanh(__m256 x) {
   return _mm256_blendv_ps(y, one, _mm256_cmp_ps(ax, _mm256_set1_ps(9.0f), _CMP_GE_OQ));
 }
 
+// An integral double n (|n| < 2^51) as the int64 in each 64-bit lane: AVX2
+// has no vcvtpd2qq, so through the bits of n + 1.5·2^52.
+AIC_AVX2 inline __m256i IntegralToInt64(__m256d n) {
+  const __m256d magic = _mm256_set1_pd(6755399441055744.0);
+  return _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)), _mm256_castpd_si256(magic));
+}
+
+// 2^k for integral k in [-1022, 1023] (as doubles): its exponent field.
+AIC_AVX2 inline __m256d PowerOfTwoPd(__m256d k) {
+  return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(IntegralToInt64(k), _mm256_set1_epi64x(1023)), 52));
+}
+
+// e^x on 4 doubles as avx512::ExpPd (Taylor series to r^13 on |r| <= ln2/2),
+// 2^n applied as two normal factors 2^(n - ⌊n/2⌋)·2^⌊n/2⌋ in place of
+// vscalefpd: gradual underflow, overflow to inf. Max error: 2 ulp (the test).
+AIC_AVX2 inline __m256d ExpPd(__m256d x) {
+  __m256d c = _mm256_max_pd(_mm256_set1_pd(-746.0), _mm256_min_pd(_mm256_set1_pd(710.0), x));
+  __m256d n = _mm256_round_pd(_mm256_mul_pd(c, _mm256_set1_pd(1.4426950408889634)),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(6.93147180369123816490e-01), c);
+  r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10), r);
+  __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
+  for (double inv : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
+                     1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5}) {
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(inv));
+  }
+  p = _mm256_add_pd(_mm256_fmadd_pd(p, _mm256_mul_pd(r, r), r), _mm256_set1_pd(1.0));
+  // n in [-1077, 1024]: each half within the normal exponents.
+  __m256d half = _mm256_floor_pd(_mm256_mul_pd(n, _mm256_set1_pd(0.5)));
+  __m256d y = _mm256_mul_pd(_mm256_mul_pd(p, PowerOfTwoPd(_mm256_sub_pd(n, half))), PowerOfTwoPd(half));
+  // NaN stays NaN (its n is NaN, whose integer bits make no power of two).
+  return _mm256_blendv_pd(y, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+}
+
 }  // namespace aic::cpu::kernels::avx2
 
 #endif  // AIC_HAVE_AVX2_MATH
