@@ -99,10 +99,30 @@ AIC_AVX2 inline __m256 Log1pOfUnit(__m256 t) {
   return _mm256_sub_ps(r, _mm256_div_ps(lost, u));
 }
 
-// 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
+// 1 / (1 + e^-x): 0 below -88 (where e^-x passes 1.6e38), 1 where e^-x
+// underflows. e^-x only needs the normal range here, so its 2^n is one
+// exponent-field add (n in [-126, 127] for -x clamped to [-87, 88]; at -87
+// the garbage below FLT_MIN only ever meets 1 + it = 1), n rounded by the
+// 1.5·2^23 shift inside the first FMA: 20 operations against Exp's 27 and
+// the division (a reciprocal and a Newton step instead measured slower on a
+// Zen 3, and is not exact at 0). [8, 512, 768] at 1 thread: 1.70 -> 1.49 ms.
 AIC_AVX2 inline __m256 Sigmoid(__m256 x) {
-  __m256 e = Exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
-  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+  const __m256 t = Clamp(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)), -87.0f, 88.0f);
+  const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5·2^23
+  __m256 j = _mm256_fmadd_ps(t, _mm256_set1_ps(1.44269504088896341f), shift);
+  __m256 n = _mm256_sub_ps(j, shift);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2High), t);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2Low), r);
+  __m256 p = _mm256_set1_ps(vector_math::kExpPoly[0]);
+  for (size_t i = 1; i < std::size(vector_math::kExpPoly); ++i) {
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(vector_math::kExpPoly[i]));
+  }
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // n << 23 is j's bits << 23 (j's exponent and the shift's leading bit
+  // move out). A NaN's n gives garbage bits here, but p is NaN.
+  __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(j), 23)));
+  __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-88.0f), _CMP_LT_OQ), y);
 }
 
 // tanh x as avx512::Tanh: the odd rational function of degree 13/6 on
