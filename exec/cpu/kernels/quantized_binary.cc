@@ -91,6 +91,7 @@ __attribute__((target("avx512f"))) int64_t FusedVectors(const QuantizedBinary& p
     const int64_t at = begin + i;
     __m512 fa = _mm512_mul_ps(_mm512_sub_ps(Widened(a, p.a_signed, at), a_zero), a_scale);
     __m512 fb = _mm512_mul_ps(_mm512_sub_ps(Widened(b, p.b_signed, at), b_zero), b_scale);
+    asm("" : "+v"(fa), "+v"(fb));  // no FMA contraction: as FusedVectorsAvx2
     __m512 v = kAdd ? _mm512_add_ps(fa, fb) : _mm512_mul_ps(fa, fb);
     // v < 0 ? 0 : v, NaN kept: vmaxps returns its second operand when one is NaN.
     if (kRelu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
@@ -111,9 +112,10 @@ AIC_AVX2 inline __m256 Widened8(const void* q, bool is_signed, int64_t at) {
 }
 
 // FusedVectors for CPUs with AVX2 but not AVX-512, eight lanes at a time,
-// quantizing by division as QuantizeRunU8/S8 do there (so bit-equal to
-// RunChunk): its three buffered passes took 1.4-3.5x ONNX Runtime's time on
-// a Zen 3 (QDQ Add of u8 [1,256,56,56] and [1,1024,14,14], run_ops.py).
+// quantizing as QuantizeRunU8/S8 do there (avx2::QuantizedBytes; so
+// bit-equal to RunChunk): its three buffered passes took 1.4-3.5x ONNX
+// Runtime's time on a Zen 3 (QDQ Add of u8 [1,256,56,56] and
+// [1,1024,14,14], run_ops.py).
 template <bool kAdd, bool kRelu>
 AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const void* b, void* y, int64_t begin,
                                   int64_t len) {
@@ -126,6 +128,11 @@ AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const
     const int64_t at = begin + i;
     __m256 fa = _mm256_mul_ps(_mm256_sub_ps(Widened8(a, p.a_signed, at), a_zero), a_scale);
     __m256 fb = _mm256_mul_ps(_mm256_sub_ps(Widened8(b, p.b_signed, at), b_zero), b_scale);
+    // Each product rounded, as RunChunk's: GCC contracts a product and the
+    // sum into one FMA here (FMA enabled, -ffp-contract=fast), one rounding
+    // fewer, which moved some ties by a step. The empty asm makes each a
+    // value of its own.
+    asm("" : "+x"(fa), "+x"(fb));
     __m256 v = kAdd ? _mm256_add_ps(fa, fb) : _mm256_mul_ps(fa, fb);
     // v < 0 ? 0 : v, NaN kept: vmaxps returns its second operand when one is NaN.
     if (kRelu) v = _mm256_max_ps(_mm256_setzero_ps(), v);

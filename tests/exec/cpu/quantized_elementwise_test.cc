@@ -109,6 +109,37 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
   kernels::ForceQuantizeByDivision(-1);
 }
 
+// Every (a, b) pair of uint8 values through the fused same-shape pass, at
+// scales where rounding each dequantized operand before the sum matters: a
+// pass whose compiler contracted (b - zb)·sb + fa into one FMA quantized two
+// of the 65536 pairs a step off the reference.
+TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
+  const DType u8 = DType::kUint8;
+  Tensor a(u8, {1, 65536}), x(u8, {1, 65536});
+  for (int i = 0; i < 65536; ++i) {
+    a.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i / 256);
+    x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i % 256);
+  }
+  for (int divide : {0, 1}) {
+    SCOPED_TRACE(divide ? "division" : "reciprocal");
+    kernels::ForceQuantizeByDivision(divide);
+    GraphBuilder b;
+    std::vector<Value*> in = {b.Input("a", u8, {1, 65536}),
+                              b.Constant("as", Scalar<float>(DType::kFloat, 0.010731131f)),
+                              ZeroPoint(b, "az", u8, 48),
+                              b.Input("b", u8, {1, 65536}),
+                              b.Constant("bs", Scalar<float>(DType::kFloat, 0.03767556f)),
+                              ZeroPoint(b, "bz", u8, 255),
+                              b.Constant("ys", Scalar<float>(DType::kFloat, 0.017603708f)),
+                              ZeroPoint(b, "yz", u8, 220)};
+    b.Output(b.OpN("QLinearAdd", in, 1, {}, kAicDomain)[0]);
+    auto m = Finish(b);
+    std::string plan = RunBoth(*m, {{"a", a}, {"b", x}}, 0, 0, 0);
+    EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
+  }
+  kernels::ForceQuantizeByDivision(-1);
+}
+
 // conv -> conv -> residual QLinearAdd with the first conv's output, an SE
 // scale (QLinearMul by a per-channel [1, C, 1, 1] value) and a lookup, then
 // a conv again: every step reads the convs' own layout.
