@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 #include "support/half.h"
 
 namespace aic::cpu::kernels {
@@ -172,12 +173,45 @@ AIC_KERNEL_CLONES_V4 void TruncateRun(const float* a, To* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) b[i] = static_cast<To>(a[i]);
 }
 
+#ifdef AIC_HAVE_AVX2_MATH
+// f32 to int64 for a piece whose values all truncate into int32 (checked
+// here, false otherwise): vcvttps2dq and a sign extension, 8 at a time. AVX2
+// has no f32 -> int64 conversion, so TruncateRun converted one element at a
+// time: Cast f32 -> int64 of [8, 512, 768] took 1.35x ONNX Runtime's time on
+// a Zen 3 (bench/OPS.md).
+AIC_AVX2 bool TruncateToInt64ViaInt32(const float* a, int64_t* b, int64_t n) {
+  const __m256 limit = _mm256_set1_ps(2147483648.0f);  // 2^31
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 bad = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {  // NaN compares false: bad
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(a + i), abs_mask), limit, _CMP_NLT_UQ));
+  }
+  if (_mm256_movemask_ps(bad) != 0) return false;
+  for (int64_t j = i; j < n; ++j) {
+    if (!(std::fabs(a[j]) < 2147483648.0f)) return false;
+  }
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256i w = _mm256_cvttps_epi32(_mm256_loadu_ps(a + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + i), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(w)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + i + 4), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w, 1)));
+  }
+  for (; i < n; ++i) b[i] = static_cast<int64_t>(a[i]);
+  return true;
+}
+#endif
+
 template <typename To>
 void F32ToInt(const void* x, void* y, int64_t n) {
   const float* a = static_cast<const float*>(x);
   To* b = static_cast<To*>(y);
   ParallelFor((n + 8191) / 8192, 8192, [&](int64_t p) {
     int64_t begin = p * 8192, len = (begin + 8192 < n ? begin + 8192 : n) - begin;
+#ifdef AIC_HAVE_AVX2_MATH
+    if constexpr (std::is_same_v<To, int64_t>) {
+      if (avx2::HaveAvx2Fma() && TruncateToInt64ViaInt32(a + begin, b + begin, len)) return;
+    }
+#endif
     if (InRangeRun<To>(a + begin, len)) {
       TruncateRun(a + begin, b + begin, len);
     } else {

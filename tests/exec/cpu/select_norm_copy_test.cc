@@ -278,8 +278,14 @@ TEST(ScanKernelsTest, CumSumMatchesTheReference) {
 }
 
 TEST(CastKernelsTest, FloatToIntegersFollowTheReferenceOutOfRangeToo) {
-  Tensor v = RandomF32({2, 9000}, 7, -1e4f, 1e4f);  // pieces of 8192: one clean, one with specials
+  // Pieces of 8192: clean, one beyond int32 (int64 only), one with specials,
+  // and a tail that is not a whole vector.
+  Tensor v = RandomF32({3, 9001}, 7, -1e4f, 1e4f);
   float* p = v.mutable_data<float>();
+  p[9000] = 5e12f;
+  p[9001] = -2147483648.0f;
+  p[9002] = 2147483520.0f;
+  p[27002] = -3.9f;
   p[17000] = NAN;
   p[17001] = INFINITY;
   p[17002] = -1e20f;
@@ -287,7 +293,7 @@ TEST(CastKernelsTest, FloatToIntegersFollowTheReferenceOutOfRangeToo) {
   p[17004] = -0.7f;
   for (DType to : {DType::kInt64, DType::kInt32}) {
     GraphBuilder b;
-    Value* x = b.Input("x", DType::kFloat, D({2, 9000}));
+    Value* x = b.Input("x", DType::kFloat, D({3, 9001}));
     b.Output(b.Op("Cast", {x}, {Attribute::Int("to", static_cast<int64_t>(to))}));
     auto model = b.Build(13);
     RunBoth(*model, {{"x", v}}, 0, 0, 0);
