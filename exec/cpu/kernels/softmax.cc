@@ -148,20 +148,6 @@ AIC_AVX512_END
 // the lanes' sums one by one (a row holds hundreds of elements: they are no
 // chain worth a vector). oneDNN 2.6's jit:avx2 softmax took 1.2-1.5x ONNX
 // Runtime's time on a Zen 3 (last-axis Softmax and LogSoftmax, run_ops.py).
-AIC_AVX2 inline float HorizontalMax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
-AIC_AVX2 inline float HorizontalSum(__m256 v) {
-  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
 AIC_AVX2 void SoftmaxLanesAvx2(const float* x, float* y, int64_t n, int64_t lanes, bool log) {
   const int64_t full = n / 8 * 8;
   const int rest = static_cast<int>(n - full);
@@ -176,7 +162,7 @@ AIC_AVX2 void SoftmaxLanesAvx2(const float* x, float* y, int64_t n, int64_t lane
     // vmaxps(x, m) keeps m where x is NaN: the max skips NaN, as SoftmaxLane's does.
     for (int64_t i = 0; i < full; i += 8) mv = _mm256_max_ps(_mm256_loadu_ps(xl + i), mv);
     if (rest != 0) mv = _mm256_max_ps(_mm256_blendv_ps(minus_inf, _mm256_maskload_ps(xl + full, tail), tail_ps), mv);
-    const float max = HorizontalMax(mv);
+    const float max = avx2::HorizontalMax(mv);
     const __m256 mb = _mm256_set1_ps(max);
     __m256 sv = _mm256_setzero_ps();
     for (int64_t i = 0; i < full; i += 8) {
@@ -189,7 +175,7 @@ AIC_AVX2 void SoftmaxLanesAvx2(const float* x, float* y, int64_t n, int64_t lane
       if (!log) _mm256_maskstore_ps(yl + full, tail, e);
       sv = _mm256_add_ps(sv, e);
     }
-    const float sum = HorizontalSum(sv);
+    const float sum = avx2::HorizontalSum(sv);
     const __m256 f = _mm256_set1_ps(log ? max + std::log(sum) : 1.0f / sum);
     if (log) {
       for (int64_t i = 0; i < full; i += 8) _mm256_storeu_ps(yl + i, _mm256_sub_ps(_mm256_loadu_ps(xl + i), f));

@@ -149,6 +149,21 @@ AIC_AVX2 inline __m256 Tanh(__m256 x) {
   return _mm256_blendv_ps(y, one, _mm256_cmp_ps(ax, _mm256_set1_ps(9.0f), _CMP_GE_OQ));
 }
 
+// The largest and the sum of the eight lanes.
+AIC_AVX2 inline float HorizontalMax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+AIC_AVX2 inline float HorizontalSum(__m256 v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
 // An integral double n (|n| < 2^51) as the int64 in each 64-bit lane: AVX2
 // has no vcvtpd2qq, so through the bits of n + 1.5·2^52.
 AIC_AVX2 inline __m256i IntegralToInt64(__m256d n) {
