@@ -9,6 +9,7 @@
 
 #include "exec/cpu/kernels/depthwise_conv.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
+#include "exec/cpu/kernels/tap_conv.h"
 #include "exec/cpu/kernels/window_pool.h"
 #include "exec/cpu/layout_copy.h"
 #include "exec/cpu/lowering.h"
@@ -203,6 +204,58 @@ bool LowerPlainDepthwise(Lowerer& L, const Node& n, const Tensor& weights, const
   return true;
 }
 
+// A dilated conv whose taps mostly read padding (kernels/tap_conv.h): one
+// GEMM per tap over the positions where it reads the input, where those are
+// at most 60% of all tap-positions (DeepLab's ASPP at dilation 12 on a 20x20
+// map: 36%); a following activation stays a step of its own. Stride 1, one
+// group, 2-D, f32.
+bool LowerTapConv(Lowerer& L, const Node& n, const Tensor& weights, const Tensor& bias, const Value* out,
+                  const Window& win) {
+  const Value* x = n.input(0);
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() != 4 || od.size() != 4 || !L.IsF32(x) || !L.IsF32(out) || L.V(x).slot < 0 || !NativeReady(L, x) ||
+      n.GetInt("group", 1) != 1 || weights.rank() != 4 || weights.dtype() != DType::kFloat || NumElements(od) == 0) {
+    return false;
+  }
+  if (win.strides[0] != 1 || win.strides[1] != 1 || (win.dilations[0] == 0 && win.dilations[1] == 0)) return false;
+  kernels::TapConvGeometry g;
+  g.batch = xd[0];
+  g.in_c = xd[1];
+  g.out_c = od[1];
+  g.in_h = xd[2];
+  g.in_w = xd[3];
+  g.out_h = od[2];
+  g.out_w = od[3];
+  g.kh = weights.dim(2);
+  g.kw = weights.dim(3);
+  g.dh = win.dilations[0] + 1;
+  g.dw = win.dilations[1] + 1;
+  g.pad_top = win.pad_l[0];
+  g.pad_left = win.pad_l[1];
+  std::vector<kernels::ConvTap> taps = kernels::LiveTaps(g);
+  int64_t live = 0;
+  for (const kernels::ConvTap& t : taps) live += t.positions();
+  if (10 * live > 6 * g.kh * g.kw * g.out_h * g.out_w) return false;
+  int in = L.PlainSlot(x);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  Plan& plan = L.plan();
+  std::vector<float> by_tap = kernels::WeightsByTap(weights.data<float>(), g);
+  plan.constants.push_back(Tensor::FromVector<float>(by_tap, {static_cast<int64_t>(by_tap.size())}));
+  const float* w = plan.constants.back().data<float>();
+  const float* b = nullptr;
+  if (bias.defined()) {
+    plan.constants.push_back(bias);
+    b = plan.constants.back().data<float>();
+  }
+  AddNativeStep(L, n, {in}, slot, [g, taps, w, b](const void* const* i, void* y) {
+    kernels::TapConvF32(static_cast<const float*>(i[0]), w, b, static_cast<float*>(y), g, taps);
+    return absl::OkStatus();
+  })->kind = "tap_conv";
+  return true;
+}
+
 bool LowerConv(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
@@ -257,6 +310,10 @@ bool LowerConv(Lowerer& L, const Node& n) {
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
   if (chain.empty() && LowerPlainDepthwise(L, n, *weights, bias, conv_out, win)) {
+    if (bn != nullptr) L.MarkFused(bn);
+    return true;
+  }
+  if (LowerTapConv(L, n, *weights, bias, conv_out, win)) {
     if (bn != nullptr) L.MarkFused(bn);
     return true;
   }

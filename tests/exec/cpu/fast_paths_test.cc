@@ -327,6 +327,41 @@ TEST(FastPathsTest, StandaloneBatchNormRunsNativeInItsInputsLayout) {
   }
 }
 
+// A dilated conv whose taps mostly read padding runs as one GEMM per tap over
+// the positions it reads (DeepLab's ASPP): square and not, two images,
+// asymmetric pads, a BatchNormalization folded in, a ReLU after it (a step
+// of its own), outer taps that never reach the input; a dilation the map
+// mostly covers stays with oneDNN.
+TEST(FastPathsTest, DilatedConvOnASmallMapRunsByTap) {
+  struct Case {
+    Dims in;
+    int64_t dilation;
+    std::vector<int64_t> pads;
+    bool bn, relu, by_tap;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 16, 10, 10}, 6, {6, 6, 6, 6}, false, false, true},
+                                         {{2, 8, 9, 13}, 6, {6, 5, 6, 7}, true, true, true},
+                                         {{1, 8, 7, 7}, 12, {12, 12, 12, 12}, false, true, true},
+                                         {{1, 8, 20, 20}, 2, {2, 2, 2, 2}, false, false, false}}) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(c.in), " dilation ", c.dilation));
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, D(c.in));
+    const int64_t cin = c.in[1], cout = 12;
+    Value* v = ConvOf(b, x, cin, cout, {3, 3},
+                      {Attribute::Ints("dilations", {c.dilation, c.dilation}), Attribute::Ints("pads", c.pads)});
+    if (c.bn) {
+      Value* var = b.Constant("var", RandomF32({cout}, 4, 0.5f, 2.0f));
+      v = b.Op("BatchNormalization",
+               {v, Weight(b, "s", {cout}, 5), Weight(b, "sh", {cout}, 6), Weight(b, "m", {cout}, 7), var});
+    }
+    if (c.relu) v = b.Op("Relu", {v});
+    b.Output(v);
+    auto model = b.Build(13);
+    std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 31, -1, 1)}}, 0, 1e-5, 1e-4);
+    EXPECT_EQ(plan.find("tap_conv\tConv") != std::string::npos, c.by_tap) << plan;
+  }
+}
+
 // A Concat along channels of conv outputs in one channel-blocked layout, in
 // whole blocks, is our copy (a run per input and image), not oneDNN's
 // simple:any, and nothing is reordered around it; DenseNet's growing
