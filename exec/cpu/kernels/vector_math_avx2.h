@@ -59,18 +59,23 @@ AIC_AVX2 inline __m256 ScaleByPowerOfTwo(__m256 p, __m256 n) {
 // e^x as avx512::Exp: n = round(x·log2 e), r = x - n·ln2 in two parts,
 // Cephes' expf polynomial on |r| <= ln2/2, times 2^n. Max error against
 // double exp: 2 ulp (tests/exec/cpu/vector_math_test.cc).
-AIC_AVX2 inline __m256 Exp(__m256 x) {
-  __m256 c = Clamp(x, -104.0f, 89.0f);
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2High), c);
+// e^(x - n·ln2) for integral n, |x - n·ln2| <= ln2/2: r in two parts (n·ln2
+// adds no rounding), then Cephes' 1 + r + r²·P(r). Shared by Exp and Sigmoid.
+AIC_AVX2 inline __m256 ExpOfReduced(__m256 x, __m256 n) {
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2High), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2Low), r);
   __m256 p = _mm256_set1_ps(vector_math::kExpPoly[0]);
   for (size_t i = 1; i < std::size(vector_math::kExpPoly); ++i) {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(vector_math::kExpPoly[i]));
   }
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  return ScaleByPowerOfTwo(p, n);
+  return _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+}
+
+AIC_AVX2 inline __m256 Exp(__m256 x) {
+  __m256 c = Clamp(x, -104.0f, 89.0f);
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return ScaleByPowerOfTwo(ExpOfReduced(c, n), n);
 }
 
 // log(1 + t) for t in [0, 1] (what softplus needs: t = e^-|x|): log u of
@@ -110,14 +115,7 @@ AIC_AVX2 inline __m256 Sigmoid(__m256 x) {
   const __m256 t = Clamp(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)), -87.0f, 88.0f);
   const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5·2^23
   __m256 j = _mm256_fmadd_ps(t, _mm256_set1_ps(1.44269504088896341f), shift);
-  __m256 n = _mm256_sub_ps(j, shift);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2High), t);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(vector_math::kLn2Low), r);
-  __m256 p = _mm256_set1_ps(vector_math::kExpPoly[0]);
-  for (size_t i = 1; i < std::size(vector_math::kExpPoly); ++i) {
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(vector_math::kExpPoly[i]));
-  }
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256 p = ExpOfReduced(t, _mm256_sub_ps(j, shift));
   // n << 23 is j's bits << 23 (j's exponent and the shift's leading bit
   // move out). A NaN's n gives garbage bits here, but p is NaN.
   __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(j), 23)));
@@ -185,10 +183,9 @@ AIC_AVX2 inline __m256d ExpPd(__m256d x) {
                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(6.93147180369123816490e-01), c);
   r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10), r);
-  __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
-  for (double inv : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
-                     1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5}) {
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(inv));
+  __m256d p = _mm256_set1_pd(vector_math::kExpTaylor[0]);
+  for (size_t i = 1; i < std::size(vector_math::kExpTaylor); ++i) {
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(vector_math::kExpTaylor[i]));
   }
   p = _mm256_add_pd(_mm256_fmadd_pd(p, _mm256_mul_pd(r, r), r), _mm256_set1_pd(1.0));
   // n in [-1077, 1024]: each half within the normal exponents.

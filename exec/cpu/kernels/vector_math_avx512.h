@@ -88,10 +88,9 @@ AIC_AVX512 inline __m512d ExpPd(__m512d x) {
   r = _mm512_fnmadd_pd(n, _mm512_set1_pd(1.90821492927058770002e-10), r);
   // 1/k! for k = 13 down to 2, then 1 + (r + p·r²): one rounding where the
   // leading 1 joins.
-  __m512d p = _mm512_set1_pd(1.0 / 6227020800.0);
-  for (double inv : {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
-                     1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5}) {
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(inv));
+  __m512d p = _mm512_set1_pd(vector_math::kExpTaylor[0]);
+  for (size_t i = 1; i < std::size(vector_math::kExpTaylor); ++i) {
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(vector_math::kExpTaylor[i]));
   }
   p = _mm512_add_pd(_mm512_fmadd_pd(p, _mm512_mul_pd(r, r), r), _mm512_set1_pd(1.0));
   return _mm512_scalef_pd(p, n);

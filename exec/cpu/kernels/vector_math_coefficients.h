@@ -8,6 +8,11 @@ namespace aic::cpu::kernels::vector_math {
 // power first.
 inline constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+// e^r in double on |r| <= ln2/2 as 1 + r + r²·P(r), P the Taylor series
+// 1/k! for k = 13 down to 2 (the remainder is under 1e-17 relative).
+inline constexpr double kExpTaylor[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                        1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
+                                        1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
 // ln2 in two parts: 0.693359375 is exact in float, so n·kLn2High adds no rounding.
 inline constexpr float kLn2High = 0.693359375f;
 inline constexpr float kLn2Low = -2.12194440e-4f;
