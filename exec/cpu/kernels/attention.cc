@@ -54,15 +54,16 @@ AIC_KERNEL_CLONES float MaxOf(const float* x, int64_t n) {
 }
 
 #ifdef AIC_HAVE_AVX2_MATH
-// ExpInPlaceSum with AVX2 and FMA (avx2::Exp, 2 ulp as ExpApprox): the
-// AIC_KERNEL_CLONES avx2 clone has no FMA, and ExpApprox compiled there
-// took about a third of a ViT's attention on a Zen 3.
+// ExpInPlaceSum with AVX2 and FMA (avx2::ExpOfNonPositive: x - max <= 0;
+// 2 ulp, and flushing below FLT_MIN, as ExpApprox): the AIC_KERNEL_CLONES
+// avx2 clone has no FMA, and ExpApprox compiled there took about a third of
+// a ViT's attention on a Zen 3.
 AIC_AVX2 float ExpInPlaceSumAvx2(float* x, int64_t n, float shift) {
   const __m256 s = _mm256_set1_ps(shift);
   __m256 acc = _mm256_setzero_ps();
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    __m256 e = avx2::Exp(_mm256_sub_ps(_mm256_loadu_ps(x + j), s));
+    __m256 e = avx2::ExpOfNonPositive(_mm256_sub_ps(_mm256_loadu_ps(x + j), s));
     _mm256_storeu_ps(x + j, e);
     acc = _mm256_add_ps(acc, e);
   }

@@ -166,12 +166,12 @@ AIC_AVX2 void SoftmaxLanesAvx2(const float* x, float* y, int64_t n, int64_t lane
     const __m256 mb = _mm256_set1_ps(max);
     __m256 sv = _mm256_setzero_ps();
     for (int64_t i = 0; i < full; i += 8) {
-      __m256 e = avx2::Exp(_mm256_sub_ps(_mm256_loadu_ps(xl + i), mb));
+      __m256 e = avx2::ExpOfNonPositive(_mm256_sub_ps(_mm256_loadu_ps(xl + i), mb));
       if (!log) _mm256_storeu_ps(yl + i, e);
       sv = _mm256_add_ps(sv, e);
     }
     if (rest != 0) {
-      __m256 e = _mm256_and_ps(avx2::Exp(_mm256_sub_ps(_mm256_maskload_ps(xl + full, tail), mb)), tail_ps);
+      __m256 e = _mm256_and_ps(avx2::ExpOfNonPositive(_mm256_sub_ps(_mm256_maskload_ps(xl + full, tail), mb)), tail_ps);
       if (!log) _mm256_maskstore_ps(yl + full, tail, e);
       sv = _mm256_add_ps(sv, e);
     }

@@ -104,6 +104,22 @@ AIC_AVX2 inline __m256 Log1pOfUnit(__m256 t) {
   return _mm256_sub_ps(r, _mm256_div_ps(lost, u));
 }
 
+// e^x for x <= 0 (a softmax's x - max): one exponent-field add for 2^n
+// (n in [-126, 0]), n rounded by the 1.5·2^23 shift inside the first FMA;
+// results under FLT_MIN (x < -87.34) flush to 0, whose relative error
+// vanishes against the row's sum of at least 1. 17 operations against Exp's
+// 24: a [8, 12, 128, 128] softmax spent two thirds of its time in them. NaN
+// stays NaN.
+AIC_AVX2 inline __m256 ExpOfNonPositive(__m256 x) {
+  const __m256 lowest = _mm256_set1_ps(-87.3365447f);
+  const __m256 c = _mm256_max_ps(lowest, x);  // vmaxps returns x when it is NaN
+  const __m256 shift = _mm256_set1_ps(12582912.0f);  // 1.5·2^23
+  __m256 j = _mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), shift);
+  __m256 p = ExpOfReduced(c, _mm256_sub_ps(j, shift));
+  __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(j), 23)));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, lowest, _CMP_LT_OQ), e);
+}
+
 // 1 / (1 + e^-x): 0 below -88 (where e^-x passes 1.6e38), 1 where e^-x
 // underflows. e^-x only needs the normal range here, so its 2^n is one
 // exponent-field add (n in [-126, 127] for -x clamped to [-87, 88]; at -87
