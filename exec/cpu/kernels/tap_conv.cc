@@ -85,6 +85,11 @@ void TapConvF32(const float* x, const float* by_tap, const float* bias, float* y
       }
     }
   }
+  // The scratch outlives the call only while small: a large map's would be
+  // held by the thread for the life of the process.
+  constexpr size_t kKeep = size_t{1} << 20;  // floats
+  if (packed.capacity() > kKeep) std::vector<float>().swap(packed);
+  if (product.capacity() > kKeep) std::vector<float>().swap(product);
 }
 
 }  // namespace aic::cpu::kernels
