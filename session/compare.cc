@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
@@ -40,17 +39,34 @@ inline void CompareElement(double x, double y, double rtol, double atol, OutputD
 // (Tensor::ElementAsDouble) made this 3 ms of a verification of PP-OCR rec.
 template <typename T>
 void CompareElements(int64_t n, const T* a, const T* b, double rtol, double atol, OutputDiff& d) {
-  if constexpr (std::is_floating_point_v<T>) {
-    T peak = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::isfinite(a[i])) peak = std::max(peak, std::fabs(a[i]));
-    }
-    atol += rtol * kPeakFloor * static_cast<double>(peak);
-  }
   for (int64_t i = 0; i < n; ++i) {
     if (a[i] == b[i]) continue;  // equal finite values and infinities; NaN never equals
     CompareElement(static_cast<double>(a[i]), static_cast<double>(b[i]), rtol, atol, d);
   }
+}
+
+// The largest finite |a| of a floating-point tensor (typed for f32 and f64,
+// as CompareElements); 0 for other dtypes.
+template <typename T>
+double PeakOf(int64_t n, const T* a) {
+  T peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(a[i])) peak = std::max(peak, std::fabs(a[i]));
+  }
+  return static_cast<double>(peak);
+}
+
+double PeakMagnitude(const Tensor& a) {
+  const int64_t n = a.num_elements();
+  if (a.dtype() == DType::kFloat) return PeakOf(n, a.data<float>());
+  if (a.dtype() == DType::kDouble) return PeakOf(n, a.data<double>());
+  if (!IsFloatingPoint(a.dtype())) return 0;
+  double peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = a.ElementAsDouble(i);
+    if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+  }
+  return peak;
 }
 
 void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputDiff& d) {
@@ -72,22 +88,14 @@ void Compare(const Tensor& a, const Tensor& b, double rtol, double atol, OutputD
     return;
   }
   const int64_t n = a.num_elements();
+  atol += rtol * kPeakFloor * PeakMagnitude(a);
   switch (a.dtype()) {
     case DType::kFloat: return CompareElements(n, a.data<float>(), b.data<float>(), rtol, atol, d);
     case DType::kDouble: return CompareElements(n, a.data<double>(), b.data<double>(), rtol, atol, d);
     case DType::kInt64: return CompareElements(n, a.data<int64_t>(), b.data<int64_t>(), rtol, atol, d);
     case DType::kInt32: return CompareElements(n, a.data<int32_t>(), b.data<int32_t>(), rtol, atol, d);
-    default: {
-      double peak = 0;
-      if (IsFloatingPoint(a.dtype())) {
-        for (int64_t i = 0; i < n; ++i) {
-          double v = a.ElementAsDouble(i);
-          if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
-        }
-      }
-      const double floored = atol + rtol * kPeakFloor * peak;
-      for (int64_t i = 0; i < n; ++i) CompareElement(a.ElementAsDouble(i), b.ElementAsDouble(i), rtol, floored, d);
-    }
+    default:
+      for (int64_t i = 0; i < n; ++i) CompareElement(a.ElementAsDouble(i), b.ElementAsDouble(i), rtol, atol, d);
   }
 }
 

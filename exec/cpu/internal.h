@@ -140,6 +140,9 @@ memory::dims ToDnnlDims(const std::vector<int64_t>& dims);
 // block padded when C is not a multiple), 0 for anything else (plain
 // included: callers test `Slot::plain` first).
 int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims);
+// The f32 channel-blocked desc of `dims` (rank 3 to 5) with `block` (8 or
+// 16) channels per block: nCw8c .. nCdhw16c.
+memory::desc ChannelBlockedMd(const std::vector<int64_t>& dims, int64_t block);
 
 // Builds the steps (compile.cc) and places the arena (arena.cc).
 absl::Status LowerModel(Plan& plan, const CpuOptions& options);

@@ -95,8 +95,6 @@ bool FlattenRows(const std::vector<int64_t>& ad, const std::vector<int64_t>& od,
   return true;
 }
 
-}  // namespace
-
 // The layout for a constant [K, N] weight read by oneDNN 2.6's gemm:jit
 // (the f32 matmul without AVX-512) where N is a multiple of 1024: rows
 // N + 16 floats apart. Rows 4 KB apart map to the same cache sets, and the
@@ -113,6 +111,8 @@ std::optional<memory::desc> GemmWeightsMd(const dnnl::matmul::primitive_desc& pd
   if (d.size() != 2 || b_md.dims() != d || w != PlainMd({d[0], d[1]}) || d[1] % 1024 != 0) return std::nullopt;
   return memory::desc(d, memory::data_type::f32, memory::dims{d[1] + 16, 1});
 }
+
+}  // namespace
 
 bool LowerMatMul(Lowerer& L, const Node& n) {
   const Value* a = n.input(0);

@@ -418,34 +418,17 @@ std::optional<kernels::AxisParts> PartsAlong(const std::vector<int64_t>& whole, 
   return parts;
 }
 
-// The channel-blocked tag of rank `rank` with `block` channels per block
-// (nCw8c .. nCdhw16c); nullopt for other ranks and blocks.
-std::optional<memory::format_tag> ChannelBlockedTag(size_t rank, int64_t block) {
-  using tag = memory::format_tag;
-  if (block == 8) {
-    if (rank == 3) return tag::nCw8c;
-    if (rank == 4) return tag::nChw8c;
-    if (rank == 5) return tag::nCdhw8c;
-  } else if (block == 16) {
-    if (rank == 3) return tag::nCw16c;
-    if (rank == 4) return tag::nChw16c;
-    if (rank == 5) return tag::nCdhw16c;
-  }
-  return std::nullopt;
-}
-
-// Concat along channels of inputs that are all in one channel-blocked layout
-// (a conv's output) with whole blocks of channels: per image, each input's
-// bytes are one run of the output's, so the copy is a run per input and
-// image (ConcatParts over [N, C/B, spatial·B]). oneDNN 2.6's concat
-// (simple:any) took 20.6 of DenseNet-121's 82 ms at 1 thread on a Zen 3, 5x
-// the time of its copies' bytes; ONNX Runtime's 3.8.
+// Concat along channels (`axis` 1) of inputs that are all in one
+// channel-blocked layout (a conv's output) with whole blocks of channels:
+// per image, each input's bytes are one run of the output's, so the copy is
+// a run per input and image (ConcatParts over [N, C/B, spatial·B]). oneDNN
+// 2.6's concat (simple:any) took 20.6 of DenseNet-121's 82 ms at 1 thread on
+// a Zen 3, 5x the time of its copies' bytes; ONNX Runtime's 3.8.
 bool LowerChannelBlockedConcat(Lowerer& L, const Node& n, int64_t axis) {
   const Value* out = n.output(0);
   const std::vector<int64_t>& od = L.V(out).dims;
-  if (axis != 1 || od.size() < 3 || L.V(out).dtype != DType::kFloat) return false;
+  if (axis != 1 || od.size() < 3 || od.size() > 5 || L.V(out).dtype != DType::kFloat) return false;
   const Plan& plan = L.plan();
-  std::optional<memory::format_tag> tag;
   int64_t block = 0;
   kernels::AxisParts parts;
   parts.outer = od[0];
@@ -454,23 +437,22 @@ bool LowerChannelBlockedConcat(Lowerer& L, const Node& n, int64_t axis) {
   std::vector<int> ins;
   for (const Value* v : n.inputs()) {
     const ValueState& st = L.V(v);
-    if (st.slot < 0 || L.Const(v) != nullptr || st.dtype != DType::kFloat || st.dims.size() != od.size()) return false;
-    const memory::desc& md = plan.slots[st.slot].md;
-    if (plan.slots[st.slot].plain || md.data.format_kind != dnnl_blocked) return false;
-    const auto& blocking = md.data.format_desc.blocking;
-    if (blocking.inner_nblks != 1 || blocking.inner_idxs[0] != 1) return false;
-    if (block == 0) {
-      block = blocking.inner_blks[0];
-      tag = ChannelBlockedTag(od.size(), block);
-      if (!tag || od[1] % block != 0) return false;
+    if (st.slot < 0 || L.Const(v) != nullptr || st.dtype != DType::kFloat || st.dims.size() != od.size() ||
+        plan.slots[st.slot].plain) {
+      return false;
     }
-    // Whole blocks, and the dense layout of the tag (no padding, no strides).
-    if (st.dims[1] % block != 0 || md != memory::desc(ToDnnlDims(st.dims), memory::data_type::f32, *tag)) return false;
+    // The dense blocked layout with whole blocks (no padding, no strides);
+    // channels-last with C = 8 or 16 is the same bytes as one block.
+    const int64_t b = ChannelBlockOf(plan.slots[st.slot].md, st.dims);
+    if ((b != 8 && b != 16) || (block != 0 && b != block) || st.dims[1] % b != 0) return false;
+    block = b;
     parts.Add(st.dims[1] * spatial * static_cast<int64_t>(sizeof(float)));
     ins.push_back(st.slot);
   }
-  if (parts.row_bytes != od[1] * spatial * static_cast<int64_t>(sizeof(float))) return false;
-  int slot = L.NewArenaSlot(out, memory::desc(ToDnnlDims(od), memory::data_type::f32, *tag), false);
+  if (block == 0 || od[1] % block != 0 || parts.row_bytes != od[1] * spatial * static_cast<int64_t>(sizeof(float))) {
+    return false;
+  }
+  int slot = L.NewArenaSlot(out, ChannelBlockedMd(od, block), false);
   AddNativeStep(L, n, ins, slot, [parts](const void* const* in, void* y) {
     kernels::ConcatParts(parts, in, y);
     return absl::OkStatus();
@@ -490,19 +472,17 @@ bool LowerConcatOrNative(Lowerer& L, const Node& n) {
     int s = L.V(v).slot;
     any_blocked = any_blocked || (s >= 0 && !L.plan().slots[s].plain);
   }
+  const std::vector<int64_t>& od = L.V(out).dims;
+  auto rank = static_cast<int64_t>(od.size());
+  int64_t axis = n.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
   if (any_blocked) {
-    int64_t channel_axis = n.GetInt("axis", 0);
-    if (channel_axis < 0) channel_axis += static_cast<int64_t>(L.V(out).dims.size());
-    if (LowerChannelBlockedConcat(L, n, channel_axis)) return true;
+    if (LowerChannelBlockedConcat(L, n, axis)) return true;
     try {
       if (LowerConcat(L, n)) return true;
     } catch (const dnnl::error&) {
     }
   }
-  const std::vector<int64_t>& od = L.V(out).dims;
-  auto rank = static_cast<int64_t>(od.size());
-  int64_t axis = n.GetInt("axis", 0);
-  if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return false;
   std::vector<const std::vector<int64_t>*> dims;
   std::vector<int> ins;

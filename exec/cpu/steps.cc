@@ -10,16 +10,21 @@ memory::dims ToDnnlDims(const std::vector<int64_t>& dims) {
   return memory::dims(dims.begin(), dims.end());
 }
 
+memory::desc ChannelBlockedMd(const std::vector<int64_t>& dims, int64_t block) {
+  using tag = memory::format_tag;
+  const tag t = dims.size() == 3 ? (block == 16 ? tag::nCw16c : tag::nCw8c)
+                : dims.size() == 4 ? (block == 16 ? tag::nChw16c : tag::nChw8c)
+                                   : (block == 16 ? tag::nCdhw16c : tag::nCdhw8c);
+  return memory::desc(ToDnnlDims(dims), memory::data_type::f32, t);
+}
+
 int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims) {
   if (dims.size() < 3 || dims.size() > 5) return 0;
   using tag = memory::format_tag;
   const tag channels_last = dims.size() == 3 ? tag::nwc : dims.size() == 4 ? tag::nhwc : tag::ndhwc;
   if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, channels_last)) return dims[1];
   for (int64_t block : {16, 8}) {
-    const tag t = dims.size() == 3 ? (block == 16 ? tag::nCw16c : tag::nCw8c)
-                  : dims.size() == 4 ? (block == 16 ? tag::nChw16c : tag::nChw8c)
-                                     : (block == 16 ? tag::nCdhw16c : tag::nCdhw8c);
-    if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, t)) return block;
+    if (md == ChannelBlockedMd(dims, block)) return block;
   }
   return 0;
 }

@@ -87,16 +87,6 @@ Tensor CropTaps(const Tensor& w, const std::vector<int64_t>& lo, const std::vect
   return out;
 }
 
-void SetInts(std::vector<Attribute>& attrs, const std::string& name, std::vector<int64_t> values) {
-  for (Attribute& a : attrs) {
-    if (a.name == name) {
-      a = Attribute::Ints(name, std::move(values));
-      return;
-    }
-  }
-  attrs.push_back(Attribute::Ints(name, std::move(values)));
-}
-
 // Conv(x, W, b) -> Conv(x, W[live taps], b) with pads moved by the dropped
 // leading taps and trailing pads that keep the output size.
 ClassId DropDeadConvTaps(RuleContext& ctx, ClassId cls, const ENode& n) {
@@ -158,14 +148,13 @@ ClassId DropDeadConvTaps(RuleContext& ctx, ClassId cls, const ENode& n) {
   }
   if (!DroppedTapsFinite(*w, lo, hi)) return ctx.Decline("a dropped tap's weight is not finite");
   std::vector<Attribute> attrs = n.op->attributes;
-  SetInts(attrs, "pads", pads);
-  SetInts(attrs, "dilations", dilations);
+  SetAttribute(attrs, Attribute::Ints("pads", pads));
+  SetAttribute(attrs, Attribute::Ints("dilations", dilations));
   std::vector<int64_t> cropped_kernel(spatial);
   for (size_t a = 0; a < spatial; ++a) cropped_kernel[a] = hi[a] - lo[a] + 1;
-  SetInts(attrs, "kernel_shape", cropped_kernel);
-  for (Attribute& a : attrs) {
-    if (a.name == "auto_pad") a = Attribute::String("auto_pad", "NOTSET");
-  }
+  SetAttribute(attrs, Attribute::Ints("kernel_shape", cropped_kernel));
+  // The pads are now explicit (ReadWindow resolved any auto_pad).
+  if (n.op->GetString("auto_pad", "NOTSET") != "NOTSET") SetAttribute(attrs, Attribute::String("auto_pad", "NOTSET"));
   std::vector<ClassId> children = n.children;
   children[1] = g.AddConst(CropTaps(*w, lo, hi));
   return g.AddOp("Conv", n.op->domain, children, attrs);

@@ -226,14 +226,7 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
     cp[spatial + i] += pads[rank + 2 + i];
   }
   std::vector<Attribute> attrs = n.op->attributes;
-  bool found = false;
-  for (Attribute& a : attrs) {
-    if (a.name == "pads") {
-      a.ints = cp;
-      found = true;
-    }
-  }
-  if (!found) attrs.push_back(Attribute::Ints("pads", cp));
+  SetAttribute(attrs, Attribute::Ints("pads", cp));
   if (avg_pool) {
     // Why: ONNX Runtime refuses a pool whose pads reach its kernel size
     // ("Pad should be smaller than kernel"; found by tests/graph_fuzz).
@@ -241,14 +234,7 @@ ClassId FusePadIntoConv(RuleContext& ctx, ClassId cls, const ENode& n) {
     for (int64_t i = 0; i < spatial && i < static_cast<int64_t>(kernel.size()); ++i) {
       if (cp[i] >= kernel[i] || cp[spatial + i] >= kernel[i]) return ctx.Decline("pads would reach the kernel size");
     }
-    bool set = false;
-    for (Attribute& a : attrs) {
-      if (a.name == "count_include_pad") {
-        a.i = 1;
-        set = true;
-      }
-    }
-    if (!set) attrs.push_back(Attribute::Int("count_include_pad", 1));
+    SetAttribute(attrs, Attribute::Int("count_include_pad", 1));
   }
   std::vector<ClassId> children = n.children;
   children[0] = Child(g, *pad, 0);

@@ -50,6 +50,16 @@ bool IsFloat(DType t) {
 
 int Uses(const EGraph& g, ClassId c) { return g.UseCount(c); }
 
+void SetAttribute(std::vector<Attribute>& attrs, Attribute a) {
+  for (Attribute& existing : attrs) {
+    if (existing.name == a.name) {
+      existing = std::move(a);
+      return;
+    }
+  }
+  attrs.push_back(std::move(a));
+}
+
 ClassId Child(const EGraph& g, const ENode& n, size_t i) {
   if (i >= n.children.size() || n.children[i] == kNoClass) return kNoClass;
   return g.Find(n.children[i]);

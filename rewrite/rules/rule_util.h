@@ -53,6 +53,10 @@ bool HasOpEitherOrder(const EGraph& g, ClassId c, const char* op_type, F f) {
   return false;
 }
 
+// Replaces the attribute of a.name in `attrs`, or appends it (Node::SetAttr
+// for the attribute list a rule builds its new e-node from).
+void SetAttribute(std::vector<Attribute>& attrs, Attribute a);
+
 // A tensor of doubles converted to `dtype` (float types only) with dims.
 Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_t> dims);
 std::vector<double> ToDoubles(const Tensor& t);
