@@ -1,8 +1,10 @@
 // Row by row along the axis with `inner` running sums side by side (a
-// vectorized add per row); for the last axis (inner = 1) one sequential sum
-// per lane. Sums accumulate in the element type, as the reference does.
+// vectorized add per row); for the last axis (inner = 1) eight rows' sums
+// side by side, each still one sequential sum. Sums accumulate in the
+// element type in the reference's order.
 #include "exec/cpu/kernels/cumsum.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,8 +35,52 @@ AIC_KERNEL_CLONES void StepRow(const T* row, T* a, T* out, int64_t n, bool exclu
   }
 }
 
+// The last axis (inner = 1): each row one sequential sum, as the reference
+// adds, eight rows at a time so that their adds overlap instead of each
+// waiting on the previous one (and no call per element: stepping rows of one
+// element took 5.6 ns an element, 1.5x ONNX Runtime's time on [1, 128, 768]).
+template <typename T>
+AIC_KERNEL_CLONES void LastAxisRows(const T* x, T* y, int64_t rows, int64_t dim, bool exclusive, bool reverse) {
+  constexpr int64_t kRows = 8;
+  int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    T acc[kRows] = {};
+    for (int64_t step = 0; step < dim; ++step) {
+      const int64_t j = reverse ? dim - 1 - step : step;
+      for (int64_t k = 0; k < kRows; ++k) {
+        const int64_t at = (r + k) * dim + j;
+        const T v = x[at];
+        if (exclusive) {
+          y[at] = acc[k];
+          acc[k] += v;
+        } else {
+          acc[k] += v;
+          y[at] = acc[k];
+        }
+      }
+    }
+  }
+  for (; r < rows; ++r) {
+    T acc = T(0);
+    for (int64_t step = 0; step < dim; ++step) {
+      const int64_t at = r * dim + (reverse ? dim - 1 - step : step);
+      const T v = x[at];
+      y[at] = exclusive ? acc : acc + v;
+      acc += v;
+    }
+  }
+}
+
 template <typename T>
 void CumSumTyped(const T* x, T* y, const AxisLanes& l, bool exclusive, bool reverse) {
+  if (l.inner == 1) {
+    constexpr int64_t kGroup = 8;  // LastAxisRows' rows at a time
+    ParallelFor((l.outer + kGroup - 1) / kGroup, kGroup * l.dim, [&](int64_t g) {
+      const int64_t first = g * kGroup;
+      LastAxisRows(x + first * l.dim, y + first * l.dim, std::min(kGroup, l.outer - first), l.dim, exclusive, reverse);
+    });
+    return;
+  }
   ParallelFor(l.outer, l.dim * l.inner, [&](int64_t o) {
     thread_local std::vector<T> acc;
     acc.assign(static_cast<size_t>(l.inner), T(0));

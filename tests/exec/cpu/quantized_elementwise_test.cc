@@ -140,6 +140,31 @@ TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
   kernels::ForceQuantizeByDivision(-1);
 }
 
+// Quotients far outside the 8-bit range (a y_scale of 1e-5) saturate to the
+// type's bounds in the fused pass as in the reference, for each signedness of
+// the operands and the output.
+TEST(QuantizedElementwiseTest, FusedPassSaturatesAsTheReference) {
+  const DType u8 = DType::kUint8, s8 = DType::kInt8;
+  for (DType at : {u8, s8}) {
+    for (DType yt : {u8, s8}) {
+      SCOPED_TRACE(std::string(at == u8 ? "u8" : "s8") + " -> " + (yt == u8 ? "u8" : "s8"));
+      GraphBuilder b;
+      std::vector<Value*> in = {b.Input("a", at, {2, 70}),
+                                b.Constant("as", Scalar<float>(DType::kFloat, 0.02f)),
+                                ZeroPoint(b, "az", at, at == u8 ? 130 : -5),
+                                b.Input("b", s8, {2, 70}),
+                                b.Constant("bs", Scalar<float>(DType::kFloat, 0.01f)),
+                                ZeroPoint(b, "bz", s8, 3),
+                                b.Constant("ys", Scalar<float>(DType::kFloat, 1e-5f)),
+                                ZeroPoint(b, "yz", yt, yt == u8 ? 7 : -9)};
+      b.Output(b.OpN("QLinearAdd", in, 1, {}, kAicDomain)[0]);
+      auto m = Finish(b);
+      std::string plan = RunBoth(*m, {{"a", RandomEightBit(at, {2, 70}, 3)}, {"b", RandomEightBit(s8, {2, 70}, 4)}}, 0, 0, 0);
+      EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
+    }
+  }
+}
+
 // conv -> conv -> residual QLinearAdd with the first conv's output, an SE
 // scale (QLinearMul by a per-channel [1, C, 1, 1] value) and a lookup, then
 // a conv again: every step reads the convs' own layout.
