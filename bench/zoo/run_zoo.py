@@ -225,6 +225,41 @@ def add_error(rec, err):
         rec["errors"].append(err)
 
 
+def ort_int8_products():
+    """ORT's MatMulInteger of uint8 255 by int8 127 over 64 terms, against the exact 2,072,640: on an
+    x86 CPU without VNNI, ORT multiplies u8 by s8 with VPMADDUBSW, whose pairs of products saturate in
+    int16 (its documented trade-off), so its int8 kernels compute another function than the QDQ
+    standard there, and faster than any exact form. Returns (ORT's value, exact value)."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    k = 64
+    g = helper.make_graph([helper.make_node("MatMulInteger", ["a", "w"], ["y"])], "probe",
+                          [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+                          [numpy_helper.from_array(np.full((k, 8), 127, np.int8), "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = int(s.run(None, {"a": np.full((1, k), 255, np.uint8)})[0][0, 0])
+    return got, 255 * 127 * k
+
+
+def int8_sentence(models):
+    """What the int8 rows mean on this CPU: whether ORT's u8·s8 products are exact here."""
+    if not any((m["meta"].get("variant") or "").startswith("int8") for m in models):
+        return []
+    got, exact = ort_int8_products()
+    if got == exact:
+        return [f"int8 on this CPU: ORT's u8·s8 products are exact (MatMulInteger probe of 255·127 over 64 terms: "
+                f"{got:,}); aic-onnx runs QLinearConv/QLinearMatMul as int8 where its products are exact (VNNI).", ""]
+    return [f"int8 on this CPU: **ORT's u8·s8 products saturate** (MatMulInteger probe of 255·127 over 64 terms: "
+            f"{got:,}, exactly {exact:,}): without VNNI, ORT multiplies with VPMADDUBSW, whose pair sums clamp "
+            "to int16, so its int8 models compute another function than the QDQ standard here "
+            "(bench/INT8_OPS.md measures its kernels op by op). aic-onnx computes the standard exactly, and an "
+            "exact u8·s8 product runs here at most as fast as f32 FMA (bench/int8_products.cc times the forms: "
+            "int16 VPMADDWD, nibble-split VPMADDUBSW, against the saturating one), so its int8 models run their "
+            "convolutions and MatMuls in float and trail ORT's by what the saturating products gain.", ""]
+
+
 def geomean(xs):
     xs = [x for x in xs if x and x > 0]
     return float(np.exp(np.mean(np.log(xs)))) if xs else None
@@ -470,6 +505,7 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
                   f"{sum(1 for x in ratios if x <= 1.0)} at or below 1.0. "
                   f"OpenVINO/ORT over {len(ov_ratios)} models: geometric mean {fmt(geomean(ov_ratios), '.2f')}, "
                   f"median {fmt(float(np.median(ov_ratios)) if ov_ratios else None, '.2f')}.", ""]
+    lines += int8_sentence(models)
     lines += ["## Outputs and plans", "",
               f"{n_ok} of {len(models)} models within tolerance of ORT.", "",
               "| model | aic-onnx max \\|Δ\\| vs ORT | OpenVINO max \\|Δ\\| vs ORT | fallback ops | ref/simple impls |",
@@ -498,7 +534,7 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
              ("aic-onnx errors", [f"{m['name']}: {e}" for m in models for e in m["errors"]]),
              ("Wrong outputs (aic-onnx vs ORT)",
               [f"{m['name']}: max |Δ| {m['aic_worst']:.3g}; {m['aic_note']}"
-               + ("; op by op within one step of the QDQ standard, as ORT's own kernels are: bench/INT8_OPS.md"
+               + ("; op by op within one step of the QDQ standard: bench/INT8_OPS.md, which measures ORT's own kernels too"
                   if m["meta"].get("variant") == "int8-qdq" else "")
                for m in models if m["aic_ok"] is False]),
              ("Fallback (reference) ops", [f"{m['name']}: " + ", ".join(f"{op}×{n}" for op, n in
