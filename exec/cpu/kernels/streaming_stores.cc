@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 
 namespace aic::cpu::kernels {
@@ -70,6 +71,61 @@ void StreamAll(const float* a, const float* b, float* y, int64_t n) {
 AIC_AVX512_END
 #endif
 
+#ifdef AIC_HAVE_AVX2_MATH
+// The same with 8 lanes for CPUs with AVX2 but not AVX-512 (a Zen 3:
+// [8, 512, 768] Add, Mul at 1.17-1.23x ONNX Runtime's time with oneDNN's
+// binary at 2 threads).
+template <StreamingOp kOp>
+AIC_AVX2 inline __m256 Apply8(__m256 a, __m256 b) {
+  switch (kOp) {
+    case StreamingOp::kAdd: return _mm256_add_ps(a, b);
+    case StreamingOp::kSub: return _mm256_sub_ps(a, b);
+    case StreamingOp::kMul: return _mm256_mul_ps(a, b);
+    case StreamingOp::kDiv: return _mm256_div_ps(a, b);
+    // NaN propagated as in Apply: b put back where b is NaN.
+    case StreamingOp::kMax: return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    case StreamingOp::kMin: return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+  }
+  return a;
+}
+
+template <StreamingOp kOp>
+AIC_AVX2 inline float ApplyOne(float a, float b) {
+  return _mm256_cvtss_f32(Apply8<kOp>(_mm256_set1_ps(a), _mm256_set1_ps(b)));
+}
+
+// Plain stores up to y's first 32-byte boundary and for the tail (one
+// element at a time: at most 7 each), streaming stores in between.
+template <StreamingOp kOp>
+AIC_AVX2 void StreamPieceAvx2(const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(y + i) % 32 != 0; ++i) y[i] = ApplyOne<kOp>(a[i], b[i]);
+  for (; i + 8 <= n; i += 8) _mm256_stream_ps(y + i, Apply8<kOp>(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  for (; i < n; ++i) y[i] = ApplyOne<kOp>(a[i], b[i]);
+  _mm_sfence();  // the streamed lines reach memory before the step ends
+}
+
+template <StreamingOp kOp>
+void StreamAllAvx2(const float* a, const float* b, float* y, int64_t n) {
+  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
+    const int64_t begin = p * kPiece;
+    StreamPieceAvx2<kOp>(a + begin, b + begin, y + begin, std::min(kPiece, n - begin));
+  });
+}
+#endif
+
+template <StreamingOp kOp>
+void StreamAny(const float* a, const float* b, float* y, int64_t n) {
+#ifdef AIC_HAVE_AVX512_MATH
+  if (avx512::HaveAvx512()) return StreamAll<kOp>(a, b, y, n);
+#endif
+#ifdef AIC_HAVE_AVX2_MATH
+  StreamAllAvx2<kOp>(a, b, y, n);
+#else
+  (void)a, (void)b, (void)y, (void)n;
+#endif
+}
+
 }  // namespace
 
 bool StreamingOpOf(const std::string& op, StreamingOp* out) {
@@ -85,25 +141,23 @@ bool StreamingOpOf(const std::string& op, StreamingOp* out) {
 
 bool HaveStreamingStores() {
 #ifdef AIC_HAVE_AVX512_MATH
-  return avx512::HaveAvx512();
-#else
-  return false;
+  if (avx512::HaveAvx512()) return true;
 #endif
+#ifdef AIC_HAVE_AVX2_MATH
+  if (avx2::HaveAvx2Fma()) return true;
+#endif
+  return false;
 }
 
 void StreamingBinaryF32(StreamingOp op, const float* a, const float* b, float* y, int64_t n) {
-#ifdef AIC_HAVE_AVX512_MATH
   switch (op) {
-    case StreamingOp::kAdd: return StreamAll<StreamingOp::kAdd>(a, b, y, n);
-    case StreamingOp::kSub: return StreamAll<StreamingOp::kSub>(a, b, y, n);
-    case StreamingOp::kMul: return StreamAll<StreamingOp::kMul>(a, b, y, n);
-    case StreamingOp::kDiv: return StreamAll<StreamingOp::kDiv>(a, b, y, n);
-    case StreamingOp::kMax: return StreamAll<StreamingOp::kMax>(a, b, y, n);
-    case StreamingOp::kMin: return StreamAll<StreamingOp::kMin>(a, b, y, n);
+    case StreamingOp::kAdd: return StreamAny<StreamingOp::kAdd>(a, b, y, n);
+    case StreamingOp::kSub: return StreamAny<StreamingOp::kSub>(a, b, y, n);
+    case StreamingOp::kMul: return StreamAny<StreamingOp::kMul>(a, b, y, n);
+    case StreamingOp::kDiv: return StreamAny<StreamingOp::kDiv>(a, b, y, n);
+    case StreamingOp::kMax: return StreamAny<StreamingOp::kMax>(a, b, y, n);
+    case StreamingOp::kMin: return StreamAny<StreamingOp::kMin>(a, b, y, n);
   }
-#else
-  (void)op, (void)a, (void)b, (void)y, (void)n;
-#endif
 }
 
 }  // namespace aic::cpu::kernels

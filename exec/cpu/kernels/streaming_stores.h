@@ -18,7 +18,7 @@ enum class StreamingOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 // The op for ONNX op type `op`; false for another op.
 bool StreamingOpOf(const std::string& op, StreamingOp* out);
 
-// Whether this CPU runs the kernels below (AVX-512F).
+// Whether this CPU runs the kernels below (AVX-512F, or AVX2 with FMA).
 bool HaveStreamingStores();
 
 // Outputs from which a binary op streams: with its two operands, 24 MiB or

@@ -91,7 +91,7 @@ TEST(NativeKernelsTest, UnaryOpsMatchTheReference) {
 // Max/Min propagating, against a scalar loop; then in a plan, where a large
 // same-shaped Add/Sub/Mul/Div/Max/Min runs it (and a small one does not).
 TEST(NativeKernelsTest, StreamingBinaryOpsMatchScalarLoops) {
-  if (!kernels::HaveStreamingStores()) GTEST_SKIP() << "no AVX-512F";
+  if (!kernels::HaveStreamingStores()) GTEST_SKIP() << "neither AVX-512F nor AVX2 with FMA";
   const int64_t n = 3 * (int64_t{1} << 16) + 37;  // several pieces, a ragged last one
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
