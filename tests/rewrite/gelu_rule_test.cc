@@ -27,6 +27,8 @@ struct GeluSpec {
   bool other_x_in_erf = false;  // erf reads a different tensor than the product
   std::vector<int64_t> const_dims = {};  // shape of the 0.5 constant
   int64_t opset = 20;
+  DType dtype = DType::kFloat;  // float16/bfloat16: x and every constant cast to it
+  float sqrt2 = std::sqrt(2.0f);
 };
 
 Tensor Scalar(float v, const std::vector<int64_t>& dims = {}) {
@@ -38,12 +40,15 @@ Tensor Scalar(float v, const std::vector<int64_t>& dims = {}) {
 ModelFn Gelu(GeluSpec s) {
   return [s] {
     GraphBuilder b;
-    Value* x = b.Input("x", DType::kFloat, {2, 5});
+    auto cast = [&](Value* v) {
+      return s.dtype == DType::kFloat ? v : b.Op("Cast", {v}, {Attribute::Int("to", static_cast<int64_t>(s.dtype))});
+    };
+    Value* x = cast(b.Input("x", DType::kFloat, {2, 5}));
     Value* z = s.other_x_in_erf ? b.Op("Neg", {x}) : x;
-    Value* scaled = s.erf_by_mul ? b.Op("Mul", {z, b.Constant("inv_sqrt2", Scalar(std::sqrt(0.5f)))})
-                                 : b.Op("Div", {z, b.Constant("sqrt2", Scalar(std::sqrt(2.0f)))});
-    Value* a = b.Op("Add", {b.Constant("one", Scalar(1.f)), b.Op("Erf", {scaled})});
-    Value* half = b.Constant("half", Scalar(s.half, s.const_dims));
+    Value* scaled = s.erf_by_mul ? b.Op("Mul", {z, cast(b.Constant("inv_sqrt2", Scalar(std::sqrt(0.5f))))})
+                                 : b.Op("Div", {z, cast(b.Constant("sqrt2", Scalar(s.sqrt2)))});
+    Value* a = b.Op("Add", {cast(b.Constant("one", Scalar(1.f))), b.Op("Erf", {scaled})});
+    Value* half = cast(b.Constant("half", Scalar(s.half, s.const_dims)));
     Value* y = nullptr;
     switch (s.grouping) {
       case Grouping::kXTimesAThenHalf: y = b.Op("Mul", {b.Op("Mul", {x, a}), half}); break;
@@ -55,7 +60,7 @@ ModelFn Gelu(GeluSpec s) {
   };
 }
 
-void ExpectFused(const ModelFn& build) {
+void ExpectFused(const ModelFn& build, double tolerance = 1e-5) {
   auto r = OptimizeWith(build, "fuse_gelu");
   ASSERT_NE(r.model, nullptr);
   EXPECT_GT(r.stats.rule_counts["fuse_gelu"], 0);
@@ -66,8 +71,8 @@ void ExpectFused(const ModelFn& build) {
   EXPECT_EQ(counts["Add"], 0);
   EXPECT_EQ(counts["Div"], 0);
   // Reassociating: equal up to rounding, not bitwise.
-  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false), 1e-5);
-  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false, /*seed=*/11), 1e-5);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false), tolerance);
+  EXPECT_LE(MaxOutputDiff(build, *r.model, /*bitwise=*/false, /*seed=*/11), tolerance);
 }
 
 void ExpectUnfused(const ModelFn& build) {
@@ -110,6 +115,27 @@ TEST(GeluRuleTest, DeclinesNearMisses) {
   {
     SCOPED_TRACE("0.5 of shape [1, 1, 1] broadcasts x to rank 3");
     ExpectUnfused(Gelu({.const_dims = {1, 1, 1}}));
+  }
+}
+
+// A model converted to float16 or bfloat16 holds √2 as 1.4140625 (as close as
+// either type can hold it): still GELU. The unfused reference rounds each of
+// five steps to the half type, the fused Gelu once, so they agree to a few
+// units in the last place of that type. A constant further off than the
+// type's rounding (1.4150390625 in float16) is not √2.
+TEST(GeluRuleTest, FiresOnHalfPrecisionConstants) {
+  {
+    SCOPED_TRACE("float16");
+    ExpectFused(Gelu({.dtype = DType::kFloat16}), 1e-2);
+    ExpectFused(Gelu({.erf_by_mul = true, .dtype = DType::kFloat16}), 1e-2);
+  }
+  {
+    SCOPED_TRACE("bfloat16");
+    ExpectFused(Gelu({.dtype = DType::kBFloat16}), 6e-2);
+  }
+  {
+    SCOPED_TRACE("1.415 in float16");
+    ExpectUnfused(Gelu({.dtype = DType::kFloat16, .sqrt2 = 1.415f}));
   }
 }
 
