@@ -5,6 +5,11 @@
 // and may run in place.
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/kernels/channel_affine.h"
@@ -203,9 +208,38 @@ bool ChannelLayoutOf(Lowerer& L, const Value* x, kernels::ChannelLayout* l) {
 
 }  // namespace
 
+// The per-channel constant of a post-op that multiplies or adds one (a
+// [C] or [1, C, 1, ...] tensor against an output of `dims`), padded with
+// zeros to `padded` channels; false for any other post-op.
+bool PerChannelConstant(Lowerer& L, const PostOp& p, const std::vector<int64_t>& dims, int64_t padded,
+                        std::vector<float>* values) {
+  if (!p.binary || (p.alg != algorithm::binary_mul && p.alg != algorithm::binary_add) || p.nodes.size() != 1 ||
+      p.out == nullptr) {
+    return false;
+  }
+  const Node& node = *p.nodes[0];
+  for (size_t k = 0; k < 2 && k < node.num_inputs(); ++k) {
+    const Tensor* c = L.Const(node.input(k));
+    if (c == nullptr || c->dtype() != DType::kFloat || c->num_elements() != dims[1]) continue;
+    // Right-aligned against dims: C lands on axis 1, every other axis is 1.
+    const int64_t rank = c->rank(), offset = static_cast<int64_t>(dims.size()) - rank;
+    bool per_channel = offset >= 0 && rank >= static_cast<int64_t>(dims.size()) - 1;
+    for (int64_t a = 0; per_channel && a < rank; ++a) per_channel = c->dim(a) == (a + offset == 1 ? dims[1] : 1);
+    if (!per_channel) continue;
+    values->assign(static_cast<size_t>(padded), 0.0f);
+    std::copy_n(c->data<float>(), dims[1], values->begin());
+    return true;
+  }
+  return false;
+}
+
 // x · s with s [N or 1, C, 1, ...] (a squeeze-and-excitation block's channel
 // weights computed at run time, or a constant) and x an arena value in a
-// layout ChannelLayoutOf reads, nothing fused after: one pass in x's layout.
+// layout ChannelLayoutOf reads: one pass in x's layout. A per-channel
+// constant multiply, then add, right after it joins the pass (what follows
+// them runs on its own) (ConvNeXt-V2's
+// GRN, gamma · (x · Nx) + beta: the constants as post-ops of oneDNN's binary
+// sent x to plain and back), as x · (s · g) + b.
 // oneDNN 2.6's binary with a per-channel operand is no faster on two
 // threads than on one (EfficientNet's 16 SE multiplies: 0.6 ms of 7.4 at 2
 // threads, ORT 0.3), and on AVX2 CPUs it has only its reference kernel for a
@@ -224,27 +258,63 @@ bool LowerChannelScale(Lowerer& L, const Node& n) {
     for (size_t a = 2; a < sd.size(); ++a) per_channel = per_channel && sd[a] == 1;
     kernels::ChannelLayout layout;
     if (!per_channel || (L.Const(s) == nullptr && !NativeReady(L, s)) || !ChannelLayoutOf(L, x, &layout)) continue;
-    if (!L.CollectPostOps(out).empty()) return false;
+    const int64_t images = xd[0], channels = xd[1], padded = layout.blocks * layout.block;
+    // What follows: nothing, or a per-channel constant multiply and/or add.
+    std::vector<PostOp> after = L.CollectPostOps(out);
+    std::vector<float> gain, shift;
+    size_t taken = 0;
+    if (taken < after.size() && after[taken].alg == algorithm::binary_mul &&
+        PerChannelConstant(L, after[taken], xd, padded, &gain)) {
+      ++taken;
+    }
+    if (taken < after.size() && after[taken].alg == algorithm::binary_add &&
+        PerChannelConstant(L, after[taken], xd, padded, &shift)) {
+      ++taken;
+    }
+    // A chain it cannot start (oneDNN's binary takes it with its post-ops);
+    // the ops after the constants it takes run as steps of their own.
+    if (taken == 0 && !after.empty()) return false;
+    const Value* y_value = taken > 0 ? after[taken - 1].out : out;
     const int in = L.V(x).slot;
     Slot copy = L.plan().slots[in];  // the desc and plainness, before the slot vector grows
     const int scale_in = L.PlainSlot(s);
-    const int slot = L.NewArenaSlot(out, copy.md, copy.plain);
-    const int64_t images = xd[0], channels = xd[1], padded = layout.blocks * layout.block;
+    const int slot = L.NewArenaSlot(y_value, copy.md, copy.plain);
     const bool per_image = sd[0] != 1;
+    Plan& plan = L.plan();
+    const float* gain_data = nullptr;
+    const float* shift_data = nullptr;
+    if (!gain.empty()) {
+      plan.constants.push_back(Tensor::FromVector<float>(gain, {padded}));
+      gain_data = plan.constants.back().data<float>();
+    }
+    if (!shift.empty()) {
+      plan.constants.push_back(Tensor::FromVector<float>(shift, {padded}));
+      shift_data = plan.constants.back().data<float>();
+    }
     NativeStep* step = AddNativeStep(L, n, {in, scale_in}, slot, [=](const void* const* i, void* y) {
       // The scales laid out per image with zeros in a padded block's lanes.
       thread_local std::vector<float> scales;
       scales.assign(static_cast<size_t>(images * padded), 0.0f);
       const auto* sv = static_cast<const float*>(i[1]);
       for (int64_t o = 0; o < images; ++o) {
-        std::copy_n(sv + (per_image ? o * channels : 0), channels, scales.data() + o * padded);
+        float* row = scales.data() + o * padded;
+        std::copy_n(sv + (per_image ? o * channels : 0), channels, row);
+        if (gain_data != nullptr) {
+          for (int64_t c = 0; c < channels; ++c) row[c] *= gain_data[c];
+        }
       }
       kernels::ChannelAffineF32(static_cast<const float*>(i[0]), static_cast<float*>(y), layout, scales.data(),
-                                nullptr, false, /*scale_per_image=*/true);
+                                shift_data, false, /*scale_per_image=*/true);
       return absl::OkStatus();
     });
     step->kind = "channel_scale";
     step->inplace_ok = true;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < taken; ++k) {
+      L.MarkFused(after[k].nodes[0]);
+      names.push_back(after[k].name);
+    }
+    if (!names.empty()) absl::StrAppend(&step->label, " + [", absl::StrJoin(names, ","), "]");
     return true;
   }
   return false;

@@ -463,6 +463,45 @@ TEST(FastPathsTest, SqueezeExcitationScaleRunsInTheConvLayout) {
   }
 }
 
+// ConvNeXt-V2's global response normalization, gamma · (x · Nx) + beta + x
+// with Nx computed per channel at run time: the per-channel constants (of
+// shape [1, C, 1, 1] or [C, 1, 1], either operand order) join the channel
+// scale's pass in the conv's layout, with no reorder; the residual add runs
+// after it. A gain that is not per channel ([1, 1, 1, W]) is left to its
+// own step (and the channel scale to oneDNN's binary with its post-ops).
+TEST(FastPathsTest, ChannelScaleTakesPerChannelConstantsAfterIt) {
+  for (int64_t ch : {24, 32}) {
+    for (bool rank3_constants : {false, true}) {
+      for (bool per_channel_gain : {true, false}) {
+        SCOPED_TRACE(absl::StrCat(ch, rank3_constants ? " [C,1,1]" : " [1,C,1,1]",
+                                  per_channel_gain ? "" : " gain over W"));
+        GraphBuilder b;
+        const Dims in = {1, 8, 10, 9};
+        Value* x = b.Input("x", DType::kFloat, D(in));
+        Value* c = ConvOf(b, x, 8, ch, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})});
+        Value* g = b.Op("ReduceL2", {c}, {Attribute::Ints("axes", {2, 3}), Attribute::Int("keepdims", 1)});
+        Value* mean = b.Op("ReduceMean", {g}, {Attribute::Ints("axes", {1}), Attribute::Int("keepdims", 1)});
+        Value* nx = b.Op("Div", {g, b.Op("Add", {mean, b.Constant("eps", Tensor::Scalar<float>(1e-6f))})});
+        Dims cd = rank3_constants ? Dims{ch, 1, 1} : Dims{1, ch, 1, 1};
+        Value* gamma = b.Constant("gamma", per_channel_gain ? RandomF32(cd, 5, 0.5f, 1.5f)
+                                                            : RandomF32({1, 1, 1, 9}, 5, 0.5f, 1.5f));
+        Value* scaled = b.Op("Mul", {gamma, b.Op("Mul", {c, nx})});
+        Value* shifted = b.Op("Add", {scaled, b.Constant("beta", RandomF32(cd, 6, -0.5f, 0.5f))});
+        b.Output(ConvOf(b, b.Op("Add", {shifted, c}), ch, 8, {1, 1}, {}));
+        auto model = b.Build(13);
+        std::string plan = RunBoth(*model, {{"x", RandomF32(in, 31, -1, 1)}}, 0, 1e-5, 1e-5);
+        EXPECT_EQ(plan.find("channel_scale\tMul") != std::string::npos &&
+                      plan.find("+ [Mul(const),Add(const)]") != std::string::npos,
+                  per_channel_gain)
+            << plan;
+        if (per_channel_gain) {  // the conv's output never leaves its layout
+          EXPECT_EQ(plan.find("reorder\tConv_0"), std::string::npos) << plan;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aic::cpu
 
