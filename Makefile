@@ -112,7 +112,9 @@ bench-ops: setup build
 # in a venv of its own (several GB; nothing is downloaded from a model hub),
 # timed against ONNX Runtime and OpenVINO; plans with reference steps or slow
 # oneDNN paths are listed; bench/INT8_OPS.md compares the int8 variants op by op
-# with the QDQ standard. CI does not depend on it.
+# with the QDQ standard; bench/VS_OPENVINO.md says, by op category, where OpenVINO
+# is faster (bench/RESULTS.md carries it: run `make bench` after). CI does not
+# depend on it.
 ZOO_VENV := build/zoo-venv
 zoo: setup build
 	[ -x $(ZOO_VENV)/bin/python ] || python3 -m venv $(ZOO_VENV)
@@ -121,6 +123,7 @@ zoo: setup build
 	$(ZOO_VENV)/bin/python bench/zoo/make_lowp.py --zoo build/zoo
 	$(ZOO_VENV)/bin/python bench/zoo/run_zoo.py --aic build/aic-onnx --zoo build/zoo $(if $(QUICK),--quick --out build/ZOO-quick.md)
 	PYTHONPATH=build/python $(ZOO_VENV)/bin/python bench/zoo/int8_ops.py --zoo build/zoo
+	$(ZOO_VENV)/bin/python bench/zoo/vs_openvino.py --aic build/aic-onnx --zoo build/zoo $(if $(QUICK),--rounds 1 --out build/VS_OPENVINO-quick.md)
 
 # bench/OPT_ZOO.md: aic-onnx opt against onnxsim, onnxslim and ONNX Runtime's basic
 # level on the corpus (make zoo first) and PaddleOCR (about 30 minutes).
