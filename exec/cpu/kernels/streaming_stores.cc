@@ -60,14 +60,6 @@ AIC_AVX512 void StreamPiece(const float* a, const float* b, float* y, int64_t n)
   _mm_sfence();  // the streamed lines reach memory before the step ends
 }
 
-template <StreamingOp kOp>
-void StreamAll(const float* a, const float* b, float* y, int64_t n) {
-  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
-    const int64_t begin = p * kPiece;
-    StreamPiece<kOp>(a + begin, b + begin, y + begin, std::min(kPiece, n - begin));
-  });
-}
-
 AIC_AVX512_END
 #endif
 
@@ -105,22 +97,24 @@ AIC_AVX2 void StreamPieceAvx2(const float* a, const float* b, float* y, int64_t 
   _mm_sfence();  // the streamed lines reach memory before the step ends
 }
 
-template <StreamingOp kOp>
-void StreamAllAvx2(const float* a, const float* b, float* y, int64_t n) {
+#endif
+
+// piece(a, b, y, len) over pieces of kPiece elements, spread over the threads.
+template <typename Piece>
+void StreamAll(Piece piece, const float* a, const float* b, float* y, int64_t n) {
   ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
     const int64_t begin = p * kPiece;
-    StreamPieceAvx2<kOp>(a + begin, b + begin, y + begin, std::min(kPiece, n - begin));
+    piece(a + begin, b + begin, y + begin, std::min(kPiece, n - begin));
   });
 }
-#endif
 
 template <StreamingOp kOp>
 void StreamAny(const float* a, const float* b, float* y, int64_t n) {
 #ifdef AIC_HAVE_AVX512_MATH
-  if (avx512::HaveAvx512()) return StreamAll<kOp>(a, b, y, n);
+  if (avx512::HaveAvx512()) return StreamAll(StreamPiece<kOp>, a, b, y, n);
 #endif
 #ifdef AIC_HAVE_AVX2_MATH
-  StreamAllAvx2<kOp>(a, b, y, n);
+  StreamAll(StreamPieceAvx2<kOp>, a, b, y, n);
 #else
   (void)a, (void)b, (void)y, (void)n;
 #endif
