@@ -206,11 +206,9 @@ bool ChannelLayoutOf(Lowerer& L, const Value* x, kernels::ChannelLayout* l) {
   return true;
 }
 
-}  // namespace
-
 // The per-channel constant of a post-op that multiplies or adds one (a
-// [C] or [1, C, 1, ...] tensor against an output of `dims`), padded with
-// zeros to `padded` channels; false for any other post-op.
+// [C, 1, ...] or [1, C, 1, ...] tensor against an output of `dims`), padded
+// with zeros to `padded` channels; false for any other post-op.
 bool PerChannelConstant(Lowerer& L, const PostOp& p, const std::vector<int64_t>& dims, int64_t padded,
                         std::vector<float>* values) {
   if (!p.binary || (p.alg != algorithm::binary_mul && p.alg != algorithm::binary_add) || p.nodes.size() != 1 ||
@@ -233,13 +231,15 @@ bool PerChannelConstant(Lowerer& L, const PostOp& p, const std::vector<int64_t>&
   return false;
 }
 
+}  // namespace
+
 // x · s with s [N or 1, C, 1, ...] (a squeeze-and-excitation block's channel
 // weights computed at run time, or a constant) and x an arena value in a
 // layout ChannelLayoutOf reads: one pass in x's layout. A per-channel
-// constant multiply, then add, right after it joins the pass (what follows
-// them runs on its own) (ConvNeXt-V2's
-// GRN, gamma · (x · Nx) + beta: the constants as post-ops of oneDNN's binary
-// sent x to plain and back), as x · (s · g) + b.
+// constant multiply, then add, right after it joins the pass as
+// x · (s · g) + b, and what follows them runs as steps of their own
+// (ConvNeXt-V2's GRN, gamma · (x · Nx) + beta: with the constants as post-ops
+// of oneDNN's binary, x went to plain and back).
 // oneDNN 2.6's binary with a per-channel operand is no faster on two
 // threads than on one (EfficientNet's 16 SE multiplies: 0.6 ms of 7.4 at 2
 // threads, ORT 0.3), and on AVX2 CPUs it has only its reference kernel for a

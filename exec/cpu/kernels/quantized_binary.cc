@@ -140,7 +140,8 @@ AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const
   const __m256 y_scale = _mm256_set1_ps(p.y_scale);
   // Rounded quotients are clamped here before the conversion to int32 (which
   // cannot hold every float); the int16 and uint8 packs saturate the rest.
-  // vmaxps returns its second operand for NaN: NaN becomes -2^22, then 0.
+  // vmaxps returns its second operand for NaN: NaN becomes -2^22, then the
+  // type's lowest value, as QuantizeLinear maps NaN.
   const __m256 limit = _mm256_set1_ps(4194304.0f), neg_limit = _mm256_set1_ps(-4194304.0f);
   const auto* a8 = static_cast<const uint8_t*>(a);
   const auto* b8 = static_cast<const uint8_t*>(b);
