@@ -105,18 +105,14 @@ __attribute__((target("avx512f"))) int64_t FusedVectors(const QuantizedBinary& p
 #endif
 
 #ifdef AIC_HAVE_AVX2_MATH
-// FusedVectors for CPUs with AVX2 but not AVX-512, 32 elements a step,
-// quantizing as QuantizeLinear defines it (avx2::QuantizedBytes'
-// arithmetic) so bit-equal to RunChunk. Signed operands are read as unsigned
-// bytes, a ^ 0x80 = a + 128 with the zero point moved by 128 too, so every
-// (a - zero) is unchanged and one loop serves each signedness without a
-// branch in it (a branch per operand and vector ran 1.5x slower). Bytes are
-// widened by in-lane unpacks whose interleaving the packs at the end undo,
-// and zero points subtracted and added as integers (exact at these sizes).
-// The buffered passes took 1.4-3.5x ONNX Runtime's time on a Zen 3 (QDQ Add
-// of u8 [1,256,56,56] and [1,1024,14,14], run_ops.py); returns how many
-// elements it did (a multiple of 32).
+// 0x80 in every byte for a signed operand (a ^ 0x80 = a + 128), else 0.
 AIC_AVX2 inline __m256i SignFlip(bool is_signed) { return _mm256_set1_epi8(is_signed ? static_cast<char>(0x80) : 0); }
+
+// A zero point in every int32 lane, moved by 128 with a signed operand's
+// bytes (SignFlip), so (a - zero) is unchanged.
+AIC_AVX2 inline __m256i UnsignedZero(float zero, bool is_signed) {
+  return _mm256_set1_epi32(static_cast<int32_t>(zero) + (is_signed ? 128 : 0));
+}
 
 // 32 unsigned bytes as four vectors of int32 less `zero`, in the order of
 // the in-lane unpacks (undone by the in-lane packs that narrow the result).
@@ -129,13 +125,23 @@ AIC_AVX2 inline void WidenLessZero(__m256i bytes, __m256i zero, __m256i out[4]) 
   out[3] = _mm256_sub_epi32(_mm256_unpackhi_epi16(hi, z), zero);
 }
 
+// FusedVectors for CPUs with AVX2 but not AVX-512, 32 elements a step,
+// quantizing as QuantizeLinear defines it (avx2::QuantizedBytes'
+// arithmetic) so bit-equal to RunChunk. Signed operands are read as unsigned
+// bytes, a ^ 0x80 = a + 128 with the zero point moved by 128 too, so every
+// (a - zero) is unchanged and one loop serves each signedness without a
+// branch in it (a branch per operand and vector ran 1.5x slower). Bytes are
+// widened by in-lane unpacks whose interleaving the packs at the end undo,
+// and zero points subtracted and added as integers (exact at these sizes).
+// The buffered passes took 1.4-3.5x ONNX Runtime's time on a Zen 3 (QDQ Add
+// of u8 [1,256,56,56] and [1,1024,14,14], run_ops.py); returns how many
+// elements it did (a multiple of 32).
 template <bool kAdd, bool kRelu>
 AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const void* b, void* y, int64_t begin,
                                   int64_t len) {
   const __m256i a_flip = SignFlip(p.a_signed), b_flip = SignFlip(p.b_signed), y_flip = SignFlip(p.y_signed);
-  const __m256i a_zero = _mm256_set1_epi32(static_cast<int32_t>(p.a_zero) + (p.a_signed ? 128 : 0));
-  const __m256i b_zero = _mm256_set1_epi32(static_cast<int32_t>(p.b_zero) + (p.b_signed ? 128 : 0));
-  const __m256i y_zero = _mm256_set1_epi32(static_cast<int32_t>(p.y_zero) + (p.y_signed ? 128 : 0));
+  const __m256i a_zero = UnsignedZero(p.a_zero, p.a_signed), b_zero = UnsignedZero(p.b_zero, p.b_signed);
+  const __m256i y_zero = UnsignedZero(p.y_zero, p.y_signed);
   const __m256 a_scale = _mm256_set1_ps(p.a_scale), b_scale = _mm256_set1_ps(p.b_scale);
   const __m256 y_scale = _mm256_set1_ps(p.y_scale);
   // Rounded quotients are clamped here before the conversion to int32 (which
