@@ -86,21 +86,45 @@ def make_feeds(specs, rng):
     return feeds
 
 
+def corpus_names(zoo):
+    """Every model of the corpus: a NAME.json sidecar with its NAME.onnx."""
+    return sorted(f[:-5] for f in os.listdir(zoo) if f.endswith(".json")
+                  and f not in ("zoo_index.json", "lowp_index.json")
+                  and os.path.exists(os.path.join(zoo, f[:-5] + ".onnx")))
+
+
+def write_inputs(name, meta, tmp):
+    """The model's seeded inputs (make_feeds, seeded by its name) saved under tmp: (feeds, the
+    `--shape`/`--input` arguments of aic-onnx, the .npz OpenVINO and ORT runs read)."""
+    feeds = make_feeds(meta["inputs"], np.random.default_rng(zlib.crc32(name.encode())))
+    input_args = []
+    for s in meta["inputs"]:
+        npy = os.path.join(tmp, f"{name}__{safe_name(s['name'])}.npy")
+        np.save(npy, feeds[s["name"]])
+        input_args += ["--shape", f"{s['name']}=" + ",".join(map(str, s["shape"])), "--input", f"{s['name']}={npy}"]
+    npz = os.path.join(tmp, f"{name}.npz")
+    np.savez(npz, **feeds)
+    return feeds, input_args, npz
+
+
 def safe_name(name):
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
 
 
+# How OpenVINO compiles every corpus model (INFERENCE_NUM_THREADS added per run):
+# f32 inference precision, latency hint, one stream.
+OV_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}
+
 OV_SCRIPT = r"""
 import sys, time, json, numpy as np
 import openvino as ov
-model, threads, iters, warmup, npz, out = sys.argv[1:7]
+model, threads, iters, warmup, npz, out, config = sys.argv[1:8]
 threads, iters, warmup = int(threads), int(iters), int(warmup)
 feeds = dict(np.load(npz))
 core = ov.Core()
 m = core.read_model(model)
 m.reshape({name: ov.PartialShape(list(a.shape)) for name, a in feeds.items()})
-cm = core.compile_model(m, "CPU", {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32",
-                                   "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1})
+cm = core.compile_model(m, "CPU", dict(json.loads(config), INFERENCE_NUM_THREADS=threads))
 req = cm.create_infer_request()
 res = req.infer(feeds)
 if out != "-":
@@ -118,8 +142,8 @@ print(json.dumps({"median_ms": float(np.median(ts)) if ts else None}))
 
 def ov_run(model, threads, iters, warmup, npz, out="-"):
     """OpenVINO in its own process: (median ms, None) or (None, why it failed)."""
-    p = subprocess.run([sys.executable, "-c", OV_SCRIPT, model, str(threads), str(iters), str(warmup), npz, out],
-                       capture_output=True, text=True, timeout=900)
+    p = subprocess.run([sys.executable, "-c", OV_SCRIPT, model, str(threads), str(iters), str(warmup), npz, out,
+                        json.dumps(OV_CONFIG)], capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         lines = [l.strip() for l in p.stderr.strip().splitlines() if l.strip()]
         start = max([i for i, l in enumerate(lines) if re.match(r"^\w+(Error|Exception)\b", l)] or [0])
@@ -311,9 +335,7 @@ def main():
     aic_bin = os.path.abspath(args.aic)
     index_path = os.path.join(args.zoo, "zoo_index.json")
     index = json.load(open(index_path)) if os.path.exists(index_path) else {"models": {}, "skipped": {}}
-    metas = sorted(f[:-5] for f in os.listdir(args.zoo) if f.endswith(".json")
-                   and f not in ("zoo_index.json", "lowp_index.json")
-                   and os.path.exists(os.path.join(args.zoo, f[:-5] + ".onnx")))
+    metas = corpus_names(args.zoo)
     only = [n for n in args.only.split(",") if n]
     lowp_path = os.path.join(args.zoo, "lowp_index.json")
     lowp_skipped = json.load(open(lowp_path)).get("skipped", {}) if os.path.exists(lowp_path) else {}
@@ -343,16 +365,7 @@ def main():
                    aic_note="", ov_ok=None, ov_worst=None, ov_note="", ov_error=None, plan=None)
         models.append(rec)
         print(f"{name}: checking outputs ...", file=sys.stderr, flush=True)
-        rng = np.random.default_rng(zlib.crc32(name.encode()))
-        feeds = make_feeds(meta["inputs"], rng)
-        input_args = []
-        for s in meta["inputs"]:
-            npy = os.path.join(tmp, f"{name}__{safe_name(s['name'])}.npy")
-            np.save(npy, feeds[s["name"]])
-            input_args += ["--shape", f"{s['name']}=" + ",".join(map(str, s["shape"])),
-                           "--input", f"{s['name']}={npy}"]
-        npz = os.path.join(tmp, f"{name}.npz")
-        np.savez(npz, **feeds)
+        feeds, input_args, npz = write_inputs(name, meta, tmp)
         rec["shapes"] = ", ".join(f"{s['name']}={'×'.join(map(str, s['shape']))}" for s in meta["inputs"])
         # ONNX Runtime: the reference outputs, and a first estimate of the time per run.
         try:

@@ -35,7 +35,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import zlib
 
 import numpy as np
 
@@ -132,7 +131,7 @@ OV_PROFILE_SCRIPT = r"""
 import sys, json, collections, numpy as np
 import onnx
 import openvino as ov
-model, threads, iters, npz = sys.argv[1:5]
+model, threads, iters, npz, config = sys.argv[1:6]
 threads, iters = int(threads), int(iters)
 feeds = dict(np.load(npz))
 # The ONNX op type of every node name, subgraphs included: what OpenVINO's fused nodes came from.
@@ -147,8 +146,7 @@ walk(onnx.load(model, load_external_data=False).graph)
 core = ov.Core()
 m = core.read_model(model)
 m.reshape({name: ov.PartialShape(list(a.shape)) for name, a in feeds.items()})
-cm = core.compile_model(m, "CPU", {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32",
-                                   "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "PERF_COUNT": True})
+cm = core.compile_model(m, "CPU", dict(json.loads(config), INFERENCE_NUM_THREADS=threads, PERF_COUNT=True))
 origins = {}
 for op in cm.get_runtime_model().get_ordered_ops():
     names = op.get_rt_info()["originalLayersNames"].astype(str)
@@ -189,8 +187,8 @@ def ov_category(node_type, origins):
 
 def ov_profile(path, threads, iters, npz):
     """({category: ms}, {category: [implementations]}) from OpenVINO's counters, or (None, None)."""
-    p = subprocess.run([sys.executable, "-c", OV_PROFILE_SCRIPT, path, str(threads), str(iters), npz],
-                       capture_output=True, text=True, timeout=900)
+    p = subprocess.run([sys.executable, "-c", OV_PROFILE_SCRIPT, path, str(threads), str(iters), npz,
+                        json.dumps(run_zoo.OV_CONFIG)], capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         return None, None
     cats, impls = collections.defaultdict(float), collections.defaultdict(set)
@@ -226,9 +224,7 @@ def main():
     args = ap.parse_args()
     threads_list = [int(t) for t in args.threads.split(",")]
     aic_bin = os.path.abspath(args.aic)
-    metas = sorted(f[:-5] for f in os.listdir(args.zoo) if f.endswith(".json")
-                   and f not in ("zoo_index.json", "lowp_index.json")
-                   and os.path.exists(os.path.join(args.zoo, f[:-5] + ".onnx")))
+    metas = run_zoo.corpus_names(args.zoo)
     only = [n for n in args.only.split(",") if n]
     if only:
         variants = {n: json.load(open(os.path.join(args.zoo, n + ".json"))).get("variant") for n in metas}
@@ -239,14 +235,7 @@ def main():
     for name in metas:
         meta = json.load(open(os.path.join(args.zoo, name + ".json")))
         path = os.path.join(args.zoo, meta["file"])
-        feeds = run_zoo.make_feeds(meta["inputs"], np.random.default_rng(zlib.crc32(name.encode())))
-        input_args = []
-        for s in meta["inputs"]:
-            npy = os.path.join(tmp, f"{name}__{run_zoo.safe_name(s['name'])}.npy")
-            np.save(npy, feeds[s["name"]])
-            input_args += ["--shape", f"{s['name']}=" + ",".join(map(str, s["shape"])), "--input", f"{s['name']}={npy}"]
-        npz = os.path.join(tmp, f"{name}.npz")
-        np.savez(npz, **feeds)
+        _, input_args, npz = run_zoo.write_inputs(name, meta, tmp)
         # One OpenVINO run sizes the iterations (about 600 ms of its time per round, at least
         # 5) and says whether it loads the model at all.
         est, err = run_zoo.ov_run(path, threads_list[0], 3, 1, npz)
