@@ -131,6 +131,7 @@ auto Lowerer::WithPostOps(const std::vector<PostOp>& chain, Make make)
       try {
         auto pd = make(MakeAttr(chain, k));
         if (pass == 0 && IsSlowImplementation("", pd.impl_info_str())) continue;
+        if (pass == 0 && BinaryPostOpsRunApart(chain, k, pd.impl_info_str())) continue;
         if (!PostOpsReadRight(chain, k, pd.dst_desc())) continue;
         return {pd, k};
       } catch (const dnnl::error&) {
@@ -169,6 +170,11 @@ std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& c,
 //   channels-last pooling output came out permuted.
 // WithPostOps keeps the longest prefix that passes.
 bool PostOpsReadRight(const std::vector<PostOp>& chain, size_t k, const memory::desc& dst);
+// Whether the first k post-ops hold a binary one and `impl` is a GEMM-based
+// oneDNN primitive, which applies binary post-ops one element at a time in a
+// pass after the GEMM: a step of their own is faster (post_ops.cc has the
+// numbers). WithPostOps then keeps the prefix before the first binary post-op.
+bool BinaryPostOpsRunApart(const std::vector<PostOp>& chain, size_t k, const std::string& impl);
 memory::desc AnyMd(const std::vector<int64_t>& dims);
 // oneDNN's binary algorithm for an ONNX op type (Add, Sub, Mul, Div, Max, Min).
 std::optional<dnnl::algorithm> BinaryAlg(const std::string& op);

@@ -1,7 +1,8 @@
 // Lowerings of MatMul and Gemm to oneDNN's matmul: constant right-hand sides
 // are packed once (format_tag::any lets oneDNN choose its GEMM-friendly
 // layout), Gemm's alpha is folded into the packed weights and beta*C becomes
-// the bias, and bias adds/activations after a MatMul become post-ops.
+// the bias, a MatMul's bias add (a constant row) becomes its bias argument,
+// and activations and other adds after it post-ops.
 // ai.aic FusedLinearReLU (Gemm + ReLU, from `opt --target aic`) is the Gemm
 // lowering with the ReLU as its first, mandatory post-op.
 
@@ -95,6 +96,33 @@ bool FlattenRows(const std::vector<int64_t>& ad, const std::vector<int64_t>& od,
   return true;
 }
 
+// A leading Add of a constant row ([N], [1, N], [1, .., 1, N]: a linear
+// layer's bias) taken off `chain`, to be the matmul's own bias argument,
+// which every implementation adds as it writes the output (gemm:jit nearly
+// for free, where as a binary post-op it is a slow pass: post_ops.cc
+// BinaryPostOpsRunApart). nullopt leaves the chain as it was.
+std::optional<PostOp> TakeRowBias(Lowerer& L, std::vector<PostOp>& chain, int64_t n) {
+  if (chain.empty() || !chain[0].binary || chain[0].alg != dnnl::algorithm::binary_add || chain[0].out == nullptr ||
+      L.plan().slots[chain[0].src1_slot].storage != Slot::Storage::kConstant) {
+    return std::nullopt;
+  }
+  memory::dims d = chain[0].src1_md.dims();
+  for (size_t i = 0; i + 1 < d.size(); ++i) {
+    if (d[i] != 1) return std::nullopt;
+  }
+  if (d.empty() || d.back() != n) return std::nullopt;
+  PostOp bias = chain[0];
+  chain.erase(chain.begin());
+  return bias;
+}
+
+// The bias desc for a destination of `rank` dims: [1, .., 1, N].
+memory::desc RowBiasMd(size_t rank, int64_t n) {
+  std::vector<int64_t> d(rank, 1);
+  d.back() = n;
+  return PlainMd(d);
+}
+
 // The layout for a constant [K, N] weight read by oneDNN 2.6's gemm:jit
 // (the f32 matmul without AVX-512) where N is a multiple of 1024: rows
 // N + 16 floats apart. Rows 4 KB apart map to the same cache sets, and the
@@ -130,9 +158,13 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   memory::desc dst_md = PlainMd(od);
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(out);
+  std::optional<PostOp> bias = TakeRowBias(L, chain, od.back());
+  const Value* computed = bias ? bias->out : out;  // what the matmul itself writes
   auto build = [&](const memory::desc& am, const memory::desc& bm, const memory::desc& dm) {
     return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
-      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, dm), attr, plan.engine);
+      if (!bias) return dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, dm), attr, plan.engine);
+      memory::desc bias_md = RowBiasMd(dm.dims().size(), od.back());
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(am, bm, bias_md, dm), attr, plan.engine);
     });
   };
   // Transposed views as operands and a transposed destination, when the
@@ -149,7 +181,7 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   const auto bf16_type = memory::data_type::bf16;
   if (bf16) a_view = b_view = false;
   memory::desc tdst;
-  const Node* transpose = chain.empty() && !bf16 ? TransposedDst(L, out, &tdst) : nullptr;
+  const Node* transpose = chain.empty() && !bf16 ? TransposedDst(L, computed, &tdst) : nullptr;
   std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
   if (a_view || b_view || transpose != nullptr) {
     built = IfFast("matmul", [&] {
@@ -201,13 +233,18 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul", n);
   step->AddArg(DNNL_ARG_SRC, sa, a_md, false);
   step->AddArg(DNNL_ARG_WEIGHTS, sb, pd.weights_desc(), false);
+  if (bias) {
+    step->AddArg(DNNL_ARG_BIAS, bias->src1_slot, pd.bias_desc(), false);
+    for (const Node* b : bias->nodes) L.MarkFused(b);
+    absl::StrAppend(&step->label, " + bias");
+  }
   if (transpose == nullptr) {
-    L.FinishPostOps(step, out, chain, k, PlainMd(od), true, &dst_md);
+    L.FinishPostOps(step, computed, chain, k, PlainMd(od), true, &dst_md);
     return true;
   }
-  // out lives in the transposed order; the Transpose's output is a plain
-  // alias of the same bytes, and the Transpose node is done.
-  int slot = L.FinishPostOps(step, out, chain, 0, tdst, false);
+  // The output lives in the transposed order; the Transpose's output is a
+  // plain alias of the same bytes, and the Transpose node is done.
+  int slot = L.FinishPostOps(step, computed, chain, 0, tdst, false);
   const Value* tout = transpose->output(0);
   Slot s;
   s.name = tout->name();

@@ -128,7 +128,7 @@ TEST(CliTest, RunOnCpuExecutesTheFusedGraph) {
   ASSERT_EQ(fused.code, 0) << fused.out;
   EXPECT_NE(fused.out.find("graph: cpu, -O2: "), std::string::npos) << fused.out;
   EXPECT_NE(fused.out.find("fuse_gelu 6"), std::string::npos) << fused.out;
-  EXPECT_NE(fused.out.find(",gelu]"), std::string::npos) << fused.out;  // a MatMul's post-op
+  EXPECT_NE(fused.out.find("+ bias + [gelu]"), std::string::npos) << fused.out;  // the MatMul's bias and post-op
   EXPECT_EQ(fused.out.find("Erf"), std::string::npos) << fused.out;
   Result as_loaded = RunCli("run " + Testdata("encoder.onnx") + " --random --shape x=1,128,256 --device cpu --no-opt "
                             "--plan --out " + dir);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
 
 #include "exec/cpu/internal.h"
@@ -386,6 +387,59 @@ TEST(CpuExecutorTest, MemoryBoundOpsOfAFewHundredKilobytesTakeBothThreads) {
   };
   EXPECT_EQ(PlanThreads(*tanh(128), feed(128)), 2);
   EXPECT_EQ(PlanThreads(*tanh(16), feed(16)), 1);
+}
+
+}  // namespace
+}  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A MatMul's bias add (a constant row, either operand order, any rank of
+// [N]) is the matmul's own bias argument; an add that is not a row (a
+// per-row operand, a Sub) stays a post-op or a step of its own. Each plan
+// computes what the reference does, with the bias after the activation's
+// input and a head-merging Transpose written by the matmul directly.
+TEST(CpuExecutorTest, MatMulTakesItsBiasAsAnArgument) {
+  struct Case {
+    const char* name;
+    bool bias_taken;
+    std::function<Value*(GraphBuilder&, Value*)> tail;  // after MatMul [2, 3, 6, 16] x [16, 8]
+  };
+  const std::vector<Case> cases = {
+      {"bias [8], GELU, residual", true,
+       [](GraphBuilder& b, Value* m) {
+         Value* h = b.Op("Gelu", {b.Op("Add", {m, b.Constant("c", RandomTensor({8}, 11))})});
+         return b.Op("Add", {h, b.Constant("r", RandomTensor({2, 3, 6, 8}, 12))});
+       }},
+      {"bias [1, 1, 1, 8] first", true,
+       [](GraphBuilder& b, Value* m) { return b.Op("Add", {b.Constant("c", RandomTensor({1, 1, 1, 8}, 13)), m}); }},
+      {"bias then head-merging Transpose", true,
+       [](GraphBuilder& b, Value* m) {
+         Value* a = b.Op("Add", {m, b.Constant("c", RandomTensor({8}, 14))});
+         return b.Op("Transpose", {a}, {Attribute::Ints("perm", {0, 2, 1, 3})});
+       }},
+      {"per-row operand [6, 8]", false,
+       [](GraphBuilder& b, Value* m) { return b.Op("Add", {m, b.Constant("c", RandomTensor({6, 8}, 15))}); }},
+      {"Sub of a row", false,
+       [](GraphBuilder& b, Value* m) { return b.Op("Sub", {m, b.Constant("c", RandomTensor({8}, 16))}); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {2, 3, 6, 16});
+    Value* m = b.Op("MatMul", {x, b.Constant("w", RandomTensor({16, 8}, 10, 0.25f))});
+    b.Output(c.tail(b, m));
+    std::unique_ptr<Model> model = b.Build(20);
+    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({2, 3, 6, 16}, 17)}};
+    Plan* plan = nullptr;
+    CpuExecutor exec(*model);
+    CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
+    ASSERT_NE(plan, nullptr);
+    const std::string described = DescribePlan(*plan);
+    EXPECT_EQ(described.find("+ bias") != std::string::npos, c.bias_taken) << described;
+    EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+  }
 }
 
 }  // namespace
