@@ -14,6 +14,7 @@
 
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vec8.h"
 
 namespace aic::cpu::kernels {
 
@@ -38,30 +39,77 @@ constexpr int64_t kSumBlock = 256;
 inline float PickMax(float acc, float v) { return (v != v || v > acc) ? v : acc; }
 inline float PickMin(float acc, float v) { return (v != v || v < acc) ? v : acc; }
 
+// Side-by-side partial results along a contiguous run: four vectors of
+// eight lanes (vec8.h; ReduceMax over the rows of [8, 512, 768] took 0.37 ms
+// with one accumulator, 0.25 with these: bench/ops, Zen 3).
+constexpr int64_t kLanes = 32;
+
+template <bool kIsMax>
+[[gnu::always_inline]] inline F8 Pick8(F8 acc, F8 v) {
+  if constexpr (kIsMax) {
+    return v > acc ? v : acc;
+  } else {
+    return v < acc ? v : acc;
+  }
+}
+
+// The run's extreme ignoring NaN, and whether a NaN was seen: the
+// reference's NaN-wins result from two reductions that vectorize.
+template <bool kIsMax>
+[[gnu::always_inline]] inline float ExtremeRun(const float* x, int64_t n) {
+  float m = x[0];
+  bool nan = false;
+  int64_t i = 0;
+  if (n >= kLanes) {
+    F8 m0 = Load8(x), m1 = m0, m2 = m0, m3 = m0;
+    I8 n0 = {}, n1 = {}, n2 = {}, n3 = {};
+    for (; i + kLanes <= n; i += kLanes) {
+      const F8 v0 = Load8(x + i), v1 = Load8(x + i + 8), v2 = Load8(x + i + 16), v3 = Load8(x + i + 24);
+      m0 = Pick8<kIsMax>(m0, v0);
+      m1 = Pick8<kIsMax>(m1, v1);
+      m2 = Pick8<kIsMax>(m2, v2);
+      m3 = Pick8<kIsMax>(m3, v3);
+      n0 |= v0 != v0;
+      n1 |= v1 != v1;
+      n2 |= v2 != v2;
+      n3 |= v3 != v3;
+    }
+    const F8 mm = Pick8<kIsMax>(Pick8<kIsMax>(m0, m1), Pick8<kIsMax>(m2, m3));
+    const I8 nn = n0 | n1 | n2 | n3;
+    for (int k = 0; k < 8; ++k) {
+      m = (kIsMax ? mm[k] > m : mm[k] < m) ? mm[k] : m;
+      nan = nan || nn[k] != 0;
+    }
+  }
+  for (; i < n; ++i) {
+    m = (kIsMax ? x[i] > m : x[i] < m) ? x[i] : m;
+    nan = nan || x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+// An f32 sum of x[0, n) in side-by-side partial sums (n small: a block of a
+// longer run).
+[[gnu::always_inline]] inline float LaneSum(const float* x, int64_t n) {
+  F8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    s0 += Load8(x + i);
+    s1 += Load8(x + i + 8);
+    s2 += Load8(x + i + 16);
+    s3 += Load8(x + i + 24);
+  }
+  const F8 s8 = (s0 + s1) + (s2 + s3);
+  float p = 0;
+  for (; i < n; ++i) p += x[i];
+  for (int k = 0; k < 8; ++k) p += s8[k];
+  return p;
+}
+
 AIC_KERNEL_CLONES float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::kMax:
-    case ReduceKind::kMin: {
-      // Two vectorized reductions (the extreme ignoring NaN, and whether a
-      // NaN was seen) give the reference's NaN-wins result.
-      bool is_max = kind == ReduceKind::kMax;
-      float m = x[0];
-      int nan = 0;
-      if (is_max) {
-#pragma omp simd reduction(max : m) reduction(| : nan)
-        for (int64_t i = 0; i < n; ++i) {
-          m = x[i] > m ? x[i] : m;
-          nan |= x[i] != x[i];
-        }
-      } else {
-#pragma omp simd reduction(min : m) reduction(| : nan)
-        for (int64_t i = 0; i < n; ++i) {
-          m = x[i] < m ? x[i] : m;
-          nan |= x[i] != x[i];
-        }
-      }
-      return nan ? std::numeric_limits<float>::quiet_NaN() : m;
-    }
+    case ReduceKind::kMax: return ExtremeRun<true>(x, n);
+    case ReduceKind::kMin: return ExtremeRun<false>(x, n);
     case ReduceKind::kLogSumExp: {
       float m = x[0];
       for (int64_t i = 1; i < n; ++i) m = PickMax(m, x[i]);
@@ -85,17 +133,7 @@ AIC_KERNEL_CLONES float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
     // added in double: the accuracy of a blocked pairwise sum at the speed
     // of an f32 one (widening every element to double cost 25% on
     // [8, 512, 768] rows).
-    int64_t i = 0;
-    for (; i + kSumBlock <= n; i += kSumBlock) {
-      float p = 0;
-#pragma omp simd reduction(+ : p)
-      for (int64_t k = 0; k < kSumBlock; ++k) p += x[i + k];
-      s += p;
-    }
-    float p = 0;
-#pragma omp simd reduction(+ : p)
-    for (int64_t k = i; k < n; ++k) p += x[k];
-    s += p;
+    for (int64_t i = 0; i < n; i += kSumBlock) s += LaneSum(x + i, n - i < kSumBlock ? n - i : kSumBlock);
   }
   if (kind == ReduceKind::kMean) s /= static_cast<double>(n);
   if (kind == ReduceKind::kL2) s = std::sqrt(s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vec8.h"
 
 namespace aic::cpu::kernels {
 
@@ -88,21 +89,74 @@ void TopKF32(const float* x, const AxisLanes& l, int64_t k, bool largest, float*
 
 namespace {
 
-// The best index of one contiguous lane.
+// The best index of one contiguous lane, as the scan from v[0] taking
+// each later element that beats the best so far (strictly; or also when
+// equal, for select_last) finds it: a NaN is never taken, and a NaN v[0]
+// stays. Past v[0] the elements go through 32 lanes (vec8.h) of which each
+// keeps its own best, starting from v[0]: the first (last) index of the
+// greatest lane value is the scan's answer, and the rest of the run, past
+// the lanes, continues the scan from it. (The one-at-a-time scan ran at a
+// compare and a branch an element: ArgMax over the rows of [8, 512, 768]
+// took 2.0 ms.)
 template <bool kMax>
-int64_t ArgOfLane(const float* v, int64_t n, bool select_last) {
+[[gnu::always_inline]] inline bool Beats(float v, float b, bool or_equal) {
+  return or_equal ? (kMax ? v >= b : v <= b) : (kMax ? v > b : v < b);
+}
+
+// One vector of lanes takes the eight elements at p (indices `at`) that beat it.
+template <bool kMax, bool kLast>
+[[gnu::always_inline]] inline void TakeBetter(F8& best, I8& best_at, const float* p, I8 at) {
+  const F8 x = Load8(p);
+  I8 take;
+  if constexpr (kLast) {
+    take = kMax ? x >= best : x <= best;
+  } else {
+    take = kMax ? x > best : x < best;
+  }
+  best = take ? x : best;
+  best_at = take ? at : best_at;
+}
+
+template <bool kMax, bool kLast>
+AIC_KERNEL_CLONES int64_t ArgOfLaneAs(const float* v, int64_t n) {
   int64_t best = 0;
   float b = v[0];
-  if (select_last) {
-    for (int64_t j = 1; j < n; ++j) {
-      if (kMax ? v[j] >= b : v[j] <= b) best = j, b = v[j];
+  int64_t j = 1;
+  constexpr int64_t kLanes = 32;
+  if (b == b && n > kLanes && n < (int64_t{1} << 31)) {
+    F8 b0 = F8{} + b, b1 = b0, b2 = b0, b3 = b0;
+    I8 i0 = {}, i1 = {}, i2 = {}, i3 = {};
+    const I8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (; j + kLanes <= n; j += kLanes) {
+      const I8 at = lane + static_cast<int32_t>(j);
+      TakeBetter<kMax, kLast>(b0, i0, v + j, at);
+      TakeBetter<kMax, kLast>(b1, i1, v + j + 8, at + 8);
+      TakeBetter<kMax, kLast>(b2, i2, v + j + 16, at + 16);
+      TakeBetter<kMax, kLast>(b3, i3, v + j + 24, at + 24);
     }
-  } else {
-    for (int64_t j = 1; j < n; ++j) {
-      if (kMax ? v[j] > b : v[j] < b) best = j, b = v[j];
+    // The lanes' bests: the greatest value, ties to the first (last) index.
+    const F8 bs[4] = {b0, b1, b2, b3};
+    const I8 is[4] = {i0, i1, i2, i3};
+    for (int q = 0; q < 4; ++q) {
+      for (int k = 0; k < 8; ++k) {
+        const float x = bs[q][k];
+        const int64_t at = is[q][k];
+        if (Beats<kMax>(x, b, false) || (x == b && (kLast ? at > best : at < best))) {
+          b = x;
+          best = at;
+        }
+      }
     }
   }
+  for (; j < n; ++j) {
+    if (Beats<kMax>(v[j], b, kLast)) best = j, b = v[j];
+  }
   return best;
+}
+
+template <bool kMax>
+int64_t ArgOfLane(const float* v, int64_t n, bool select_last) {
+  return select_last ? ArgOfLaneAs<kMax, true>(v, n) : ArgOfLaneAs<kMax, false>(v, n);
 }
 
 // Lanes a chunk of the non-last-axis scan keeps in registers and L1.

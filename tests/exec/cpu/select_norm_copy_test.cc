@@ -2,6 +2,8 @@
 // Expand, Concat and Split against the reference kernels, over axes, ties,
 // dtypes and opset forms; every case also checks the plan ran natively (no
 // reference fallback, no slow oneDNN path).
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
@@ -63,6 +65,46 @@ TEST(SelectKernelsTest, ArgMaxAndArgMinMatchTheReference) {
             RunBoth(*model, {{"x", TiedF32(dims, 9, 4)}}, 0, 0, 0);
           }
         }
+      }
+    }
+  }
+}
+
+// Rows whose extremes the vector lanes of the last-axis kernels must settle
+// as the reference's one-at-a-time scan does: NaN first, NaN in the lanes
+// and in the tail, signed zeros and infinities tied, the extreme in the tail
+// or at the very start, at row lengths around the 32 lanes.
+TEST(SelectKernelsTest, LastAxisExtremesKeepTheReferenceRulesForNaNAndTies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int64_t len : {33, 64, 65, 100, 257}) {
+    const int64_t rows = 10;
+    Tensor x = TiedF32({rows, len}, 21, 3);
+    float* v = x.mutable_data<float>();
+    auto row = [&](int64_t r) { return v + r * len; };
+    row(0)[0] = nan;                       // NaN first: the scan keeps index 0
+    row(1)[len / 2] = nan;                 // NaN inside the lanes
+    row(2)[len - 1] = nan;                 // NaN in the tail
+    for (int64_t i = 0; i < len; ++i) row(3)[i] = (i % 2) ? 0.0f : -0.0f;  // signed zeros tie
+    row(4)[7] = inf, row(4)[len - 2] = inf;  // tied infinities, one in the tail
+    row(5)[5] = -inf, row(5)[40 % len] = -inf;
+    row(6)[len - 1] = 100;                 // the greatest in the tail
+    row(6)[len - 3] = -100;
+    row(7)[0] = 100, row(7)[0 + len / 3] = 100;  // at the start, tied later
+    for (int64_t i = 0; i < len; ++i) row(8)[i] = 2.5f;  // all equal
+    for (int64_t i = 0; i < len; ++i) row(9)[i] = nan;   // all NaN
+    for (const char* op : {"ArgMax", "ArgMin", "ReduceMax", "ReduceMin"}) {
+      for (int last : {0, 1}) {
+        const bool arg = op[0] == 'A';
+        if (!arg && last == 1) continue;
+        SCOPED_TRACE(absl::StrCat(op, " length ", len, " select_last ", last));
+        GraphBuilder b;
+        Value* in = b.Input("x", DType::kFloat, D({rows, len}));
+        if (arg) {
+          b.Output(b.Op(op, {in}, {Attribute::Int("axis", -1), Attribute::Int("select_last_index", last)}));
+        } else {
+          b.Output(b.Op(op, {in, b.Constant("axes", Ints64({-1}))}));
+        }
+        RunBoth(*b.Build(18), {{"x", x}}, 0, 0, 0);
       }
     }
   }
