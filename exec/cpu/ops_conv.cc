@@ -10,6 +10,7 @@
 #include "exec/cpu/kernels/depthwise_conv.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 #include "exec/cpu/kernels/tap_conv.h"
+#include "exec/cpu/kernels/blocked_pool.h"
 #include "exec/cpu/kernels/window_pool.h"
 #include "exec/cpu/layout_copy.h"
 #include "exec/cpu/lowering.h"
@@ -517,21 +518,16 @@ namespace {
 // ceil_mode past the declared pads of an include-pad average, or oneDNN
 // chose a scalar fallback; a reorder to plain first). Channel-blocked
 // inputs (a conv's output) stay with oneDNN, which pools those fast.
-bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, bool is_max, bool onednn_ok) {
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  const std::vector<int64_t>& xd = L.V(x).dims;
-  const std::vector<int64_t>& od = L.V(out).dims;
-  const bool plain = L.plan().slots[L.V(x).slot].plain;
-  if (xd.size() > 4 || (!plain && onednn_ok) || !NativeReady(L, x) || !L.CollectPostOps(out).empty()) return false;
+// The window of pool n over x (dims xd) to y (dims od) as our kernels take
+// it: the last spatial axis is the row; a 1-D pool has rows of height 1.
+kernels::WindowPoolGeometry PoolGeometry(const Node& n, const Window& win, const std::vector<int64_t>& xd,
+                                         const std::vector<int64_t>& od, bool is_max) {
   const size_t sp = win.kernel.size();
   std::vector<int64_t> declared = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
   bool from_attribute = n.GetString("auto_pad", "NOTSET") == "NOTSET";
   kernels::WindowPoolGeometry g;
-  g.planes = xd[0] * xd[1];
   g.is_max = is_max;
   g.count_include_pad = !is_max && n.GetInt("count_include_pad", 0) != 0;
-  // The last spatial axis is the row; a 1-D pool has rows of height 1.
   const size_t w = sp - 1;
   g.in_w = xd[2 + w];
   g.out_w = od[2 + w];
@@ -549,6 +545,51 @@ bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, b
     g.pad_top = win.pad_l[0];
     g.pad_bottom = from_attribute ? declared[sp] : win.pad_r[0];
   }
+  return g;
+}
+
+// A pool whose input a conv left channel-blocked (or channels-last), on our
+// kernel in that layout (kernels/blocked_pool.h says why); the nodes after
+// it run as steps of their own.
+bool LowerWindowPoolOnBlockedInput(Lowerer& L, const Node& n, const Window& win, bool is_max) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  const Slot& in = L.plan().slots[L.V(x).slot];
+  if ((xd.size() != 3 && xd.size() != 4) || in.plain || in.storage != Slot::Storage::kArena) return false;
+  const int64_t block = ChannelBlockOf(in.md, xd);
+  if (block == 0) return false;
+  kernels::WindowPoolGeometry g = PoolGeometry(n, win, xd, od, is_max);
+  const bool channels_last = block == xd[1];
+  g.planes = channels_last ? xd[0] : xd[0] * ((xd[1] + block - 1) / block);
+  if (g.planes == 0 || g.out_h == 0 || g.out_w == 0 || !kernels::EveryWindowTouchesInput(g)) return false;
+  using tag = memory::format_tag;
+  const memory::desc out_md = channels_last ? memory::desc(ToDnnlDims(od), memory::data_type::f32,
+                                                           od.size() == 3 ? tag::nwc : tag::nhwc)
+                                            : ChannelBlockedMd(od, block);
+  const int slot = L.NewArenaSlot(out, out_md, false);
+  AddNativeStep(L, n, {L.V(x).slot}, slot, [g, block](const void* const* i, void* y) {
+    kernels::BlockedPoolF32(static_cast<const float*>(i[0]), static_cast<float*>(y), g, block);
+    return absl::OkStatus();
+  })->kind = "blocked_pool";
+  return true;
+}
+
+bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, bool is_max, bool onednn_ok) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  const bool plain = L.plan().slots[L.V(x).slot].plain;
+  // Where oneDNN can pool, it may also take the nodes after the pool as
+  // post-ops: it goes first then. Where it cannot (or only on its scalar
+  // plain-layout loop), the pool runs here and those nodes as steps of their own.
+  if (xd.size() > 4 || (!plain && onednn_ok) || !NativeReady(L, x) || (onednn_ok && !L.CollectPostOps(out).empty())) {
+    return false;
+  }
+  kernels::WindowPoolGeometry g = PoolGeometry(n, win, xd, od, is_max);
+  g.planes = xd[0] * xd[1];
   // Where oneDNN can, it keeps windows along rows under 64 and stride-1
   // ones: the kernel vectorizes along a row, so short rows leave it per-row
   // overhead, and oneDNN (vectorizing across channels) is as fast or faster
@@ -606,6 +647,7 @@ bool LowerPool(Lowerer& L, const Node& n) {
         onednn_ok = onednn_ok && win.pad_r[i] <= pads[i + sp];
       }
     }
+    if (LowerWindowPoolOnBlockedInput(L, n, win, is_max)) return true;
     if (LowerWindowPoolOnPlainInput(L, n, win, is_max, onednn_ok)) return true;
     if (!onednn_ok) return false;
   }

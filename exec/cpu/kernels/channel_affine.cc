@@ -53,6 +53,19 @@ void ChannelAffineF32(const float* x, float* y, const ChannelLayout& l, const fl
                       bool relu, bool scale_per_image) {
   const int64_t plane = l.spatial * l.block;
   const int64_t channels = l.blocks * l.block;
+  if (l.spatial == 1 && !scale_per_image) {
+    // [N, C] (BatchNorm1d after a linear layer: LeViT): rows of all the
+    // channels side by side, not N·C runs of one value (10 ns an element).
+    constexpr int64_t kRowsPerItem = 16;
+    const int64_t items = (l.outer + kRowsPerItem - 1) / kRowsPerItem;
+    ParallelFor(items, kRowsPerItem * channels, [&](int64_t item) {
+      const int64_t first = item * kRowsPerItem, rows = std::min(kRowsPerItem, l.outer - first);
+      for (int64_t r = first; r < first + rows; ++r) {
+        BlockRows(x + r * channels, y + r * channels, 1, channels, scale, shift, relu);
+      }
+    });
+    return;
+  }
   // Planes cut into pieces of about 16K values, so a layout of few planes
   // (channels-last: one per image) still spreads over the threads.
   const int64_t pieces = std::max<int64_t>(1, std::min(l.spatial, plane / 16384));
