@@ -266,6 +266,27 @@ def _swin_dyn():
     return tv("swin_t"), [inp("input", IMG, dynamic={0: "batch"})], ["logits"]
 
 
+@model("googlenet", "torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)", LEGACY, 17,
+       "Inception blocks: a 3x3 stride-1 MaxPool per block on the convs' channel-blocked outputs, ceil_mode pools")
+def _googlenet():
+    return tv("googlenet", aux_logits=False, init_weights=True), [inp("input", IMG)], ["logits"]
+
+
+@model("poolformer_s12", "timm.create_model('poolformer_s12', pretrained=False)", LEGACY, 17,
+       "token mixing by AveragePool(3x3, stride 1, count_include_pad=False) - x; GroupNorm(1) as "
+       "InstanceNormalization + Mul/Add")
+def _poolformer():
+    import timm
+    return timm.create_model("poolformer_s12", pretrained=False), [inp("input", IMG)], ["logits"]
+
+
+@model("levit_128s", "timm.create_model('levit_128s', pretrained=False)", LEGACY, 17,
+       "attention with BatchNorm1d after every linear layer (BatchNormalization over [tokens, C])")
+def _levit():
+    import timm
+    return timm.create_model("levit_128s", pretrained=False), [inp("input", IMG)], ["logits"]
+
+
 @model("convnextv2_atto", "timm.create_model('convnextv2_atto', pretrained=False)", LEGACY, 17,
        "ConvNeXt V2: GlobalResponseNorm (L2 over H,W, mean over C)")
 def _convnextv2():
