@@ -71,5 +71,6 @@ void AddAttentionRules(std::vector<Rule>& rules);
 void AddRotaryRules(std::vector<Rule>& rules);
 void AddQuantizedRules(std::vector<Rule>& rules);
 void AddConvTapsRules(std::vector<Rule>& rules);
+void AddConvMergeRules(std::vector<Rule>& rules);
 
 }  // namespace aic::rewrite

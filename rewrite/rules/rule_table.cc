@@ -20,6 +20,7 @@ const std::vector<Rule>& AllRules() {
     AddShapeRules(*r);
     AddFusionRules(*r);
     AddConvTapsRules(*r);
+    AddConvMergeRules(*r);
     AddPatternRules(*r);
     AddActivationRules(*r);
     AddLinearRules(*r);

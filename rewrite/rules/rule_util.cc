@@ -1,6 +1,7 @@
 // Matching helpers; see rule_util.h.
 #include "rewrite/rules/rule_util.h"
 
+#include "support/half.h"
 
 namespace aic::rewrite {
 
@@ -95,8 +96,18 @@ Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_
       for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];
       break;
     }
+    case DType::kFloat16: {  // through float: a rule's weights, rounded once more
+      auto* p = static_cast<uint16_t*>(t.mutable_raw_data());
+      for (size_t i = 0; i < v.size(); ++i) p[i] = FloatToHalf(static_cast<float>(v[i]));
+      break;
+    }
+    case DType::kBFloat16: {
+      auto* p = static_cast<uint16_t*>(t.mutable_raw_data());
+      for (size_t i = 0; i < v.size(); ++i) p[i] = FloatToBFloat16(static_cast<float>(v[i]));
+      break;
+    }
     default:
-      AIC_CHECK(false, "FromDoubles: rules only build float and double tensors");
+      AIC_CHECK(false, "FromDoubles: rules only build floating-point tensors");
   }
   return t;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rewrite/rules/rule.h"
+#include "rewrite/rules/rule_util.h"
 #include "tests/rewrite/rewrite_test_util.h"
 
 namespace aic::rewrite {
@@ -79,6 +80,57 @@ ModelFn DilatedConv(std::vector<Dim> in, int64_t dilation, std::vector<int64_t> 
     b.Output(b.Op("Conv", {x, w, bias},
                   {Attribute::Ints("dilations", {dilation, dilation}), Attribute::Ints("pads", p),
                    Attribute::Ints("strides", strides)}));
+    return b.Build(13);
+  };
+}
+
+// A block of parallel branches over one input, summed (RepVGG, MobileOne):
+// each branch a conv {kernel, pads (begin.., end..), group} or, with kernel
+// 0, the input itself (or BN(x) with `bn`).
+struct ParallelBranch {
+  int64_t kernel;
+  std::vector<int64_t> pads;
+  int64_t group = 1;
+  bool bn = false;
+  std::vector<int64_t> strides = {1, 1};
+  std::vector<int64_t> dilations = {1, 1};
+};
+
+Tensor Cast(const Tensor& t, DType dtype) { return FromDoubles(ToDoubles(t), dtype, t.dims()); }
+
+ModelFn ParallelConvs(std::vector<ParallelBranch> branches, int64_t channels = 4, DType dtype = DType::kFloat,
+                      float inf_weight = 0.0f) {
+  return [=] {
+    GraphBuilder b;
+    Value* x = b.Input("x", dtype, {1, channels, 7, 7});
+    Value* sum = nullptr;
+    int i = 0;
+    for (const ParallelBranch& br : branches) {
+      Value* v = x;
+      const std::string k = std::to_string(i++);
+      if (br.kernel > 0) {
+        Tensor w = Ramp({channels, channels / br.group, br.kernel, br.kernel}, 0.01f * i);
+        if (inf_weight != 0.0f && i == 1) w.mutable_data<float>()[0] = inf_weight;
+        Tensor bias = Floats(std::vector<float>(static_cast<size_t>(channels), 0.1f * i), {channels});
+        if (dtype == DType::kFloat16) {
+          w = Cast(w, DType::kFloat16);
+          bias = Cast(bias, DType::kFloat16);
+        }
+        v = b.Op("Conv", {x, b.Constant("w" + k, w), b.Constant("b" + k, bias)},
+                 {Attribute::Ints("pads", br.pads), Attribute::Int("group", br.group),
+                  Attribute::Ints("strides", br.strides), Attribute::Ints("dilations", br.dilations)});
+      } else if (br.bn) {
+        auto c = [&](const char* n, float base) {
+          std::vector<float> vals;
+          for (int64_t j = 0; j < channels; ++j) vals.push_back(base + 0.1f * static_cast<float>(j));
+          Tensor t = Floats(vals, {channels});
+          return b.Constant(n + k, dtype == DType::kFloat16 ? Cast(t, DType::kFloat16) : t);
+        };
+        v = b.Op("BatchNormalization", {x, c("s", 0.5f), c("t", -0.2f), c("m", 0.1f), c("v", 1.0f)});
+      }
+      sum = sum == nullptr ? v : b.Op("Add", {sum, v});
+    }
+    b.Output(b.Op("Relu", {sum}));
     return b.Build(13);
   };
 }
@@ -485,6 +537,12 @@ std::vector<RuleCase> Cases() {
                    }});
   cases.push_back({"DropDeadConvTaps", "drop_dead_conv_taps", DilatedConv({1, 3, 6, 6}, 8),
                    {{"Conv", 1}}, DilatedConv({1, 3, 6, 6}, 5)});
+  // RepVGG's block: 3x3 + 1x1 + BN(x); the near miss dilates one 3x3 (the
+  // same output size, other input positions).
+  cases.push_back({"MergeParallelConvs", "merge_parallel_convs",
+                   ParallelConvs({{3, {1, 1, 1, 1}}, {1, {0, 0, 0, 0}}, {0, {}, 1, true}}),
+                   {{"Conv", 1}, {"Add", 0}, {"BatchNormalization", 0}},
+                   ParallelConvs({{3, {2, 2, 2, 2}, 1, false, {1, 1}, {2, 2}}, {3, {1, 1, 1, 1}}})});
   cases.push_back({"FuseHardSwish", "fuse_hard_swish", HardSwishGraph(14),
                    {{"HardSwish", 1}, {"Clip", 0}, {"Div", 0}}, HardSwishGraph(14, 2.f)});
   auto x_hard_sigmoid = [](float alpha) -> ModelFn {
@@ -916,6 +974,52 @@ TEST(DropDeadConvTapsTest, KeepsTapsWithNonFiniteWeights) {
   auto r = OptimizeWith(build, "drop_dead_conv_taps");
   ASSERT_NE(r.model, nullptr);
   EXPECT_EQ(r.stats.rule_counts.count("drop_dead_conv_taps"), 0u);
+}
+
+// merge_parallel_convs: every branch of a block folded into one conv of the
+// largest window (a 1x1 or the input itself where the pads put it, grouped
+// and depthwise branches, BN(x) as scale and shift, asymmetric pads, half
+// weights), the outputs the reference's; branches that slide other windows
+// (dilation, pads that put the small kernel elsewhere) or hold a non-finite
+// weight stay apart.
+TEST(MergeParallelConvsTest, FoldsEveryBranchOfABlock) {
+  struct Case {
+    std::string name;
+    ModelFn build;
+    int convs_after;  // -1: declines
+  };
+  const std::vector<Case> cases = {
+      {"RepVGG 3x3 + 1x1 + x", ParallelConvs({{3, {1, 1, 1, 1}}, {1, {0, 0, 0, 0}}, {0, {}}}), 1},
+      {"MobileOne: three depthwise 3x3, a depthwise 1x1, BN(x)",
+       ParallelConvs({{3, {1, 1, 1, 1}, 4}, {3, {1, 1, 1, 1}, 4}, {3, {1, 1, 1, 1}, 4}, {1, {0, 0, 0, 0}, 4},
+                      {0, {}, 4, true}}),
+       1},
+      {"grouped 3x3 + x", ParallelConvs({{3, {1, 1, 1, 1}, 2}, {0, {}, 2}}), 1},
+      {"1x1 at the last tap (pads 2, 0)", ParallelConvs({{3, {2, 2, 0, 0}}, {1, {0, 0, 0, 0}}}), 1},
+      {"5x5 + 3x3 + 1x1", ParallelConvs({{5, {2, 2, 2, 2}}, {3, {1, 1, 1, 1}}, {1, {0, 0, 0, 0}}}), 1},
+      {"half weights", ParallelConvs({{3, {1, 1, 1, 1}}, {1, {0, 0, 0, 0}}, {0, {}, 1, true}}, 4, DType::kFloat16), 1},
+      {"stride 2: 3x3 pads 1 + 1x1 at its centre",
+       ParallelConvs({{3, {1, 1, 1, 1}, 1, false, {2, 2}}, {1, {0, 0, 0, 0}, 1, false, {2, 2}}}), 1},
+      {"a dilated 3x3 beside an undilated one",
+       ParallelConvs({{3, {2, 2, 2, 2}, 1, false, {1, 1}, {2, 2}}, {3, {1, 1, 1, 1}}}), -1},
+      {"two 3x3 windows a row and a column apart (pads 1 against 0 then 2)",
+       ParallelConvs({{3, {1, 1, 1, 1}}, {3, {0, 0, 2, 2}}}), -1},
+      {"an infinite weight", ParallelConvs({{3, {1, 1, 1, 1}}, {1, {0, 0, 0, 0}}}, 4, DType::kFloat, 1e30f * 1e30f),
+       -1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = OptimizeWith(c.build, "merge_parallel_convs");
+    ASSERT_NE(r.model, nullptr);
+    if (c.convs_after < 0) {
+      EXPECT_EQ(r.stats.rule_counts.count("merge_parallel_convs"), 0u);
+      continue;
+    }
+    auto counts = OpCounts(*r.model->graph);
+    EXPECT_EQ(counts["Conv"], c.convs_after);
+    EXPECT_EQ(counts["Add"], 0);
+    EXPECT_LE(MaxOutputDiff(c.build, *r.model, false), c.name == "half weights" ? 2e-2 : 1e-4);
+  }
 }
 
 TEST(RuleTableTest, EveryRuleHasAPatternAndAClass) {
