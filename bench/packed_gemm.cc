@@ -4,6 +4,19 @@
 // oneDNN's own sgemm_pack + sgemm_compute (exported by libdnnl 2.6 but not
 // in its public headers: the MKL-style packed API its RNNs use), at a
 // transformer's linear-layer shapes. Prints the best of 15 runs each.
+//
+// What it found, and why the executor does not pack (session of 2026-12-06,
+// Zen 3, medians of 5 rounds against the matmul primitive as lowered):
+// - Most of what a packed B seemed to save was post-op handling: gemm:jit
+//   applies a binary post-op (the bias) one element at a time after the GEMM
+//   ([128,256]x[256,1024]: 0.729 ms plain, 0.803 with the bias post-op, 0.741
+//   with the bias as the matmul's own argument). With the bias an argument
+//   (ops_matmul.cc) and binary post-ops left to steps of their own
+//   (post_ops.cc BinaryPostOpsRunApart), packing adds 0-5% at M >= 64 and
+//   loses at M = 1 (the primitive's GEMV).
+// - sgemm_pack bakes the thread partition into the packed buffer: packed on
+//   2 threads and computed on 1 it crashed (segfault), packed on 1 it computes
+//   on 1 whatever the count. Only M = 2..16 gained much (0.54-0.85x).
 // Build and run (not part of the project's build):
 //   g++ -O2 bench/packed_gemm.cc -o /tmp/packed_gemm -ldnnl && OMP_NUM_THREADS=1 /tmp/packed_gemm
 #include <dnnl.h>
