@@ -47,6 +47,9 @@ struct Slot {
   // empty optional); `tensor` is undefined then.
   bool holds_other = false;
   RuntimeValue other;
+  // An output copied out of the arena (a view, an in-place result): the last
+  // run's copy, written again once its caller has let it go.
+  Tensor copied_out;
   size_t bytes() const { return md.get_size(); }
   RuntimeValue Get() const { return holds_other ? other : RuntimeValue(tensor); }
   void Set(RuntimeValue v) {

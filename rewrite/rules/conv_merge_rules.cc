@@ -127,7 +127,6 @@ std::optional<std::vector<int64_t>> Offsets(const ConvBranch& big, const ConvBra
 
 // big += small at offsets t (both [Cout, Cin/g, k...] row-major).
 void AddInto(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t>& t) {
-  const size_t spatial = t.size();
   const int64_t n = static_cast<int64_t>(small.w.size());
   std::vector<int64_t> index(small.wdims.size(), 0);
   for (int64_t e = 0; e < n; ++e) {
@@ -142,7 +141,6 @@ void AddInto(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t
     }
   }
   for (size_t c = 0; c < big.bias.size(); ++c) big.bias[c] += small.bias[c];
-  (void)spatial;
 }
 
 // The branches of class `c` that are convs of known weights.

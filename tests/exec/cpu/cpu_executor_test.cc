@@ -4,6 +4,7 @@
 // invariant that no two values alive at the same step share bytes.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -440,6 +441,40 @@ TEST(CpuExecutorTest, MatMulTakesItsBiasAsAnArgument) {
     EXPECT_EQ(described.find("+ bias") != std::string::npos, c.bias_taken) << described;
     EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
   }
+}
+
+}  // namespace
+}  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// An output copied out of the arena (here a view Reshape of the input) is
+// written into the last run's copy once the caller has let it go, and into
+// a fresh tensor while the caller still holds the last one, which keeps its
+// values.
+TEST(CpuExecutorTest, CopiedOutputsReuseTheLastRunsBufferOnlyWhenReleased) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+  b.Output(b.Op("Reshape", {x, b.Constant("shape", Tensor::FromVector<int64_t>({6, 4}, {2}))}));
+  std::unique_ptr<Model> model = b.Build(14);
+  CpuExecutor exec(*model);
+  const Tensor x1 = RandomTensor({2, 3, 4}, 31), x2 = RandomTensor({2, 3, 4}, 32);
+  const void* first = nullptr;
+  {
+    auto r1 = exec.Run({{"x", x1}});
+    ASSERT_TRUE(r1.ok()) << r1.status();
+    first = (*r1)[0].tensor.raw_data();
+  }  // released
+  auto r2 = exec.Run({{"x", x2}});
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ((*r2)[0].tensor.raw_data(), first);
+  EXPECT_EQ(std::memcmp((*r2)[0].tensor.raw_data(), x2.raw_data(), x2.byte_size()), 0);
+  auto r3 = exec.Run({{"x", x1}});  // r2 still held
+  ASSERT_TRUE(r3.ok()) << r3.status();
+  EXPECT_NE((*r3)[0].tensor.raw_data(), (*r2)[0].tensor.raw_data());
+  EXPECT_EQ(std::memcmp((*r2)[0].tensor.raw_data(), x2.raw_data(), x2.byte_size()), 0);
+  EXPECT_EQ(std::memcmp((*r3)[0].tensor.raw_data(), x1.raw_data(), x1.byte_size()), 0);
 }
 
 }  // namespace
