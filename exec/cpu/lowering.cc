@@ -78,7 +78,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Pad", LowerPad},               {"Cast", LowerCast},
       {"Expand", LowerExpand},         {"Split", LowerSplit},
       {"Tile", LowerTile},             {"IsNaN", LowerNativePredicate},
-      {"IsInf", LowerNativePredicate},
+      {"IsInf", LowerNativePredicate}, {"Not", LowerNativeNot},
       {"QuantizeLinear", LowerQuantizeLinear}, {"DequantizeLinear", LowerDequantizeLinear},
       {"DynamicQuantizeLinear", LowerDynamicQuantizeLinear}, {"MatMulInteger", LowerMatMulInteger},
       {"QLinearMatMul", LowerQLinearMatMul},

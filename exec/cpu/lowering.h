@@ -253,6 +253,7 @@ bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEm
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
+bool LowerNativeNot(Lowerer& L, const Node& n);  // bool Not (ops_native.cc)
 bool LowerQuantizeLinear(Lowerer& L, const Node& n);
 bool LowerDequantizeLinear(Lowerer& L, const Node& n);
 bool LowerQLinearLookup(Lowerer& L, const Node& n);  // ai.aic

@@ -388,4 +388,26 @@ bool LowerNativePredicate(Lowerer& L, const Node& n) {
   return true;
 }
 
+// Not over bool (masks: DeBERTa's inverted attention mask), one byte each.
+bool LowerNativeNot(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (out == nullptr || !NativeReady(L, x) || L.V(x).dtype != DType::kBool || L.V(out).dtype != DType::kBool ||
+      L.V(out).dims != L.V(x).dims) {
+    return false;
+  }
+  const int64_t count = NumElements(L.V(x).dims);
+  const int in = L.PlainSlot(x);
+  const int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  NativeStep* step = AddNativeStep(L, n, {in}, slot, [count](const void* const* i, void* y) {
+    const auto* xs = static_cast<const uint8_t*>(i[0]);
+    auto* ys = static_cast<uint8_t*>(y);
+    for (int64_t k = 0; k < count; ++k) ys[k] = xs[k] == 0;
+    return absl::OkStatus();
+  });
+  step->inplace_ok = true;
+  return true;
+}
+
 }  // namespace aic::cpu

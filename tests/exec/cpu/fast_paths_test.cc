@@ -214,6 +214,11 @@ std::vector<Family> Families() {
          t = b.Op("Gelu", {b.Op("Erf", {t})});
          return b.Op("Log", {b.Op("Add", {b.Op("Exp", {t}), Weight(b, "one", {96}, 14)})});
        }},
+      {"Not of a comparison (an inverted mask)", {1, 32, 96}, 13,
+       [](GraphBuilder& b, Value* x) {
+         Value* mask = b.Op("Greater", {x, Weight(b, "t", {96}, 16)});
+         return b.Op("Where", {b.Op("Not", {mask}), x, Weight(b, "fill", {1}, 17)});
+       }},
       {"Expand", {1, 1, 16, 16}, 13,
        [](GraphBuilder& b, Value* x) { return b.Op("Expand", {x, b.Constant("shape", Ints64({1, 4, 16, 16}))}); }},
       {"Mish", {1, 16, 12, 12}, 18, [](GraphBuilder& b, Value* x) { return b.Op("Mish", {x}); }},
