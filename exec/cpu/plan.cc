@@ -99,6 +99,19 @@ bool SharesAFeed(const Plan& plan, const Tensor& t) {
   return false;
 }
 
+// `held` as a tensor of dtype and dims to write this run's output into: the
+// last run's when its caller has let it go (only `held` owns the buffer: its
+// pages are already mapped, where a fresh allocation faults them in again
+// while the output is written), else a fresh one. Not zeroed: the writer
+// writes every element.
+void RenewUnlessReleased(Tensor& held, DType dtype, const std::vector<int64_t>& dims) {
+  if (held.buffer() != nullptr && held.buffer().use_count() == 1 && held.dtype() == dtype && held.dims() == dims) {
+    return;
+  }
+  held = Tensor();  // not alive beside its successor
+  held = Tensor(dtype, dims, Buffer::AllocateUninitialized(ByteSizeOf(dtype, NumElements(dims))));
+}
+
 }  // namespace
 
 int SetCpuThreads(int threads) {
@@ -197,16 +210,10 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
     Slot& s = plan.slots[id];
     if (s.storage != Slot::Storage::kOutput || s.ptr != nullptr) continue;  // listed twice
     // The last run's tensor comes back when its caller has let it go (the
-    // common loop): its pages are already mapped, and a fresh allocation
-    // would fault them in again inside the producing kernel.
-    bool reusable = s.tensor.buffer() != nullptr && s.tensor.buffer().use_count() == 1;
-    if (!reusable) {
-      // Not zeroed: its producer writes every element, as it would in the
-      // arena (a control-flow body's output, held by the enclosing plan
-      // until the next run, was a fresh zeroed 12 MB each run).
-      s.tensor = Tensor();  // not alive beside its successor
-      s.tensor = Tensor(s.dtype, s.dims, Buffer::AllocateUninitialized(ByteSizeOf(s.dtype, NumElements(s.dims))));
-    }
+    // common loop), written in place by its producer as it would be in the
+    // arena (a control-flow body's output, held by the enclosing plan until
+    // the next run, was a fresh zeroed 12 MB each run).
+    RenewUnlessReleased(s.tensor, s.dtype, s.dims);
     s.ptr = s.tensor.mutable_raw_data();
   }
   if (profile == nullptr) {
@@ -258,23 +265,14 @@ absl::StatusOr<std::vector<RuntimeValue>> Run(Plan& plan, const std::map<std::st
       outs.emplace_back(s.tensor.Clone());
       continue;
     }
-    // Copied out of the arena or a feed (a view, an in-place output): every
-    // byte is written, so the tensor is not zeroed first, and the last run's
-    // copy is written again when its caller has let it go, as an output
-    // slot's tensor above (a fresh 12 MB copy faulted its pages in: a view
-    // Reshape of [8, 512, 768] took 7-9 ms a run for its first ten runs, 0.6 after).
+    // Copied out of the arena or a feed (a view, an in-place output) into the
+    // last run's copy once its caller has let it go, as an output slot's
+    // tensor above (a fresh 12 MB copy faulted its pages in: a view Reshape
+    // of [8, 512, 768] took 7-9 ms a run for its first ten runs, 0.6 after).
     const bool dynamic = s.storage == Slot::Storage::kDynamic;  // a feed's view: this run's dims
-    const DType dtype = dynamic ? s.tensor.dtype() : s.dtype;
-    const std::vector<int64_t>& dims = dynamic ? s.tensor.dims() : s.dims;
-    const void* src = dynamic ? s.tensor.raw_data() : s.ptr;
-    size_t bytes = ByteSizeOf(dtype, NumElements(dims));
-    bool reusable = s.copied_out.buffer() != nullptr && s.copied_out.buffer().use_count() == 1 &&
-                    s.copied_out.dtype() == dtype && s.copied_out.dims() == dims;
-    if (!reusable) {
-      s.copied_out = Tensor();  // not alive beside its successor
-      s.copied_out = Tensor(dtype, dims, Buffer::AllocateUninitialized(bytes));
-    }
-    if (bytes > 0) std::memcpy(s.copied_out.mutable_raw_data(), src, bytes);
+    RenewUnlessReleased(s.copied_out, dynamic ? s.tensor.dtype() : s.dtype, dynamic ? s.tensor.dims() : s.dims);
+    const size_t bytes = s.copied_out.byte_size();
+    if (bytes > 0) std::memcpy(s.copied_out.mutable_raw_data(), dynamic ? s.tensor.raw_data() : s.ptr, bytes);
     outs.emplace_back(s.copied_out);
   }
   return outs;

@@ -21,18 +21,39 @@ namespace aic::rewrite {
 
 namespace {
 
-// One summand as a conv of x: weights [Cout, Cin/group, k...] and bias [Cout]
-// in double, with its window (explicit pads) and group count. `proto` is the
-// Conv node whose attributes a merged conv starts from (null: not a Conv).
+// One summand as a conv of x: its weights' dims [Cout, Cin/group, k...], its
+// window (explicit pads) and group count, and where its numbers come from: a
+// Conv's weight and bias tensors (`proto` the Conv node, whose attributes a
+// merged conv starts from), or a per-channel scale and shift (x itself, or
+// BN(x)). The numbers are read as doubles only for the pair that merges.
 struct ConvBranch {
   ClassId x = kNoClass;
   std::vector<int64_t> wdims;
-  std::vector<double> w, bias;
   Window win;
   int64_t group = 1;
   DType dtype = DType::kFloat;
   const Node* proto = nullptr;
+  const Tensor* weight = nullptr;     // a Conv's
+  const Tensor* bias = nullptr;       // a Conv's, if it has one
+  std::vector<double> scale, shift;   // a channel affine's
 };
+
+// The branch's weights in double: a Conv's as they are, a channel affine's
+// as one tap per output channel reading its own input channel (local index
+// c % (Cin/group) in its group).
+std::vector<double> WeightsOf(const ConvBranch& b) {
+  if (b.weight != nullptr) return ToDoubles(*b.weight);
+  const int64_t cout = b.wdims[0], cin_per_group = b.wdims[1];
+  std::vector<double> w(static_cast<size_t>(cout * cin_per_group), 0.0);
+  for (int64_t oc = 0; oc < cout; ++oc) w[oc * cin_per_group + oc % cin_per_group] = b.scale[oc];
+  return w;
+}
+
+std::vector<double> BiasOf(const ConvBranch& b) {
+  if (b.bias != nullptr) return ToDoubles(*b.bias);
+  if (b.weight != nullptr) return std::vector<double>(static_cast<size_t>(b.wdims[0]), 0.0);
+  return b.shift;
+}
 
 bool AllFinite(const std::vector<double>& v) {
   for (double d : v) {
@@ -47,10 +68,9 @@ std::optional<ConvBranch> ConvBranchOf(const EGraph& g, const ENode& conv) {
   if (!conv.op->domain.empty() || conv.num_outputs != 1) return std::nullopt;
   const Tensor* w = ChildValue(g, conv, 1);
   if (w == nullptr || w->rank() < 3 || !IsFloat(w->dtype())) return std::nullopt;
-  const Tensor* b = conv.children.size() > 2 && conv.children[2] != kNoClass ? ChildValue(g, conv, 2) : nullptr;
-  if (conv.children.size() > 2 && conv.children[2] != kNoClass && (b == nullptr || b->dtype() != w->dtype())) {
-    return std::nullopt;
-  }
+  const bool has_bias = conv.children.size() > 2 && conv.children[2] != kNoClass;
+  const Tensor* b = has_bias ? ChildValue(g, conv, 2) : nullptr;
+  if (has_bias && (b == nullptr || b->dtype() != w->dtype() || b->num_elements() != w->dim(0))) return std::nullopt;
   const Shape* xs = RankedShape(g, Child(g, conv, 0));
   if (xs == nullptr || xs->rank() != w->rank()) return std::nullopt;
   const size_t spatial = static_cast<size_t>(w->rank()) - 2;
@@ -67,36 +87,33 @@ std::optional<ConvBranch> ConvBranchOf(const EGraph& g, const ENode& conv) {
   ResolveWindow(c.win, in);  // explicit pads
   c.x = Child(g, conv, 0);
   c.wdims = w->dims();
-  c.w = ToDoubles(*w);
-  c.bias = b != nullptr ? ToDoubles(*b) : std::vector<double>(static_cast<size_t>(w->dim(0)), 0.0);
-  if (static_cast<int64_t>(c.bias.size()) != w->dim(0)) return std::nullopt;
   c.group = conv.op->GetInt("group", 1);
   c.dtype = w->dtype();
   c.proto = conv.op;
+  c.weight = w;
+  c.bias = b;
   return c;
 }
 
 // x·scale + shift per channel as a conv shaped like `like` (a 1-tap kernel
-// per axis, undilated, unpadded, stride 1): channel c reads input channel c,
-// which in `like`'s groups is local index c % (C / group). Needs Cin == Cout.
-std::optional<ConvBranch> ChannelAffineBranch(ClassId x, const ConvBranch& like, const std::vector<double>& scale,
-                                              const std::vector<double>& shift) {
-  const int64_t cout = like.wdims[0], cin_per_group = like.wdims[1];
-  if (cin_per_group * like.group != cout || static_cast<int64_t>(scale.size()) != cout) return std::nullopt;
+// per axis, undilated, unpadded, stride 1). Needs Cin == Cout.
+std::optional<ConvBranch> ChannelAffineBranch(ClassId x, const ConvBranch& like, std::vector<double> scale,
+                                              std::vector<double> shift) {
+  const int64_t cout = like.wdims[0];
+  if (like.wdims[1] * like.group != cout || static_cast<int64_t>(scale.size()) != cout) return std::nullopt;
   ConvBranch c;
   c.x = x;
   c.wdims = like.wdims;
   const size_t spatial = like.wdims.size() - 2;
   for (size_t a = 0; a < spatial; ++a) c.wdims[2 + a] = 1;
-  c.w.assign(static_cast<size_t>(cout * cin_per_group), 0.0);
-  for (int64_t oc = 0; oc < cout; ++oc) c.w[oc * cin_per_group + oc % cin_per_group] = scale[oc];
-  c.bias = shift;
   c.win.kernel.assign(spatial, 1);
   c.win.strides.assign(spatial, 1);
   c.win.dilations.assign(spatial, 1);
   c.win.pads.assign(2 * spatial, 0);
   c.group = like.group;
   c.dtype = like.dtype;
+  c.scale = std::move(scale);
+  c.shift = std::move(shift);
   return c;
 }
 
@@ -125,22 +142,19 @@ std::optional<std::vector<int64_t>> Offsets(const ConvBranch& big, const ConvBra
   return t;
 }
 
-// big += small at offsets t (both [Cout, Cin/g, k...] row-major).
-void AddInto(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t>& t) {
-  const int64_t n = static_cast<int64_t>(small.w.size());
-  std::vector<int64_t> index(small.wdims.size(), 0);
-  for (int64_t e = 0; e < n; ++e) {
+// w (dims wdims) += small (dims sdims) at spatial offsets t, both [Cout, Cin/g, k...] row-major.
+void AddInto(std::vector<double>& w, const std::vector<int64_t>& wdims, const std::vector<double>& small,
+             const std::vector<int64_t>& sdims, const std::vector<int64_t>& t) {
+  std::vector<int64_t> index(sdims.size(), 0);
+  for (double v : small) {
     int64_t at = 0;
-    for (size_t a = 0; a < small.wdims.size(); ++a) {
-      at = at * big.wdims[a] + index[a] + (a >= 2 ? t[a - 2] : 0);
-    }
-    big.w[static_cast<size_t>(at)] += small.w[static_cast<size_t>(e)];
-    for (size_t a = small.wdims.size(); a-- > 0;) {
-      if (++index[a] < small.wdims[a]) break;
+    for (size_t a = 0; a < sdims.size(); ++a) at = at * wdims[a] + index[a] + (a >= 2 ? t[a - 2] : 0);
+    w[static_cast<size_t>(at)] += v;
+    for (size_t a = sdims.size(); a-- > 0;) {
+      if (++index[a] < sdims[a]) break;
       index[a] = 0;
     }
   }
-  for (size_t c = 0; c < big.bias.size(); ++c) big.bias[c] += small.bias[c];
 }
 
 // The branches of class `c` that are convs of known weights.
@@ -184,29 +198,33 @@ ClassId MergeParallelConvs(RuleContext& ctx, ClassId cls, const ENode& n) {
     // Why: a branch read elsewhere too stays computed, and the merged conv
     // would add its work rather than replace it.
     if (g.UseCount(a) > 1) return false;
+    const std::vector<ConvBranch> convs_of_b = g.UseCount(b) > 1 ? std::vector<ConvBranch>{} : ConvsIn(g, b);
     for (const ConvBranch& conv : ConvsIn(g, a)) {
-      std::vector<ConvBranch> partners = g.UseCount(b) > 1 ? std::vector<ConvBranch>{} : ConvsIn(g, b);
+      std::vector<ConvBranch> partners = convs_of_b;
       if (std::optional<ConvBranch> affine = AffineOfInput(g, b, conv)) partners.push_back(std::move(*affine));
       for (const ConvBranch& other : partners) {
         if (other.x != conv.x || other.dtype != conv.dtype) continue;
         // The merged conv takes the window of the larger kernel.
-        const bool conv_is_big = Offsets(conv, other).has_value();
+        std::optional<std::vector<int64_t>> t = Offsets(conv, other);
+        const bool conv_is_big = t.has_value();
         const ConvBranch& big = conv_is_big ? conv : other;
         const ConvBranch& small = conv_is_big ? other : conv;
-        std::optional<std::vector<int64_t>> t = Offsets(big, small);
+        if (!conv_is_big) t = Offsets(big, small);
         if (!t || big.proto == nullptr) continue;
-        if (!AllFinite(big.w) || !AllFinite(small.w) || !AllFinite(big.bias) || !AllFinite(small.bias)) continue;
-        ConvBranch sum = big;
-        AddInto(sum, small, *t);
+        std::vector<double> w = WeightsOf(big), bias = BiasOf(big);
+        const std::vector<double> small_w = WeightsOf(small), small_bias = BiasOf(small);
+        if (!AllFinite(w) || !AllFinite(small_w) || !AllFinite(bias) || !AllFinite(small_bias)) continue;
+        AddInto(w, big.wdims, small_w, small.wdims, *t);
+        for (size_t c = 0; c < bias.size(); ++c) bias[c] += small_bias[c];
         std::vector<Attribute> attrs = big.proto->attributes;
         SetAttribute(attrs, Attribute::Ints("pads", big.win.pads));
         SetAttribute(attrs, Attribute::Ints("kernel_shape", big.win.kernel));
         if (big.proto->GetString("auto_pad", "NOTSET") != "NOTSET") {
           SetAttribute(attrs, Attribute::String("auto_pad", "NOTSET"));
         }
-        const ClassId w = g.AddConst(FromDoubles(sum.w, sum.dtype, sum.wdims));
-        const ClassId bias = g.AddConst(FromDoubles(sum.bias, sum.dtype, {sum.wdims[0]}));
-        merged = g.AddOp("Conv", "", {conv.x, w, bias}, attrs);
+        const ClassId wc = g.AddConst(FromDoubles(w, big.dtype, big.wdims));
+        const ClassId bc = g.AddConst(FromDoubles(bias, big.dtype, {big.wdims[0]}));
+        merged = g.AddOp("Conv", "", {conv.x, wc, bc}, attrs);
         return true;
       }
     }

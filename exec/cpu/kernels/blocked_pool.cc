@@ -23,15 +23,9 @@ std::vector<AxisTaps> TapsAlong(int64_t out, int64_t in, int64_t kernel, int64_t
   for (int64_t o = 0; o < out; ++o) {
     const int64_t start = o * stride - pad_lead;
     AxisTaps& t = taps[o];
-    t.first = kernel;
-    for (int64_t k = 0; k < kernel; ++k) {
-      const int64_t p = start + k * dilation;
-      if (p >= 0 && p < in) {
-        t.first = std::min(t.first, k);
-        ++t.count;
-      }
-      t.divisor += include_pad ? (p >= -pad_lead && p < in + pad_trail) : (p >= 0 && p < in);
-    }
+    while (t.first < kernel && start + t.first * dilation < 0) ++t.first;
+    t.count = TapsWithin(start, kernel, dilation, 0, in);
+    t.divisor = include_pad ? TapsWithin(start, kernel, dilation, -pad_lead, in + pad_trail) : t.count;
   }
   return taps;
 }

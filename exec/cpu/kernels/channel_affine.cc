@@ -60,9 +60,7 @@ void ChannelAffineF32(const float* x, float* y, const ChannelLayout& l, const fl
     const int64_t items = (l.outer + kRowsPerItem - 1) / kRowsPerItem;
     ParallelFor(items, kRowsPerItem * channels, [&](int64_t item) {
       const int64_t first = item * kRowsPerItem, rows = std::min(kRowsPerItem, l.outer - first);
-      for (int64_t r = first; r < first + rows; ++r) {
-        BlockRows(x + r * channels, y + r * channels, 1, channels, scale, shift, relu);
-      }
+      BlockRows(x + first * channels, y + first * channels, rows, channels, scale, shift, relu);
     });
     return;
   }

@@ -17,16 +17,6 @@ constexpr int64_t kLanes = 16;
 
 int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// Taps k in [0, kernel) whose position start + k·dilation lies in [lo, hi).
-int64_t TapsWithin(int64_t start, int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
-  int64_t count = 0;
-  for (int64_t k = 0; k < kernel; ++k) {
-    int64_t p = start + k * dilation;
-    count += p >= lo && p < hi;
-  }
-  return count;
-}
-
 // One output row's inputs: the input rows its window reads (those inside
 // the input, `dilation` apart from `first`) and, for the average, how many
 // of its taps the divisor counts.
@@ -435,6 +425,15 @@ PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
 }
 
 }  // namespace
+
+int64_t TapsWithin(int64_t start, int64_t kernel, int64_t dilation, int64_t lo, int64_t hi) {
+  int64_t count = 0;
+  for (int64_t k = 0; k < kernel; ++k) {
+    int64_t p = start + k * dilation;
+    count += p >= lo && p < hi;
+  }
+  return count;
+}
 
 bool EveryWindowTouchesInput(const WindowPoolGeometry& g) {
   for (int64_t oh = 0; oh < g.out_h; ++oh) {

@@ -27,6 +27,11 @@ struct WindowPoolGeometry {
   bool count_include_pad = false;  // AveragePool only
 };
 
+// Taps k in [0, kernel) of a window starting at `start` whose position
+// start + k·dilation lies in [lo, hi): inside the input ([0, in)), or, for
+// an include-pad average's divisor, inside the declared pads.
+int64_t TapsWithin(int64_t start, int64_t kernel, int64_t dilation, int64_t lo, int64_t hi);
+
 // Whether every window of `g` has at least one tap inside the input (else
 // MaxPool has no value and the exclude-pad average divides by zero); the
 // kernel requires it.
