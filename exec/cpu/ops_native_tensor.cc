@@ -168,15 +168,16 @@ bool LowerResizeByTaps(Lowerer& L, const Node& n) {
 }
 
 // Nearest mode on a plain input (oneDNN's resampling runs 3-5x slower than a
-// copy there; a blocked input stays with oneDNN): source rows and columns
-// tabulated once by the reference's own rule (ResizeNearestIndex), any
-// element size.
-bool LowerResizeNearest(Lowerer& L, const Node& n) {
+// copy there; a blocked input stays with oneDNN where it can, i.e. at integer
+// factors, and is reordered to plain here where it cannot: GhostNetV2's
+// gates resize 4x4 to 7x7): source rows and columns tabulated once by the
+// reference's own rule (ResizeNearestIndex), any element size.
+bool LowerResizeNearest(Lowerer& L, const Node& n, bool plain_input_only) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (!NativeReady(L, x) || out == nullptr || !L.V(out).is_static || L.V(out).dtype != L.V(x).dtype) return false;
   int xs_slot = L.V(x).slot;
-  if (xs_slot >= 0 && !L.plan().slots[xs_slot].plain) return false;
+  if (plain_input_only && xs_slot >= 0 && !L.plan().slots[xs_slot].plain) return false;
   ResizeAttrs a = ResizeAttrsOf(n, L.OpsetOf(n));
   size_t elem = ElementSize(L.V(x).dtype);
   if (a.mode != "nearest" || a.coord == "tf_crop_and_resize" || !PlainResize4D(L, n, a) ||
@@ -212,12 +213,12 @@ bool LowerResizeNearest(Lowerer& L, const Node& n) {
 }  // namespace
 
 bool LowerResizeOrNative(Lowerer& L, const Node& n) {
-  if (LowerResizeNearest(L, n)) return true;
+  if (LowerResizeNearest(L, n, /*plain_input_only=*/true)) return true;
   try {
     if (LowerResize(L, n)) return true;
   } catch (const dnnl::error&) {
   }
-  return LowerResizeLinear(L, n) || LowerResizeByTaps(L, n);
+  return LowerResizeNearest(L, n, /*plain_input_only=*/false) || LowerResizeLinear(L, n) || LowerResizeByTaps(L, n);
 }
 
 bool LowerGather(Lowerer& L, const Node& n) {

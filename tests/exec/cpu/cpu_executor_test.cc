@@ -10,6 +10,7 @@
 #include <random>
 
 #include "exec/cpu/internal.h"
+#include "exec/cpu/lowering.h"
 #include "exec/cpu/plan.h"
 #include "exec/reference/executor.h"
 #include "graph/builder.h"
@@ -441,6 +442,75 @@ TEST(CpuExecutorTest, MatMulTakesItsBiasAsAnArgument) {
     EXPECT_EQ(described.find("+ bias") != std::string::npos, c.bias_taken) << described;
     EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
   }
+}
+
+// Convs of 2 or 4 channels per group (DPN, ResNeXt, RegNet-style stems)
+// run on oneDNN's direct kernel with neighbouring groups merged (weights
+// block-diagonal), not on im2col + GEMM group by group: each computes the
+// reference's function, with a bias, a folded BatchNormalization, more
+// outputs than inputs per group, a stride, 1-D; 3 groups of 4 cannot merge
+// into blocks and stay as they were.
+TEST(CpuExecutorTest, ConvsOfSmallGroupsMergeIntoWholeChannelBlocks) {
+  struct Case {
+    const char* name;
+    std::vector<int64_t> x, w;
+    int64_t groups, stride;
+    bool bias, bn, merges;
+  };
+  const std::vector<Case> cases = {
+      {"4 per group, 3x3", {1, 16, 10, 10}, {16, 4, 3, 3}, 4, 1, true, false, true},
+      {"2 per group, stride 2, BN", {1, 16, 9, 9}, {16, 2, 3, 3}, 8, 2, false, true, true},
+      {"4 in, 8 out per group", {1, 16, 8, 8}, {32, 4, 3, 3}, 4, 1, true, false, true},
+      {"1-D, 4 per group", {1, 32, 20}, {32, 4, 3}, 8, 1, true, false, true},
+      {"3 groups of 4", {1, 12, 8, 8}, {12, 4, 3, 3}, 3, 1, true, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, std::vector<Dim>(c.x.begin(), c.x.end()));
+    const size_t spatial = c.x.size() - 2;
+    std::vector<Value*> inputs = {x, b.Constant("w", RandomTensor(c.w, 21, 0.3f))};
+    if (c.bias) inputs.push_back(b.Constant("b", RandomTensor({c.w[0]}, 22)));
+    Value* y = b.Op("Conv", inputs,
+                    {Attribute::Int("group", c.groups), Attribute::Ints("pads", std::vector<int64_t>(2 * spatial, 1)),
+                     Attribute::Ints("strides", std::vector<int64_t>(spatial, c.stride))});
+    if (c.bn) {
+      Tensor var = RandomTensor({c.w[0]}, 23);
+      for (int64_t i = 0; i < var.num_elements(); ++i) var.mutable_data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
+      y = b.Op("BatchNormalization", {y, b.Constant("s", RandomTensor({c.w[0]}, 24)), b.Constant("t", RandomTensor({c.w[0]}, 25)),
+                                      b.Constant("m", RandomTensor({c.w[0]}, 26)), b.Constant("v", var)});
+    }
+    b.Output(b.Op("Relu", {y}));
+    std::unique_ptr<Model> model = b.Build(17);
+    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor(c.x, 27)}};
+    Plan* plan = nullptr;
+    CpuExecutor exec(*model);
+    CompareWithReference(*model, feeds, 1e-4, 1e-4, &plan, &exec);
+    ASSERT_NE(plan, nullptr);
+    const std::string described = DescribePlan(*plan);
+    EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+    if (c.merges) {
+      EXPECT_EQ(described.find("gemm"), std::string::npos) << described;
+    }
+  }
+}
+
+// GEMM-based primitives leave binary post-ops to a step of their own, under
+// both names oneDNN gives them: the matmul's "gemm:jit" and the convolution's
+// "x64:gemm:jit" (SqueezeBERT's 1x1 Conv1d with its residual add ran 2.5 ms
+// a step that way, 0.2 apart). Eltwise post-ops stay.
+TEST(CpuExecutorTest, GemmBasedPrimitivesTakeNoBinaryPostOps) {
+  PostOp relu;
+  relu.alg = dnnl::algorithm::eltwise_relu;
+  PostOp add;
+  add.binary = true;
+  add.alg = dnnl::algorithm::binary_add;
+  const std::vector<PostOp> chain = {relu, add};
+  EXPECT_TRUE(BinaryPostOpsRunApart(chain, 2, "gemm:jit"));
+  EXPECT_TRUE(BinaryPostOpsRunApart(chain, 2, "x64:gemm:jit"));
+  EXPECT_FALSE(BinaryPostOpsRunApart(chain, 1, "x64:gemm:jit"));
+  EXPECT_FALSE(BinaryPostOpsRunApart(chain, 2, "jit:avx2"));
+  EXPECT_FALSE(BinaryPostOpsRunApart(chain, 2, "jit_1x1:avx2"));
 }
 
 }  // namespace

@@ -541,6 +541,24 @@ TEST(NativeKernelsTest, ResizeNearestIntegerFactorsOfWideRows) {
   }
 }
 
+// Nearest resizing by a factor oneDNN's resampling does not take (4x4 to
+// 7x7, as GhostNetV2's gates do) of a conv's channel-blocked output: the
+// input is reordered to plain and the native kernel runs (the reference
+// kernel did: 1 ms a step).
+TEST(NativeKernelsTest, ResizeNearestOfABlockedInputByAnOddFactor) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 16, 4, 4});
+  Value* c = b.Op("Conv", {x, b.Constant("w", RandomF32({16, 16, 1, 1}, 3))});
+  Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
+  b.Output(b.Op("Resize", {c, roi, b.Constant("s", Tensor(DType::kFloat, {0})),
+                           b.Constant("z", Tensor::FromVector<int64_t>({1, 16, 7, 7}, {4}))},
+                {Attribute::String("mode", "nearest"), Attribute::String("coordinate_transformation_mode", "asymmetric"),
+                 Attribute::String("nearest_mode", "floor")}));
+  auto model = b.Build(17);
+  std::string plan = RunBoth(*model, {{"x", RandomF32({1, 16, 4, 4}, 5)}});
+  EXPECT_NE(plan.find("resize\tResize"), std::string::npos) << plan;
+}
+
 // Cubic (every coordinate mode, both cubic_coeff_a, exclude_outside on and
 // off, up, down and by sizes) and antialiased linear and cubic downsampling
 // run on the separable taps kernel and agree with the reference's double
