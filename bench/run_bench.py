@@ -323,7 +323,7 @@ def write_results(args, rows, overhead, peaks, machine, pipeline):
         "; the `ORT − binding` column subtracts it. Peak memory is the peak resident-set growth over the process's "
         "own baseline, each engine in its own process. `max |Δ|` compares aic-onnx's outputs with ORT's on the "
         "bench input (ok = within |Δ| ≤ 1e-4 + 1e-3·|ORT|). aic-onnx runs oneDNN on OpenMP with "
-        "a bounded spin, OMP_WAIT_POLICY=PASSIVE with GOMP_SPINCOUNT=1000 (it sets these itself unless the environment "
+        "a bounded spin, OMP_WAIT_POLICY=PASSIVE with GOMP_SPINCOUNT=3000000 (it sets these itself unless the environment "
         "sets either; see exec/cpu/threading.cc). "
         f"Load average at the end: {os.getloadavg()[0]:.1f} (this machine is shared: timings at 2 threads "
         "depend on what else runs).",
@@ -400,13 +400,10 @@ def write_results(args, rows, overhead, peaks, machine, pipeline):
                          ("a model as exported compiles to the same plan as its opt output", other_plan)]:
         lines.append(f"| {name} | {'yes' if not misses else 'no'} | {'; '.join(misses) or '—'} |")
     lines += ["", "What limits the misses (measured when this script last changed; see exec/cpu/threading.cc): "
-              "a 1024³ GEMM at 2 threads is bimodal here, about 4.3 ms or 8.5–9 ms per run, because after "
-              "aic-onnx's short bounded spin (GOMP_SPINCOUNT=1000, ~10 µs) the second worker sleeps and on this "
-              "virtual machine is sometimes woken milliseconds late, so the run finishes at one-thread speed; "
-              "with `OMP_WAIT_POLICY=ACTIVE` (spinning like ORT's pool) the median was 4.24 ms against ORT's "
-              "4.49. Longer spins make 2-thread runs collapse when another process shares the cores "
-              "(PP-OCRv4 rec: 117 ms with a 0.1 ms spin beside a busy xz, 10 ms sleeping at once), so the "
-              "default stays short. PP-OCR cls's peak resident memory is ~1 MiB over ORT's although its heap "
+              "2-thread runs depend on the second worker being awake: with a short spin (GOMP_SPINCOUNT=1000, "
+              "~10 µs, the default until 2026-12) it slept between primitives and this virtual machine sometimes "
+              "woke it milliseconds late (a 1024³ GEMM ran about 4.3 or 8.5–9 ms per run); the ~30 ms spin keeps "
+              "it awake through a run (threading.cc has the measurements, idle and beside a busy process). PP-OCR cls's peak resident memory is ~1 MiB over ORT's although its heap "
               "peaks at 6.2 MiB (valgrind massif; weights 0.5 MiB, arena 0.3 MiB): the rest of the growth is not "
               "heap but pages mapped at first use (oneDNN's code and JIT kernels for 137 primitives, thread "
               "stacks), not yet reduced.", ""]

@@ -104,7 +104,7 @@ class CpuExecutor {
 int SetCpuThreads(int threads);
 
 // Re-executes the process with a bounded OpenMP spin (OMP_WAIT_POLICY=PASSIVE,
-// GOMP_SPINCOUNT=1000) unless the environment sets either (see
+// GOMP_SPINCOUNT=3000000, ~30 ms) unless the environment sets either (see
 // threading.cc); call first thing in a command that runs plans.
 void ConfigureOpenMpWait();
 

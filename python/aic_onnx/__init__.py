@@ -29,14 +29,14 @@ def _set_process_defaults() -> None:
     extension loads its libraries (they read these variables once, at load).
 
     The user's own settings stand. libgomp (oneDNN's and our kernels'
-    threads): a short bounded spin, then sleep (exec/cpu/threading.cc explains
+    threads): a bounded spin (~30 ms), then sleep (exec/cpu/threading.cc explains
     the numbers). OpenBLAS (the report's SVDs): Debian's 0.3.21 takes recent
     x86 cores for pre-AVX2 ones (analysis/spectrum.cc).
     """
     env = _os.environ
     if "OMP_WAIT_POLICY" not in env and "GOMP_SPINCOUNT" not in env:
         env["OMP_WAIT_POLICY"] = "PASSIVE"
-        env["GOMP_SPINCOUNT"] = "1000"
+        env["GOMP_SPINCOUNT"] = "3000000"
     if "OPENBLAS_CORETYPE" not in env:
         try:
             with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
