@@ -174,6 +174,7 @@ conv_case("dilated3x3", SHP["c56"], 64, 3, dilation=2)
 conv_case("dilated3x3", SHP["c14"], 256, 3, dilation=2)
 conv_case("grouped3x3-g8", SHP["c56"], 64, 3, group=8)
 conv_case("grouped3x3-g32", SHP["c14"], 256, 3, group=32)
+conv_case("grouped3x3-g32", (1, 128, 56, 56), 128, 3, group=32)  # 4 channels a group: ResNeXt-50 32x4d, DPN-68
 conv_case("1d-k3", (1, 768, 128), 768, 3)
 conv_case("1d-k3", (1, 80, 3000), 384, 3)
 conv_case("strided3x3s2", SHP["c112"], 128, 3, stride=2)
