@@ -17,7 +17,7 @@ struct Alias {
   int version;
 };
 constexpr Alias kAliases[] = {{"Gelu", 20}, {"LayerNormalization", 17}, {"HardSwish", 14}, {"Swish", 24}, {"RMSNormalization", 23},
-                               {"Attention", 23}, {"RotaryEmbedding", 23}};
+                               {"Attention", 23}, {"RotaryEmbedding", 23}, {"GroupNormalization", 21}};
 
 const OpDef& StandardDef(const Alias& a) {
   const OpDef* def = OpRegistry::Global().Find("", a.op_type, a.version);

@@ -67,6 +67,7 @@ void AddPatternRules(std::vector<Rule>& rules);
 void AddActivationRules(std::vector<Rule>& rules);
 void AddLinearRules(std::vector<Rule>& rules);
 void AddLayerNormRules(std::vector<Rule>& rules);
+void AddGroupNormRules(std::vector<Rule>& rules);
 void AddAttentionRules(std::vector<Rule>& rules);
 void AddRotaryRules(std::vector<Rule>& rules);
 void AddQuantizedRules(std::vector<Rule>& rules);

@@ -25,6 +25,7 @@ const std::vector<Rule>& AllRules() {
     AddActivationRules(*r);
     AddLinearRules(*r);
     AddLayerNormRules(*r);
+    AddGroupNormRules(*r);
     AddAttentionRules(*r);
     AddRotaryRules(*r);
     AddQuantizedRules(*r);

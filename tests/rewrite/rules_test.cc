@@ -703,6 +703,40 @@ std::vector<RuleCase> Cases() {
                    {{"RMSNormalization", 1}}, rms_norm(false, true, true)});
   cases.push_back({"FuseRmsNormByReciprocal", "fuse_rms_norm", rms_norm(true, true),
                    {{"RMSNormalization", 1}, {"ReduceMean", 0}, {"Reciprocal", 0}}, rms_norm(true, false)});
+  // GroupNorm as torch exports it before opset 18: x viewed as [N, G, -1],
+  // InstanceNormalization with one scale and bias per group, viewed back by
+  // x's own Shape. Near miss: a view whose rows are not per sample ([1, 6, -1]
+  // over a batch of 2: instance norm over channels of both samples at once).
+  auto torch_group_norm = [](std::vector<int64_t> view, int64_t rows) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 6, 3, 3});
+      Value* grouped = b.Op("Reshape", {x, b.Constant("view", Ints(view))});
+      Value* in = b.Op("InstanceNormalization",
+                       {grouped, b.Constant("s", Ramp({rows}, 0.3f, 1.f)), b.Constant("b", Ramp({rows}, 0.2f))},
+                       {Attribute::Float("epsilon", 1e-5f)});
+      b.Output(b.Op("Reshape", {in, b.Op("Shape", {x})}));
+      return b.Build(21);
+    };
+  };
+  cases.push_back({"FuseGroupNorm", "fuse_group_norm", torch_group_norm({0, 3, -1}, 3),
+                   {{"GroupNormalization", 1}, {"InstanceNormalization", 0}, {"Reshape", 0}},
+                   torch_group_norm({1, 6, -1}, 6), {"fold_constants"}});
+  // Near miss: a per-column operand ([1, 1, 3] over [2, 6, 3, 3]).
+  auto affine_group_norm = [](std::vector<int64_t> k_dims) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 6, 3, 3});
+      Value* gn = b.Op("GroupNormalization",
+                       {x, b.Constant("s", Ramp({6}, 0.3f, 1.f)), b.Constant("b", Ramp({6}, 0.2f))},
+                       {Attribute::Int("num_groups", 3)});
+      Value* m = b.Op("Mul", {b.Constant("k", Ramp(k_dims, 0.5f, 1.f)), gn});
+      b.Output(b.Op("Add", {m, b.Constant("c", Ramp(k_dims, 0.1f))}));
+      return b.Build(21);
+    };
+  };
+  cases.push_back({"FoldAffineIntoGroupNorm", "fold_affine_into_group_norm", affine_group_norm({6, 1, 1}),
+                   {{"GroupNormalization", 1}, {"Mul", 0}, {"Add", 0}}, affine_group_norm({1, 1, 3})});
   auto scaled_rms = [](std::vector<int64_t> g_dims) -> ModelFn {
     return [=] {
       GraphBuilder b;
