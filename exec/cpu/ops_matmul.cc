@@ -150,7 +150,14 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   const std::vector<int64_t>& ad = L.V(a).dims;
   const std::vector<int64_t>& bd = L.V(b).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
-  if (ad.size() < 2 || bd.size() < 2 || od.size() > 5 || NumElements(od) == 0) return false;
+  // oneDNN 2.6's matmul takes at most 5 dims; a deeper [.., M, K] x [K, N]
+  // (Twins' windowed attention: [1, 8, 8, 7, 7, 64] x [64, 192]) folds its
+  // leading dims into M below.
+  constexpr size_t kMaxMatMulRank = 5;
+  const bool rows_fold = bd.size() == 2 && ad.size() == od.size() && ad.size() >= 3;
+  if (ad.size() < 2 || bd.size() < 2 || (od.size() > kMaxMatMulRank && !rows_fold) || NumElements(od) == 0) {
+    return false;
+  }
   const Tensor* bc = L.Const(b);
   memory::desc a_md = PlainMd(PadTo(ad, od.size()));
   memory::desc b_plain = PlainMd(PadTo(bd, od.size()));
@@ -183,7 +190,7 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
   memory::desc tdst;
   const Node* transpose = chain.empty() && !bf16 ? TransposedDst(L, computed, &tdst) : nullptr;
   std::optional<std::pair<dnnl::matmul::primitive_desc, size_t>> built;
-  if (a_view || b_view || transpose != nullptr) {
+  if ((a_view || b_view || transpose != nullptr) && od.size() <= kMaxMatMulRank) {
     built = IfFast("matmul", [&] {
       return build(a_view ? va->md : a_md, b_view ? vb->md : b_md, transpose != nullptr ? tdst : dst_md);
     });
@@ -203,7 +210,12 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
     // weights nor merges the rows (ConvNeXt's [1, 7, 7, 768] ran as 7 GEMMs of
     // M = 7, 2.6x slower than the same bytes as one GEMM of M = 49).
     std::vector<int64_t> flat_a, flat_o;
-    if (bd.size() == 2 && ad.size() == od.size() && ad.size() >= 3 && FlattenRows(ad, od, chain, &flat_a, &flat_o)) {
+    bool flat = rows_fold && FlattenRows(ad, od, chain, &flat_a, &flat_o);
+    if (rows_fold && !flat && od.size() > kMaxMatMulRank) {
+      chain.clear();  // the nodes after it run as steps of their own
+      flat = FlattenRows(ad, od, chain, &flat_a, &flat_o);
+    }
+    if (flat) {
       a_md = PlainMd(flat_a);
       dst_md = PlainMd(flat_o);
       b_plain = PlainMd(bd);

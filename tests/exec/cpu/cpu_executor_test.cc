@@ -444,6 +444,61 @@ TEST(CpuExecutorTest, MatMulTakesItsBiasAsAnArgument) {
   }
 }
 
+// A MatMul deeper than oneDNN's five dims, [.., M, K] x [K, N] (Twins'
+// windowed attention: [1, 8, 8, 7, 7, 64] x [64, 192]), runs as one GEMM of
+// the rows folded together, with its bias; a residual operand of the
+// output's own shape stays with it too, a broadcast one runs as a step of
+// its own. It ran the reference kernel.
+TEST(CpuExecutorTest, MatMulsDeeperThanFiveDimsFoldTheirRows) {
+  for (bool broadcast_residual : {false, true}) {
+    SCOPED_TRACE(broadcast_residual ? "broadcast residual" : "residual of the output's shape");
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 2, 2, 3, 3, 8});
+    Value* m = b.Op("MatMul", {x, b.Constant("w", RandomTensor({8, 5}, 31, 0.3f))});
+    Value* biased = b.Op("Add", {m, b.Constant("c", RandomTensor({5}, 32))});
+    std::vector<int64_t> rd = broadcast_residual ? std::vector<int64_t>{1, 2, 1, 3, 1, 5}
+                                                 : std::vector<int64_t>{1, 2, 2, 3, 3, 5};
+    b.Output(b.Op("Relu", {b.Op("Add", {biased, b.Constant("r", RandomTensor(rd, 33))})}));
+    std::unique_ptr<Model> model = b.Build(17);
+    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({1, 2, 2, 3, 3, 8}, 34)}};
+    Plan* plan = nullptr;
+    CpuExecutor exec(*model);
+    CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
+    ASSERT_NE(plan, nullptr);
+    const std::string described = DescribePlan(*plan);
+    EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+    EXPECT_NE(described.find("matmul\tMatMul"), std::string::npos) << described;
+  }
+}
+
+// A BatchNormalization that cannot fold into a conv (after a Concat of two,
+// channel-blocked) with a residual Add after it (MixNet's blocks): oneDNN
+// 2.6's binary kernel with its per-channel operand on that layout is its
+// reference one (3.8 ms for [1, 80, 14, 14]); the native kernel runs the norm
+// and the Add is a step of its own.
+TEST(CpuExecutorTest, BatchNormBeforeAResidualAddNeverRunsAReferencePath) {
+  GraphBuilder b;
+  const int64_t c = 16;
+  Value* x = b.Input("x", DType::kFloat, {1, c, 8, 8});
+  Value* c1 = b.Op("Conv", {x, b.Constant("w1", RandomTensor({8, c, 1, 1}, 41, 0.3f))});
+  Value* c2 = b.Op("Conv", {x, b.Constant("w2", RandomTensor({8, c, 1, 1}, 42, 0.3f))});
+  Value* cat = b.Op("Concat", {c1, c2}, {Attribute::Int("axis", 1)});
+  Tensor var = RandomTensor({c}, 43);
+  for (int64_t i = 0; i < c; ++i) var.mutable_data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
+  Value* bn = b.Op("BatchNormalization", {cat, b.Constant("s", RandomTensor({c}, 44)), b.Constant("t", RandomTensor({c}, 45)),
+                                          b.Constant("m", RandomTensor({c}, 46)), b.Constant("v", var)});
+  b.Output(b.Op("Add", {bn, x}));
+  std::unique_ptr<Model> model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({1, c, 8, 8}, 47)}};
+  Plan* plan = nullptr;
+  CpuExecutor exec(*model);
+  CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
+  ASSERT_NE(plan, nullptr);
+  const std::string described = DescribePlan(*plan);
+  EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+  EXPECT_EQ(described.find("impl=ref"), std::string::npos) << described;
+}
+
 // Convs of 2 or 4 channels per group (DPN, ResNeXt, RegNet-style stems)
 // run on oneDNN's direct kernel with neighbouring groups merged (weights
 // block-diagonal), not on im2col + GEMM group by group: each computes the
