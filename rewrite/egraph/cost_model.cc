@@ -58,9 +58,14 @@ double NodeCost(const EGraph& eg, const ENode& n, ClassId cls) {
     }
     Cost c = def->cost(ctx);
     // Runtimes (ONNX Runtime's, ours) run an Einsum as permuting copies of its
-    // operands into the contraction's order and then a product: priced so,
-    // the explicit Transposes and MatMul einsum_to_matmul writes are no dearer.
-    if (c.known && n.op->op_type == "Einsum" && n.op->domain.empty()) cost += c.bytes_read * 2 / 4.0 + kKernelOverhead;
+    // operands into the contraction's order, a product and a permuting copy
+    // of its result: priced as those steps (bytes moved twice more, and up to
+    // five more dispatches: three permutes and two broadcast views), so the
+    // explicit Transposes, Unsqueezes and MatMul einsum_to_matmul writes are
+    // never dearer.
+    if (n.op->op_type == "Einsum" && n.op->domain.empty()) {
+      cost += 5 * kKernelOverhead + (c.known ? (c.bytes_read + c.bytes_written) * 2 / 4.0 : 0.0);
+    }
     if (c.known) return cost + c.macs + (c.bytes_read + c.bytes_written) / 4.0;
   }
   return cost + 1000;

@@ -8,7 +8,9 @@
 // An Einsum of two operands that is one batched matrix product
 // ("bhqd,bhkd->bhqk", "bij,bjk->bik") becomes Transposes around a MatMul,
 // which every backend runs on its GEMM (and the CPU backend reads the
-// transposed operands in place).
+// transposed operands in place); further output letters of one operand only
+// (Funnel's "binh,tnh->bnit": b and i both a's) become batch dims that the
+// other operand, unsqueezed there, broadcasts over.
 #include <string>
 
 #include "rewrite/rules/rule.h"
@@ -65,10 +67,30 @@ ClassId TransposedTo(EGraph& g, ClassId x, const std::string& from, const std::s
   return IsIdentity(perm) ? x : g.AddOp("Transpose", "", {x}, {Attribute::Ints("perm", perm)});
 }
 
+// x with dims of size 1 inserted at `axes` (Unsqueeze's axes as an input
+// from opset 13, an attribute before).
+ClassId UnsqueezedAt(EGraph& g, ClassId x, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return x;
+  if (g.opset() >= 13) {
+    return g.AddOp("Unsqueeze", "", {x, g.AddConst(Int64Tensor(axes, {static_cast<int64_t>(axes.size())}))});
+  }
+  return g.AddOp("Unsqueeze", "", {x}, {Attribute::Ints("axes", axes)});
+}
+
+// Consecutive axes [from, from + count).
+std::vector<int64_t> AxesFrom(size_t from, size_t count) {
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < count; ++i) axes.push_back(static_cast<int64_t>(from + i));
+  return axes;
+}
+
 // Einsum(a, b) -> Transpose(MatMul(Transpose(a), Transpose(b)))  for
 // equations "A,B->O" of distinct lowercase letters where, besides batch
-// letters (in a, b and the output), exactly one letter is a's row (a and the
-// output), one b's column (b and the output) and one contracted (a and b).
+// letters (in a, b and the output), exactly one letter is contracted (a and
+// b), and at least one is a's row (a and the output) and one b's column (b
+// and the output). The last row and column letters are the product's
+// matrix; further ones are batch dims of their operand, the other operand
+// unsqueezed there (size 1: MatMul broadcasts it).
 ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
   EGraph& g = ctx.g;
   if (n.children.size() != 2) return ctx.Decline("not two operands");
@@ -106,10 +128,11 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
       return ctx.Decline("a letter summed within one operand");
     }
   }
-  if (row.size() != 1 || col.size() != 1 || contracted.size() != 1) {
-    return ctx.Decline("not one row, one column and one contracted letter");
+  if (row.empty() || col.empty() || contracted.size() != 1) {
+    return ctx.Decline("not one contracted letter with a row and a column letter");
   }
-  // Why: MatMul broadcasts batch dims of 1; Einsum's letters must match. Known dims only.
+  // Why: MatMul broadcasts batch dims of 1; Einsum's letters must match: the
+  // same known value or the same symbol in both operands.
   const Shape* as = RankedShape(g, Child(g, n, 0));
   const Shape* bs = RankedShape(g, Child(g, n, 1));
   if (!as || !bs || as->rank() != static_cast<int64_t>(a.size()) || bs->rank() != static_cast<int64_t>(b.size())) {
@@ -118,13 +141,19 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
   for (char c : batch) {
     const Dim& da = (*as)[static_cast<int64_t>(a.find(c))];
     const Dim& db = (*bs)[static_cast<int64_t>(b.find(c))];
-    if (!da.is_value() || !db.is_value() || da.value() != db.value()) return ctx.Decline("batch dims not equal and known");
+    if (!da.SameAs(db)) return ctx.Decline("batch dims not the same");
   }
   if (!IsFloat(g.type(Child(g, n, 0)).dtype)) return ctx.Decline("not a float tensor");
-  ClassId lhs = TransposedTo(g, Child(g, n, 0), a, batch + row + contracted);
-  ClassId rhs = TransposedTo(g, Child(g, n, 1), b, batch + contracted + col);
+  const std::string extra_rows = row.substr(0, row.size() - 1), extra_cols = col.substr(0, col.size() - 1);
+  const std::string r = row.substr(row.size() - 1), c = col.substr(col.size() - 1);
+  // lhs: batch + extra rows + (1 per extra column) + r + k; rhs: batch +
+  // (1 per extra row) + extra columns + k + c.
+  ClassId lhs = TransposedTo(g, Child(g, n, 0), a, batch + extra_rows + r + contracted);
+  lhs = UnsqueezedAt(g, lhs, AxesFrom(batch.size() + extra_rows.size(), extra_cols.size()));
+  ClassId rhs = TransposedTo(g, Child(g, n, 1), b, batch + extra_cols + contracted + c);
+  rhs = UnsqueezedAt(g, rhs, AxesFrom(batch.size(), extra_rows.size()));
   ClassId product = g.AddOp("MatMul", "", {lhs, rhs});
-  return TransposedTo(g, product, batch + row + col, out);
+  return TransposedTo(g, product, batch + extra_rows + extra_cols + r + c, out);
 }
 
 // AveragePool(Conv(x, W, b)) -> Conv(AveragePool(x), W, b)   (W 1×1, the pool unpadded)

@@ -579,6 +579,19 @@ std::vector<RuleCase> Cases() {
                    einsum("bij,bkj->bk", {2, 3, 4}, {2, 5, 4})});
   cases.push_back({"EinsumToMatMulOutputOrder", "einsum_to_matmul", einsum("ij,jk->ki", {12, 16}, {16, 20}),
                    {{"Einsum", 0}, {"MatMul", 1}, {"Transpose", 1}}, einsum("ii,ij->ij", {3, 3}, {3, 4})});
+  // Funnel Transformer's attention: two row letters (b, i), a symbolic batch
+  // letter shared by both operands; then two column letters (n, h) of a
+  // weight. Near miss: batch dims that are different symbols (one may be 1
+  // where MatMul would broadcast and Einsum would not).
+  cases.push_back({"EinsumToMatMulExtraRowLetters", "einsum_to_matmul",
+                   einsum("binh,tnh->bnit", {2, 5, 3, 4}, {6, 3, 4}),
+                   {{"Einsum", 0}, {"MatMul", 1}, {"Unsqueeze", 1}},
+                   einsum("bind,bjnd->bnij", {Dim::Symbol("b"), 5, 3, 4}, {Dim::Symbol("c"), 6, 3, 4})});
+  cases.push_back({"EinsumToMatMulExtraColumnLetters", "einsum_to_matmul", einsum("td,dnh->tnh", {7, 8}, {8, 3, 4}),
+                   {{"Einsum", 0}, {"MatMul", 1}, {"Unsqueeze", 1}}, einsum("td,dnh->th", {7, 8}, {8, 3, 4})});
+  cases.push_back({"EinsumToMatMulSymbolicBatch", "einsum_to_matmul",
+                   einsum("bind,bjnd->bnij", {Dim::Symbol("b"), 5, 3, 4}, {Dim::Symbol("b"), 6, 3, 4}),
+                   {{"Einsum", 0}, {"MatMul", 1}}, nullptr});
   cases.push_back({"FuseSwish", "fuse_swish", x_sigmoid(true, 24), {{"Swish", 1}, {"Sigmoid", 0}, {"Mul", 0}},
                    x_sigmoid(false, 24)});
   // silu(gate) * up -> SwiGLU; the near miss broadcasts up over the rows.
