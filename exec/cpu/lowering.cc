@@ -53,7 +53,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"ReduceL1", LowerReduceOrNative},       {"ReduceL2", LowerReduceOrNative},
       {"ReduceLogSumExp", LowerReduceOrNative},      {"Transpose", LowerTransposeOrNative},
       {"Slice", LowerSliceOrNative},           {"Resize", LowerResizeOrNative},
-      {"Upsample", LowerResizeOrNative},
+      {"Upsample", LowerResizeOrNative},       {"GridSample", LowerGridSample},
       // Our own kernels (ops_native*.cc).
       {"Gelu", LowerUnaryOrNative},    {"Erf", LowerNativeUnary},
       {"Reciprocal", LowerNativeUnary}, {"Floor", LowerNativeUnary},

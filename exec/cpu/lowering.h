@@ -217,6 +217,7 @@ bool LowerBinaryOrNative(Lowerer& L, const Node& n);
 bool LowerChannelScale(Lowerer& L, const Node& n);
 bool LowerUnaryOrNative(Lowerer& L, const Node& n);
 bool LowerResizeOrNative(Lowerer& L, const Node& n);
+bool LowerGridSample(Lowerer& L, const Node& n);  // ops_native_tensor.cc
 bool LowerLayerNorm(Lowerer& L, const Node& n);
 bool LowerRmsNorm(Lowerer& L, const Node& n);
 bool LowerAttention(Lowerer& L, const Node& n);  // ops_native_attention.cc

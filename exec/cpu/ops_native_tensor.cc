@@ -16,6 +16,7 @@
 #include "ops/tensor/pad_params.h"
 #include "ops/tensor/resize_params.h"
 #include "exec/cpu/kernels/gather.h"
+#include "exec/cpu/kernels/grid_sample.h"
 #include "exec/cpu/kernels/pad.h"
 #include "exec/cpu/kernels/resize_linear.h"
 #include "exec/cpu/kernels/resize_taps.h"
@@ -219,6 +220,37 @@ bool LowerResizeOrNative(Lowerer& L, const Node& n) {
   } catch (const dnnl::error&) {
   }
   return LowerResizeNearest(L, n, /*plain_input_only=*/false) || LowerResizeLinear(L, n) || LowerResizeByTaps(L, n);
+}
+
+// GridSample of a 4-D float32 X, bilinear or nearest, any padding and
+// align_corners (kernels/grid_sample.h); bicubic stays with the reference.
+bool LowerGridSample(Lowerer& L, const Node& n) {
+  if (n.num_inputs() != 2 || n.num_outputs() != 1) return false;
+  const Value* x = n.input(0);
+  const Value* grid = n.input(1);
+  const Value* out = n.output(0);
+  if (!L.IsF32(x) || !L.IsF32(grid) || !L.IsF32(out) || !NativeReady(L, x) || !NativeReady(L, grid)) return false;
+  absl::StatusOr<GridSampler> sampler = ParseGridSampler(n, L.OpsetOf(n));
+  if (!sampler.ok() || sampler->mode == GridMode::kBicubic) return false;
+  const std::vector<int64_t>& xd = L.V(x).dims;
+  const std::vector<int64_t>& gd = L.V(grid).dims;
+  const std::vector<int64_t>& od = L.V(out).dims;
+  if (xd.size() != 4 || gd.size() != 4 || gd[0] != xd[0] || gd[3] != 2 ||
+      od != std::vector<int64_t>{xd[0], xd[1], gd[1], gd[2]} || NumElements(od) == 0 || xd[2] == 0 || xd[3] == 0) {
+    return false;
+  }
+  kernels::GridSampleShape shape{xd[0], xd[1], xd[2], xd[3], gd[1], gd[2]};
+  int in = L.PlainSlot(x);
+  int g = L.PlainSlot(grid);
+  int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
+  const GridSampler s = *sampler;
+  AddNativeStep(L, n, {in, g}, slot, [shape, s](const void* const* i, void* y) {
+    kernels::GridSample2dF32(static_cast<const float*>(i[0]), static_cast<const float*>(i[1]), static_cast<float*>(y),
+                             shape, s);
+    return absl::OkStatus();
+  })->kind = "grid_sample";
+  return true;
 }
 
 bool LowerGather(Lowerer& L, const Node& n) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/misc/grid_sample.h"
 #include "ops/misc/misc_ops.h"
 #include "ops/misc/numeric_util.h"
 #include "ops/util/cost_util.h"
@@ -21,48 +22,13 @@ namespace aic {
 
 namespace {
 
-enum class Mode { kBilinear, kNearest, kBicubic };
-enum class Padding { kZeros, kBorder, kReflection };
-
-struct Sampler {
-  Mode mode;
-  Padding padding;
-  bool align_corners;
-
-  // [-1, 1] to pixel coordinates.
-  double Unnormalize(double c, int64_t size) const {
-    return align_corners ? (c + 1) / 2 * static_cast<double>(size - 1)
-                         : ((c + 1) * static_cast<double>(size) - 1) / 2;
-  }
-
-  static double Reflect(double c, double twice_low, double twice_high) {
-    if (twice_low == twice_high) return 0;
-    const double mn = twice_low / 2, span = (twice_high - twice_low) / 2;
-    c = std::fabs(c - mn);
-    const double extra = std::fmod(c, span);
-    const int64_t flips = static_cast<int64_t>(std::floor(c / span));
-    return flips % 2 == 0 ? extra + mn : span - extra + mn;
-  }
-
-  // Applies border / reflection padding to a pixel coordinate.
-  double Pad(double c, int64_t size) const {
-    const double hi = static_cast<double>(size - 1);
-    if (padding == Padding::kBorder) return std::clamp(c, 0.0, hi);
-    if (padding == Padding::kReflection) {
-      c = align_corners ? Reflect(c, 0, 2 * hi) : Reflect(c, -1, 2 * static_cast<double>(size) - 1);
-      return std::clamp(c, 0.0, hi);
-    }
-    return c;
-  }
-};
-
 double CubicNear(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 double CubicFar(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
 // One channel volume of `dims` (outermost first); `coord` holds the grid's
 // normalized coordinates, innermost dim first. Out-of-range reads are 0
 // (zeros padding, or taps that padding has not brought inside).
-double Sample(const Sampler& s, const double* vol, const std::vector<int64_t>& dims, const double* coord) {
+double Sample(const GridSampler& s, const double* vol, const std::vector<int64_t>& dims, const double* coord) {
   const size_t r = dims.size();
   auto read = [&](const int64_t* idx) {  // idx outermost first
     int64_t at = 0;
@@ -75,7 +41,7 @@ double Sample(const Sampler& s, const double* vol, const std::vector<int64_t>& d
   double p[3];  // pixel coordinates, outermost first (r <= 3 is checked by the caller)
   for (size_t d = 0; d < r; ++d) p[d] = s.Unnormalize(coord[r - 1 - d], dims[d]);
   int64_t idx[3];
-  if (s.mode == Mode::kBicubic) {
+  if (s.mode == GridMode::kBicubic) {
     // 2-D only. Padding applies to each of the 4×4 taps, not to the center.
     const int64_t h = dims[0], w = dims[1];
     const double x0 = std::floor(p[1]), y0 = std::floor(p[0]);
@@ -93,7 +59,7 @@ double Sample(const Sampler& s, const double* vol, const std::vector<int64_t>& d
     return sum;
   }
   for (size_t d = 0; d < r; ++d) p[d] = s.Pad(p[d], dims[d]);
-  if (s.mode == Mode::kNearest) {
+  if (s.mode == GridMode::kNearest) {
     // Ties to even, as PyTorch rounds.
     for (size_t d = 0; d < r; ++d) idx[d] = static_cast<int64_t>(std::nearbyint(p[d]));
     return read(idx);
@@ -117,37 +83,20 @@ double Sample(const Sampler& s, const double* vol, const std::vector<int64_t>& d
   return sum;
 }
 
-// Mode names by opset: bilinear / bicubic before 20, linear / cubic from 20.
-absl::StatusOr<Sampler> ParseSampler(const Node& node, int64_t opset) {
-  const bool renamed = opset >= 20;
-  Sampler s{Mode::kBilinear, Padding::kZeros, node.GetInt("align_corners", 0) != 0};
-  const std::string mode = node.GetString("mode", renamed ? "linear" : "bilinear");
-  const std::string pad = node.GetString("padding_mode", "zeros");
-  if (mode == "nearest") s.mode = Mode::kNearest;
-  else if (mode == (renamed ? "cubic" : "bicubic")) s.mode = Mode::kBicubic;
-  else if (mode != (renamed ? "linear" : "bilinear")) {
-    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unknown mode '", mode, "'"));
-  }
-  if (pad == "border") s.padding = Padding::kBorder;
-  else if (pad == "reflection") s.padding = Padding::kReflection;
-  else if (pad != "zeros") return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unknown padding_mode '", pad, "'"));
-  return s;
-}
-
 // Spatial rank r of X (rank r + 2) the kernel handles: 2-D before opset 20,
 // 1- to 3-D after, and cubic in 2-D only.
-absl::Status CheckSpatialRank(int64_t r, const Sampler& s, int64_t opset) {
+absl::Status CheckSpatialRank(int64_t r, const GridSampler& s, int64_t opset) {
   if (opset < 20 && r != 2) return absl::InvalidArgumentError("X must have rank 4 before opset 20");
   if (r < 1 || r > 3) return absl::UnimplementedError(absl::StrCat("GridSample over ", r, " spatial dims"));
-  if (s.mode == Mode::kBicubic && r != 2) return absl::InvalidArgumentError("cubic mode needs 4-D input");
+  if (s.mode == GridMode::kBicubic && r != 2) return absl::InvalidArgumentError("cubic mode needs 4-D input");
   return absl::OkStatus();
 }
 
 absl::Status GridSampleKernel(KernelContext& ctx) {
   AIC_RETURN_IF_ERROR(RequireNumericInputs(ctx, {0, 1}));
-  absl::StatusOr<Sampler> sampler = ParseSampler(ctx.node(), ctx.opset());
+  absl::StatusOr<GridSampler> sampler = ParseGridSampler(ctx.node(), ctx.opset());
   if (!sampler.ok()) return ctx.Error(sampler.status().message());
-  const Sampler& s = *sampler;
+  const GridSampler& s = *sampler;
   const Tensor& x = ctx.input(0);
   const Tensor& grid = ctx.input(1);
   if (!IsRealFloat(x.dtype())) return ctx.Unimplemented("X dtype ", DTypeName(x.dtype()));
@@ -184,7 +133,7 @@ absl::Status GridSampleKernel(KernelContext& ctx) {
 }
 
 absl::Status InferGridSample(OpContext& ctx) {
-  absl::StatusOr<Sampler> s = ParseSampler(ctx.node(), ctx.opset());
+  absl::StatusOr<GridSampler> s = ParseGridSampler(ctx.node(), ctx.opset());
   if (!s.ok()) return ctx.Error(s.status().message());
   AIC_RETURN_IF_ERROR(ExpectFloatInput(ctx, 0, "X"));
   const Shape& x = ctx.input_shape(0);
@@ -226,9 +175,9 @@ Cost GridSampleCost(const OpContext& ctx) {
   Cost c = BytesOnlyCost(ctx);
   const int64_t out = ctx.num_outputs() ? StaticElements(ctx.output_type(0)) : -1;
   if (out < 0) return c;
-  absl::StatusOr<Sampler> s = ParseSampler(ctx.node(), ctx.opset());
+  absl::StatusOr<GridSampler> s = ParseGridSampler(ctx.node(), ctx.opset());
   const int64_t r = ctx.input_shape(0).has_rank() ? ctx.input_shape(0).rank() - 2 : 2;
-  const int64_t taps = !s.ok() ? 4 : s->mode == Mode::kBicubic ? 16 : s->mode == Mode::kNearest ? 1 : (1 << r);
+  const int64_t taps = !s.ok() ? 4 : s->mode == GridMode::kBicubic ? 16 : s->mode == GridMode::kNearest ? 1 : (1 << r);
   c.macs = out * taps;
   c.flops = 2 * c.macs + out * 8;  // plus coordinate arithmetic
   return c;
@@ -331,6 +280,24 @@ Traits AffineGridTraits(const OpContext& ctx) {
 }
 
 }  // namespace
+
+// Mode names by opset: bilinear / bicubic before 20, linear / cubic from 20.
+absl::StatusOr<GridSampler> ParseGridSampler(const Node& node, int64_t opset) {
+  const bool renamed = opset >= 20;
+  GridSampler s{GridMode::kBilinear, GridPadding::kZeros, node.GetInt("align_corners", 0) != 0};
+  const std::string mode = node.GetString("mode", renamed ? "linear" : "bilinear");
+  const std::string pad = node.GetString("padding_mode", "zeros");
+  if (mode == "nearest") s.mode = GridMode::kNearest;
+  else if (mode == (renamed ? "cubic" : "bicubic")) s.mode = GridMode::kBicubic;
+  else if (mode != (renamed ? "linear" : "bilinear")) {
+    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unknown mode '", mode, "'"));
+  }
+  if (pad == "border") s.padding = GridPadding::kBorder;
+  else if (pad == "reflection") s.padding = GridPadding::kReflection;
+  else if (pad != "zeros") return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unknown padding_mode '", pad, "'"));
+  return s;
+}
+
 
 void RegisterGridSampleOps(OpRegistry& r) {
   r.Register(OpDef{
