@@ -762,6 +762,20 @@ resize_case("cubic2x-half_pixel", SHP["c14"], 2.0, mode="cubic", coordinate_tran
             cubic_coeff_a=-0.75)
 
 
+def grid_sample_case(variant, shape, out_hw, **attrs):
+    """GridSample of x [N, C, H, W] at a random grid over (a little past) [-1, 1]: spatial
+    transformers, RAFT's correlation lookups."""
+    def fn(b):
+        grid = (b.rng.random((shape[0], out_hw[0], out_hw[1], 2)) * 2.2 - 1.1).astype(np.float32)
+        b.out(b.node("GridSample", [b.x(shape), b.input("grid", grid)], ["y"], **attrs))
+    case(f"GridSample/{variant}/{sname(shape)}", fn)
+
+
+grid_sample_case("bilinear-zeros", SHP["c56"], (56, 56), mode="bilinear", padding_mode="zeros", align_corners=0)
+grid_sample_case("bilinear-corr-lookup", (256, 1, 16, 16), (7, 7), mode="bilinear", padding_mode="zeros",
+                 align_corners=1)
+
+
 def einsum_case(shape):
     def fn(b):
         b.out(b.node("Einsum", [b.x(shape, "q"), b.x(shape, "k")], ["y"], equation="bhqd,bhkd->bhqk"))

@@ -236,7 +236,8 @@ bool LowerGridSample(Lowerer& L, const Node& n) {
   const std::vector<int64_t>& gd = L.V(grid).dims;
   const std::vector<int64_t>& od = L.V(out).dims;
   if (xd.size() != 4 || gd.size() != 4 || gd[0] != xd[0] || gd[3] != 2 ||
-      od != std::vector<int64_t>{xd[0], xd[1], gd[1], gd[2]} || NumElements(od) == 0 || xd[2] == 0 || xd[3] == 0) {
+      od != std::vector<int64_t>{xd[0], xd[1], gd[1], gd[2]} || NumElements(od) == 0 || xd[2] == 0 || xd[3] == 0 ||
+      xd[2] * xd[3] > INT32_MAX) {  // plane offsets are int32
     return false;
   }
   kernels::GridSampleShape shape{xd[0], xd[1], xd[2], xd[3], gd[1], gd[2]};
