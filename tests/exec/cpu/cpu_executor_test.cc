@@ -72,6 +72,30 @@ void CompareWithReference(const Model& model, const std::map<std::string, Runtim
   if (plan_out != nullptr) *plan_out = *plan;
 }
 
+// Runs `model` on the CPU executor against the reference (CompareWithReference)
+// and checks its plan has no reference step; the plan's description, or ""
+// when it could not run.
+std::string PlanMatchingTheReference(const Model& model, const std::map<std::string, RuntimeValue>& feeds,
+                                     double rtol = 1e-4, double atol = 1e-5) {
+  Plan* plan = nullptr;
+  CpuExecutor exec(model);
+  CompareWithReference(model, feeds, rtol, atol, &plan, &exec);
+  if (plan == nullptr) {
+    ADD_FAILURE() << "no plan";
+    return "";
+  }
+  const std::string described = DescribePlan(*plan);
+  EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+  return described;
+}
+
+// A BatchNormalization's variance: random, at least 0.5.
+Tensor RandomVariance(int64_t channels, uint32_t seed) {
+  Tensor var = RandomTensor({channels}, seed);
+  for (int64_t i = 0; i < channels; ++i) var.mutable_data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
+  return var;
+}
+
 // x -> Conv(3x3, bias) -> BatchNorm -> HardSwish -> depthwise Conv -> +
 // residual -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> Softmax. (The
 // HardSwish that exporters spell out becomes this one node in the rewriter,
@@ -83,10 +107,8 @@ std::unique_ptr<Model> SmallCnn() {
   Value* b1 = b.Constant("b1", RandomTensor({16}, 2));
   Value* c1 = b.Op("Conv", {x, w1, b1}, {Attribute::Ints("pads", {1, 1, 1, 1})});
   Tensor scale = RandomTensor({16}, 3), bias = RandomTensor({16}, 4), mean = RandomTensor({16}, 5);
-  Tensor var = RandomTensor({16}, 6);
-  for (float& v : var.mutable_span<float>()) v = std::fabs(v) + 0.5f;
   Value* bn = b.Op("BatchNormalization", {c1, b.Constant("s", scale), b.Constant("bb", bias),
-                                            b.Constant("m", mean), b.Constant("v", var)});
+                                            b.Constant("m", mean), b.Constant("v", RandomVariance(16, 6))});
   Value* hs = b.Op("HardSwish", {bn});
   Value* w2 = b.Constant("w2", RandomTensor({16, 1, 3, 3}, 7, 0.3f));
   Value* c2 = b.Op("Conv", {hs, w2}, {Attribute::Int("group", 16), Attribute::Ints("pads", {1, 1, 1, 1})});
@@ -460,13 +482,7 @@ TEST(CpuExecutorTest, MatMulsDeeperThanFiveDimsFoldTheirRows) {
                                                  : std::vector<int64_t>{1, 2, 2, 3, 3, 5};
     b.Output(b.Op("Relu", {b.Op("Add", {biased, b.Constant("r", RandomTensor(rd, 33))})}));
     std::unique_ptr<Model> model = b.Build(17);
-    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({1, 2, 2, 3, 3, 8}, 34)}};
-    Plan* plan = nullptr;
-    CpuExecutor exec(*model);
-    CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
-    ASSERT_NE(plan, nullptr);
-    const std::string described = DescribePlan(*plan);
-    EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+    const std::string described = PlanMatchingTheReference(*model, {{"x", RandomTensor({1, 2, 2, 3, 3, 8}, 34)}});
     EXPECT_NE(described.find("matmul\tMatMul"), std::string::npos) << described;
   }
 }
@@ -483,19 +499,11 @@ TEST(CpuExecutorTest, BatchNormBeforeAResidualAddNeverRunsAReferencePath) {
   Value* c1 = b.Op("Conv", {x, b.Constant("w1", RandomTensor({8, c, 1, 1}, 41, 0.3f))});
   Value* c2 = b.Op("Conv", {x, b.Constant("w2", RandomTensor({8, c, 1, 1}, 42, 0.3f))});
   Value* cat = b.Op("Concat", {c1, c2}, {Attribute::Int("axis", 1)});
-  Tensor var = RandomTensor({c}, 43);
-  for (int64_t i = 0; i < c; ++i) var.mutable_data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
   Value* bn = b.Op("BatchNormalization", {cat, b.Constant("s", RandomTensor({c}, 44)), b.Constant("t", RandomTensor({c}, 45)),
-                                          b.Constant("m", RandomTensor({c}, 46)), b.Constant("v", var)});
+                                          b.Constant("m", RandomTensor({c}, 46)), b.Constant("v", RandomVariance(c, 43))});
   b.Output(b.Op("Add", {bn, x}));
   std::unique_ptr<Model> model = b.Build(17);
-  std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({1, c, 8, 8}, 47)}};
-  Plan* plan = nullptr;
-  CpuExecutor exec(*model);
-  CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
-  ASSERT_NE(plan, nullptr);
-  const std::string described = DescribePlan(*plan);
-  EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+  const std::string described = PlanMatchingTheReference(*model, {{"x", RandomTensor({1, c, 8, 8}, 47)}});
   EXPECT_EQ(described.find("impl=ref"), std::string::npos) << described;
 }
 
@@ -530,20 +538,12 @@ TEST(CpuExecutorTest, ConvsOfSmallGroupsMergeIntoWholeChannelBlocks) {
                     {Attribute::Int("group", c.groups), Attribute::Ints("pads", std::vector<int64_t>(2 * spatial, 1)),
                      Attribute::Ints("strides", std::vector<int64_t>(spatial, c.stride))});
     if (c.bn) {
-      Tensor var = RandomTensor({c.w[0]}, 23);
-      for (int64_t i = 0; i < var.num_elements(); ++i) var.mutable_data<float>()[i] = 0.5f + std::fabs(var.data<float>()[i]);
       y = b.Op("BatchNormalization", {y, b.Constant("s", RandomTensor({c.w[0]}, 24)), b.Constant("t", RandomTensor({c.w[0]}, 25)),
-                                      b.Constant("m", RandomTensor({c.w[0]}, 26)), b.Constant("v", var)});
+                                      b.Constant("m", RandomTensor({c.w[0]}, 26)), b.Constant("v", RandomVariance(c.w[0], 23))});
     }
     b.Output(b.Op("Relu", {y}));
     std::unique_ptr<Model> model = b.Build(17);
-    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor(c.x, 27)}};
-    Plan* plan = nullptr;
-    CpuExecutor exec(*model);
-    CompareWithReference(*model, feeds, 1e-4, 1e-4, &plan, &exec);
-    ASSERT_NE(plan, nullptr);
-    const std::string described = DescribePlan(*plan);
-    EXPECT_EQ(StatsOf(*plan).fallback_steps, 0) << described;
+    const std::string described = PlanMatchingTheReference(*model, {{"x", RandomTensor(c.x, 27)}}, 1e-4, 1e-4);
     if (c.merges) {
       EXPECT_EQ(described.find("gemm"), std::string::npos) << described;
     }
