@@ -325,10 +325,14 @@ bool LowerConv(Lowerer& L, const Node& n) {
     }
     bias = nb;
   }
+  // Weights of `dims` in the layout oneDNN may pick (plain when blocked layouts are off).
+  auto weights_any = [&](const memory::dims& dims) {
+    return L.options().blocked_layouts ? memory::desc(dims, memory::data_type::f32, memory::format_tag::any)
+                                       : StridedMd(dims, PlainStrides(dims));
+  };
   memory::dims wdims = ConvWeightDims(*w, groups);
   memory::desc w_plain = StridedMd(wdims, PlainStrides(wdims));
-  memory::desc w_any = L.options().blocked_layouts ? memory::desc(wdims, memory::data_type::f32, memory::format_tag::any)
-                                                   : w_plain;
+  const memory::desc w_any = weights_any(wdims);
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
   Plan& plan = L.plan();
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
@@ -347,9 +351,9 @@ bool LowerConv(Lowerer& L, const Node& n) {
   // hold bf16 values exactly. Not with a BatchNormalization folded in: its
   // scaled weights are not the model's bf16 values.
   bool bf16 = bn == nullptr && L.ReadsAsBf16(x) && L.ReadsAsBf16(n.input(1));
-  auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) {
+  auto build_with = [&](const memory::desc& w_md, const memory::desc& src_md, const memory::desc& dst_md) {
     const memory::desc src = bf16 ? WithDataType(src_md, memory::data_type::bf16) : src_md;
-    const memory::desc wts = bf16 ? WithDataType(w_any, memory::data_type::bf16) : w_any;
+    const memory::desc wts = bf16 ? WithDataType(w_md, memory::data_type::bf16) : w_md;
     return L.WithPostOps(chain, [&](const dnnl::primitive_attr& attr) {
       return dnnl::convolution_forward::primitive_desc(
           dnnl::convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct, src, wts,
@@ -357,6 +361,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
           attr, plan.engine);
     });
   };
+  auto build = [&](const memory::desc& src_md, const memory::desc& dst_md) { return build_with(w_any, src_md, dst_md); };
   // The producer's layout first (no reorder). oneDNN 2.6 has only its
   // reference kernel for some (layout, geometry) pairs, e.g. a grouped 3x3
   // conv of 16 channels per group reading a 1x1 conv's channels-last output
@@ -396,13 +401,10 @@ bool LowerConv(Lowerer& L, const Node& n) {
       const int64_t m = block / cin_g;
       Tensor candidate = MergeConvGroups(*weights, groups, m);
       const memory::dims merged_dims = ConvWeightDims(candidate, groups / m);
-      const memory::desc saved_any = w_any;
-      w_any = L.options().blocked_layouts ? memory::desc(merged_dims, memory::data_type::f32, memory::format_tag::any)
-                                          : StridedMd(merged_dims, PlainStrides(merged_dims));
       bool taken = false;
       for (const memory::desc& src_try : {L.SrcMdOrAny(x), AnyMd(xd)}) {
         try {
-          auto alt = build(src_try, dst_md);
+          auto alt = build_with(weights_any(merged_dims), src_try, dst_md);
           const std::string impl = alt.first.impl_info_str();
           if (!absl::StrContains(impl, "gemm") && !IsSlowImplementation("conv", impl)) {
             built = alt;
@@ -412,10 +414,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
         } catch (const dnnl::error&) {
         }
       }
-      if (!taken) {
-        w_any = saved_any;
-        continue;
-      }
+      if (!taken) continue;
       merged = std::move(candidate);
       weights = &merged;
       w_plain = StridedMd(merged_dims, PlainStrides(merged_dims));

@@ -392,7 +392,6 @@ bool LowerBatchNorm(Lowerer& L, const Node& n) {
   add.binary = true;
   add.alg = algorithm::binary_add;
   add.src1_md = cmd;
-  add.src1_slot = L.ConstSlot(sh, cmd);
   add.nodes = {&n};
   add.out = out;
   add.name = "bn_shift";
@@ -408,6 +407,7 @@ bool LowerBatchNorm(Lowerer& L, const Node& n) {
   // then, the nodes after it steps of their own.
   if (IsSlowImplementation("", pd.impl_info_str()) && lower_native(false)) return true;
   if (k == 0) return false;
+  chain[0].src1_slot = L.ConstSlot(sh, cmd);  // the shift, once the step is this one
   DnnlStep* step = L.AddDnnlStep(dnnl::binary(pd), "batchnorm", n);
   step->AddArg(DNNL_ARG_SRC_0, s0, md0, false);
   step->AddArg(DNNL_ARG_SRC_1, L.ConstSlot(sc, cmd), cmd, false);

@@ -298,7 +298,6 @@ absl::StatusOr<GridSampler> ParseGridSampler(const Node& node, int64_t opset) {
   return s;
 }
 
-
 void RegisterGridSampleOps(OpRegistry& r) {
   r.Register(OpDef{
       .domain = "",

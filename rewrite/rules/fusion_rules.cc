@@ -11,19 +11,6 @@ namespace aic::rewrite {
 
 namespace {
 
-// Per-output-channel values of a constant that broadcasts against a conv
-// output of rank `rank` along axis 1 only (or a scalar): its M values, else empty.
-std::vector<double> PerChannel(const Tensor& c, int64_t rank, int64_t channels) {
-  if (c.num_elements() == 1) return std::vector<double>(channels, c.ElementAsDouble(0));
-  if (c.num_elements() != channels || c.rank() > rank) return {};
-  int64_t axis = 1 - (rank - c.rank());  // c's axis that lines up with axis 1
-  if (axis < 0) return {};
-  for (int64_t i = 0; i < c.rank(); ++i) {
-    if (i != axis && c.dim(i) != 1) return {};
-  }
-  return ToDoubles(c);
-}
-
 struct ConvParts {
   ClassId x, w, b;
   const Tensor* wt;
@@ -104,7 +91,7 @@ const ENode* MatchConvPerChannel(EGraph& g, ClassId cls, const ENode& n, ConvPar
     if (conv == nullptr || c == nullptr || out == nullptr || conv_out == nullptr) return false;
     // Why: the op must not broadcast the conv output to a bigger shape.
     if (!SameShape(*out, *conv_out)) return false;
-    per_channel = PerChannel(*c, out->rank(), p.wt->dim(0));
+    per_channel = PerChannelValues(*c, out->rank(), p.wt->dim(0));
     return !per_channel.empty();
   });
   return matched ? conv : nullptr;

@@ -65,19 +65,6 @@ ClassId FuseGroupNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
   return ctx.Decline("not Reshape(InstanceNormalization(Reshape(x)))");
 }
 
-// Whether constant k scales each channel of a [N, C, ...] tensor of rank
-// `rank` alike: one number, or ones but C on the channel axis (right-aligned
-// as broadcasting reads it: [C, 1, 1] over [N, C, H, W]).
-bool PerChannel(const Tensor& k, int64_t rank, int64_t channels) {
-  if (k.num_elements() == 1) return true;
-  if (k.rank() > rank || k.rank() < rank - 1) return false;
-  for (int64_t i = 0; i < k.rank(); ++i) {
-    const int64_t axis = rank - k.rank() + i;
-    if (k.dim(i) != (axis == 1 ? channels : 1)) return false;
-  }
-  return true;
-}
-
 // GroupNormalization(x, s, b) * k -> GroupNormalization(x, s*k, b*k)
 // GroupNormalization(x, s, b) + c -> GroupNormalization(x, s, b+c)   (k, c per channel)
 ClassId FoldAffineIntoGroupNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
@@ -99,21 +86,11 @@ ClassId FoldAffineIntoGroupNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       const int64_t channels = DimValue(*xs, 1);
       // Why: per-channel scale and bias only (GroupNormalization-18's per-group
       // form updated per channel would no longer be one value per group).
-      if (channels <= 0 || s->num_elements() != channels || b->num_elements() != channels ||
-          !PerChannel(*k, xs->rank(), channels)) {
-        continue;
-      }
-      const bool scalar_k = k->num_elements() == 1;
-      std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
-      for (int64_t c = 0; c < channels; ++c) {
-        const double kc = kv[scalar_k ? 0 : c];
-        if (is_mul) {
-          sv[c] *= kc;
-          bv[c] *= kc;
-        } else {
-          bv[c] += kc;
-        }
-      }
+      if (channels <= 0 || s->num_elements() != channels || b->num_elements() != channels) continue;
+      const std::vector<double> kc = PerChannelValues(*k, xs->rank(), channels);
+      if (kc.empty()) continue;
+      std::vector<double> sv = ToDoubles(*s), bv = ToDoubles(*b);
+      FoldAffine(sv, bv, kc, is_mul);
       ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {channels}));
       ClassId nb = g.AddConst(FromDoubles(bv, DType::kFloat, {channels}));
       folded = g.AddOpLike(*gn->op, {Child(g, *gn, 0), ns, nb}, 1);

@@ -180,17 +180,8 @@ ClassId FoldAffineIntoLayerNorm(RuleContext& ctx, ClassId cls, const ENode& n) {
       if (!FoldsIntoScale(g, cls, normed, *k, *s)) continue;
       // Why: scale and bias must be one value each per normalized element to be updated in place.
       if (b->num_elements() != s->num_elements()) continue;
-      bool scalar_k = k->num_elements() == 1;
-      std::vector<double> kv = ToDoubles(*k), sv = ToDoubles(*s), bv = ToDoubles(*b);
-      for (size_t i = 0; i < sv.size(); ++i) {
-        double ki = kv[scalar_k ? 0 : i];
-        if (is_mul) {
-          sv[i] *= ki;
-          bv[i] *= ki;
-        } else {
-          bv[i] += ki;
-        }
-      }
+      std::vector<double> sv = ToDoubles(*s), bv = ToDoubles(*b);
+      FoldAffine(sv, bv, ToDoubles(*k), is_mul);
       int64_t width = s->num_elements();
       ClassId ns = g.AddConst(FromDoubles(sv, DType::kFloat, {width}));
       ClassId nb = g.AddConst(FromDoubles(bv, DType::kFloat, {width}));

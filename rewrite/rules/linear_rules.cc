@@ -67,16 +67,6 @@ ClassId TransposedTo(EGraph& g, ClassId x, const std::string& from, const std::s
   return IsIdentity(perm) ? x : g.AddOp("Transpose", "", {x}, {Attribute::Ints("perm", perm)});
 }
 
-// x with dims of size 1 inserted at `axes` (Unsqueeze's axes as an input
-// from opset 13, an attribute before).
-ClassId UnsqueezedAt(EGraph& g, ClassId x, const std::vector<int64_t>& axes) {
-  if (axes.empty()) return x;
-  if (g.opset() >= 13) {
-    return g.AddOp("Unsqueeze", "", {x, g.AddConst(Int64Tensor(axes, {static_cast<int64_t>(axes.size())}))});
-  }
-  return g.AddOp("Unsqueeze", "", {x}, {Attribute::Ints("axes", axes)});
-}
-
 // Consecutive axes [from, from + count).
 std::vector<int64_t> AxesFrom(size_t from, size_t count) {
   std::vector<int64_t> axes;
@@ -149,9 +139,9 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
   // lhs: batch + extra rows + (1 per extra column) + r + k; rhs: batch +
   // (1 per extra row) + extra columns + k + c.
   ClassId lhs = TransposedTo(g, Child(g, n, 0), a, batch + extra_rows + r + contracted);
-  lhs = UnsqueezedAt(g, lhs, AxesFrom(batch.size() + extra_rows.size(), extra_cols.size()));
+  if (!extra_cols.empty()) lhs = AddUnsqueeze(g, lhs, AxesFrom(batch.size() + extra_rows.size(), extra_cols.size()));
   ClassId rhs = TransposedTo(g, Child(g, n, 1), b, batch + extra_cols + contracted + c);
-  rhs = UnsqueezedAt(g, rhs, AxesFrom(batch.size(), extra_rows.size()));
+  if (!extra_rows.empty()) rhs = AddUnsqueeze(g, rhs, AxesFrom(batch.size(), extra_rows.size()));
   ClassId product = g.AddOp("MatMul", "", {lhs, rhs});
   return TransposedTo(g, product, batch + extra_rows + extra_cols + r + c, out);
 }

@@ -116,6 +116,34 @@ Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
   return Tensor::FromVector<int64_t>(v, std::move(dims));
 }
 
+std::vector<double> PerChannelValues(const Tensor& c, int64_t rank, int64_t channels) {
+  if (c.num_elements() == 1) return std::vector<double>(channels, c.ElementAsDouble(0));
+  if (c.num_elements() != channels || c.rank() > rank) return {};
+  int64_t axis = 1 - (rank - c.rank());  // c's axis that lines up with axis 1
+  if (axis < 0) return {};
+  for (int64_t i = 0; i < c.rank(); ++i) {
+    if (i != axis && c.dim(i) != 1) return {};
+  }
+  return ToDoubles(c);
+}
+
+void FoldAffine(std::vector<double>& scale, std::vector<double>& bias, const std::vector<double>& k, bool is_mul) {
+  for (size_t i = 0; i < scale.size(); ++i) {
+    const double ki = k[k.size() == 1 ? 0 : i];
+    if (is_mul) {
+      scale[i] *= ki;
+      bias[i] *= ki;
+    } else {
+      bias[i] += ki;
+    }
+  }
+}
+
+ClassId AddUnsqueeze(EGraph& g, ClassId x, const std::vector<int64_t>& axes) {
+  if (g.opset() < 13) return g.AddOp("Unsqueeze", "", {x}, {Attribute::Ints("axes", axes)});
+  return g.AddOp("Unsqueeze", "", {x, g.AddConst(Int64Tensor(axes, {static_cast<int64_t>(axes.size())}))});
+}
+
 const Tensor* ChildValue(const EGraph& g, const ENode& n, size_t i) {
   return i < n.children.size() && n.children[i] != kNoClass ? g.value(Child(g, n, i)) : nullptr;
 }

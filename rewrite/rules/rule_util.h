@@ -62,6 +62,19 @@ Tensor FromDoubles(const std::vector<double>& v, DType dtype, std::vector<int64_
 std::vector<double> ToDoubles(const Tensor& t);
 Tensor Int64Tensor(const std::vector<int64_t>& v, std::vector<int64_t> dims);
 
+// Per-channel values of a constant that broadcasts against a [N, C, ...]
+// tensor of rank `rank` along axis 1 only ([C, 1, 1] over [N, C, H, W]), or
+// a scalar: its `channels` values; empty otherwise.
+std::vector<double> PerChannelValues(const Tensor& c, int64_t rank, int64_t channels);
+
+// scale·k and bias·k (a Mul) or bias + k (an Add), element by element: an
+// affine step after a normalization folded into its scale and bias. `k` has
+// one value per element of both, or one for all.
+void FoldAffine(std::vector<double>& scale, std::vector<double>& bias, const std::vector<double>& k, bool is_mul);
+
+// Unsqueeze(x) at `axes`: the axes as an input from opset 13, an attribute before.
+ClassId AddUnsqueeze(EGraph& g, ClassId x, const std::vector<int64_t>& axes);
+
 // Clip's bounds on an e-node (ops/nn/clip_bounds.h), from the known values of its children.
 ClipBounds ClipBoundsOf(const EGraph& g, const ENode& clip);
 

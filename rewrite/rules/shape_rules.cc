@@ -557,8 +557,7 @@ ClassId ComposeUnsqueezes(RuleContext& ctx, ClassId cls, const ENode& n) {
   std::vector<int64_t> axes = *outer_axes;
   for (int64_t j : *inner_axes) axes.push_back(free[j]);
   std::sort(axes.begin(), axes.end());
-  if (g.opset() < 13) return g.AddOp("Unsqueeze", "", {x}, {Attribute::Ints("axes", axes)});
-  return g.AddOp("Unsqueeze", "", {x, g.AddConst(Int64Tensor(axes, {static_cast<int64_t>(axes.size())}))});
+  return AddUnsqueeze(g, x, axes);
 }
 
 }  // namespace
