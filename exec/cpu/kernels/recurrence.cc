@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_coefficients.h"
 #include "oneapi/dnnl/dnnl.h"
 #include "support/status.h"
 
@@ -43,26 +46,18 @@ GateActivation Decode(const RnnActivation& a) {
   return g;
 }
 
-// tanh in f32 as a branch-free rational function the compiler vectorizes
-// (Eigen's fast tanh: odd degree 13 over even degree 6 on [-7.9, 7.9], where
-// tanh rounds to ±1 beyond). At most 4e-7 from double tanh; tiny |x| return
-// x itself, as tanh(x) rounds to x there.
+// tanh in f32 as the vector kernels compute it (vector_math_coefficients.h:
+// Eigen's odd rational fit of |x| clamped at 9, the sign copied back), written
+// scalar and branch-free so the compiler vectorizes it. A tiny |x| returns x.
 inline float TanhApprox(float x) {
-  constexpr float kClamp = 7.90531110763549805f;
-  const float c = x < -kClamp ? -kClamp : (x > kClamp ? kClamp : x);
-  const float x2 = c * c;
-  float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
-  p = p * c;
-  float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
-  const float t = p / q;
-  return std::fabs(x) < 0.0004f ? x : t;
+  namespace vm = vector_math;
+  const float a = std::min(std::fabs(x), vm::kTanhClamp);  // NaN stays NaN
+  const float a2 = a * a;
+  float p = vm::kTanhP[0];
+  for (size_t i = 1; i < std::size(vm::kTanhP); ++i) p = p * a2 + vm::kTanhP[i];
+  float q = vm::kTanhQ[0];
+  for (size_t i = 1; i < std::size(vm::kTanhQ); ++i) q = q * a2 + vm::kTanhQ[i];
+  return std::copysign(a * (p / q), x);
 }
 
 template <typename F>

@@ -140,29 +140,24 @@ AIC_AVX512 inline __m512 Sigmoid(__m512 x) {
 }
 
 // tanh x as an odd rational function of degree 13/6 (the minimax fit Eigen
-// uses) on |x| < 7.905 (clamped there), x itself below 0.0004 and ±1 from 9
-// on; no exp, so no cancellation near 0. Max error: 3 ulp (the test).
+// uses, vector_math_coefficients.h) of a = min(|x|, 9), the sign put back by
+// an OR; no exp, so no cancellation near 0, and no compares: a tiny x comes
+// out as itself and |x| >= 9 as ±1 by the fit's own constants. NaN stays NaN
+// (vminps returns its second operand). Max error: 3 ulp (the test).
 AIC_AVX512 inline __m512 Tanh(__m512 x) {
-  __m512 c = Clamp(x, -vector_math::kTanhClamp, vector_math::kTanhClamp);
-  __m512 x2 = _mm512_mul_ps(c, c);
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  __m512 a = _mm512_min_ps(_mm512_set1_ps(vector_math::kTanhClamp), _mm512_abs_ps(x));
+  __m512 a2 = _mm512_mul_ps(a, a);
   __m512 p = _mm512_set1_ps(vector_math::kTanhP[0]);
   for (size_t i = 1; i < std::size(vector_math::kTanhP); ++i) {
-    p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(vector_math::kTanhP[i]));
+    p = _mm512_fmadd_ps(p, a2, _mm512_set1_ps(vector_math::kTanhP[i]));
   }
-  p = _mm512_mul_ps(p, c);
   __m512 q = _mm512_set1_ps(vector_math::kTanhQ[0]);
   for (size_t i = 1; i < std::size(vector_math::kTanhQ); ++i) {
-    q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(vector_math::kTanhQ[i]));
+    q = _mm512_fmadd_ps(q, a2, _mm512_set1_ps(vector_math::kTanhQ[i]));
   }
-  __m512 y = _mm512_div_ps(p, q);
-  __m512 ax = _mm512_abs_ps(x);
-  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.0004f), _CMP_LT_OQ), x);
-  // From 9.01 on tanh rounds to ±1 exactly; the fit at its clamp is 1 ulp short.
-  __mmask16 flat = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(9.0f), _CMP_GE_OQ);
-  const __m512 one = _mm512_set1_ps(1.0f);
-  return _mm512_mask_mov_ps(y, flat, _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-                                         _mm512_castps_si512(one), _mm512_castps_si512(x),
-                                         _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xf8)));
+  __m512 y = _mm512_mul_ps(a, _mm512_div_ps(p, q));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(y), _mm512_and_si512(_mm512_castps_si512(x), sign)));
 }
 
 }  // namespace aic::cpu::kernels::avx512
