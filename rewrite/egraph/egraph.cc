@@ -1,5 +1,5 @@
-// E-graph storage: e-nodes and e-classes, the hashcons of canonical e-nodes
-// (and of constant contents), union-find with path halving, and Rebuild's
+// E-graph storage: e-nodes and e-classes, the hashcons of canonical e-nodes,
+// the table of constant contents, union-find with path halving, and Rebuild's
 // congruence closure. What each class knows (types, values, weight-only) is
 // analysis.cc's; the lookups rules make are query.cc's. See egraph.h.
 #include "rewrite/egraph/egraph.h"
@@ -44,7 +44,10 @@ uint64_t HashBytes(const void* data, size_t size) {
   return Mix(h, size);
 }
 
-void AppendAttr(std::string& out, const Attribute& a) {
+// `content_id` names a tensor by its content exactly (EGraph::InternConstant):
+// a signature must never make two different attribute tensors one op.
+template <typename ContentId>
+void AppendAttr(std::string& out, const Attribute& a, const ContentId& content_id) {
   absl::StrAppend(&out, a.name, ":", static_cast<int>(a.type), "=");
   switch (a.type) {
     case AttrType::kInt: absl::StrAppend(&out, a.i); break;
@@ -68,9 +71,9 @@ void AppendAttr(std::string& out, const Attribute& a) {
     case AttrType::kStrings:
       for (const std::string& s : a.strings) absl::StrAppend(&out, s.size(), "#", s, ",");
       break;
-    case AttrType::kTensor: absl::StrAppend(&out, TensorHash(a.t)); break;
+    case AttrType::kTensor: absl::StrAppend(&out, "c", content_id(a.t)); break;
     case AttrType::kTensors:
-      for (const Tensor& t : a.tensors) absl::StrAppend(&out, TensorHash(t), ",");
+      for (const Tensor& t : a.tensors) absl::StrAppend(&out, "c", content_id(t), ",");
       break;
     default:
       // Graph / sparse / type-proto attributes only occur on opaque nodes.
@@ -121,15 +124,14 @@ std::vector<ClassId> EGraph::Canonical(const std::vector<ClassId>& children) con
 int64_t EGraph::OpKey(const std::string& domain, const std::string& op_type,
                       const std::vector<Attribute>& attributes) {
   std::string sig = absl::StrCat(domain, "|", op_type, "|");
-  for (const Attribute& a : attributes) AppendAttr(sig, a);
+  auto content_id = [this](const Tensor& t) { return InternConstant(t); };
+  for (const Attribute& a : attributes) AppendAttr(sig, a, content_id);
   auto [it, inserted] = signatures_.emplace(sig, static_cast<int64_t>(signatures_.size()));
   return it->second;
 }
 
 std::string EGraph::HashKey(const ENode& n) const {
   // Raw bytes, not text: keys are built for every e-node on every rebuild.
-  // The first byte is the kind (0..4), so a key never collides with the
-  // constant-content probes, which start with 'h' (see AddConst).
   std::string key;
   key.reserve(1 + 3 * 8 + 4 * n.children.size());
   auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
@@ -234,36 +236,22 @@ ClassId EGraph::AddInput(int64_t position, TypeInfo type, std::string name, cons
   });
 }
 
-ClassId EGraph::AddConst(Tensor value, std::string name) {
-  // Constants are keyed by content: look for an equal one first.
-  uint64_t h = TensorHash(value);
-  std::string probe = absl::StrCat("h", h);
-  int32_t const_index = -1;
-  auto [it, inserted] = hashcons_.emplace(probe, -1);
-  if (!inserted) {
-    // A chain of content-hash slots, resolved by bitwise comparison.
-    for (int k = 0;; ++k) {
-      std::string slot = k == 0 ? probe : absl::StrCat(probe, "/", k);
-      auto found = hashcons_.find(slot);
-      if (found == hashcons_.end()) {
-        hashcons_.emplace(slot, static_cast<int32_t>(-2 - constants_.size()));
-        const_index = static_cast<int32_t>(constants_.size());
-        constants_.push_back(value);
-        const_hashes_.push_back(h);
-        break;
-      }
-      int32_t ci = -2 - found->second;
-      if (constants_[ci].BitwiseEquals(value)) {
-        const_index = ci;
-        break;
-      }
-    }
-  } else {
-    it->second = static_cast<int32_t>(-2 - constants_.size());
-    const_index = static_cast<int32_t>(constants_.size());
-    constants_.push_back(value);
-    const_hashes_.push_back(h);
+int32_t EGraph::InternConstant(const Tensor& value) {
+  // Keyed by TensorHash, settled by bitwise comparison: a 64-bit hash is no
+  // identity ([1, -1, 4] and [-1, 1, 4] hashed alike, and two Constant ops
+  // keyed by the hash alone became one: a Reshape read the other's shape).
+  std::vector<int32_t>& same_hash = constants_by_hash_[TensorHash(value)];
+  for (int32_t ci : same_hash) {
+    if (constants_[ci].BitwiseEquals(value)) return ci;
   }
+  same_hash.push_back(static_cast<int32_t>(constants_.size()));
+  constants_.push_back(value);
+  return same_hash.back();
+}
+
+ClassId EGraph::AddConst(Tensor value, std::string name) {
+  // Constants are keyed by content: an equal one is the same e-node.
+  const int32_t const_index = InternConstant(value);
   ENode e;
   e.kind = ENodeKind::kConst;
   e.const_index = const_index;
@@ -347,7 +335,7 @@ void EGraph::Rebuild() {
     }
     work = std::move(next);
   }
-  // Re-key constants the way AddConst probes them, and drop duplicate e-nodes.
+  // Drop duplicate e-nodes.
   absl::flat_hash_map<std::string, int32_t> rebuilt;
   for (auto& c : classes_) c.nodes.clear();
   use_count_.clear();
@@ -359,14 +347,6 @@ void EGraph::Rebuild() {
     classes_[c].nodes.push_back(static_cast<int32_t>(i));
     for (ClassId ch : n.children) {
       if (ch != kNoClass && Find(ch) != c) ++use_count_[Find(ch)];
-    }
-  }
-  // The probe keys for constant contents (see AddConst).
-  for (size_t ci = 0; ci < constants_.size(); ++ci) {
-    std::string probe = absl::StrCat("h", const_hashes_[ci]);
-    for (int k = 0;; ++k) {
-      std::string slot = k == 0 ? probe : absl::StrCat(probe, "/", k);
-      if (rebuilt.emplace(slot, static_cast<int32_t>(-2 - ci)).second) break;
     }
   }
   hashcons_ = std::move(rebuilt);

@@ -147,6 +147,10 @@ class EGraph {
   std::vector<ClassId> Canonical(const std::vector<ClassId>& children) const;
   ClassId Intern(ENode node, std::function<void(EClassData&)> analyze);
   std::string HashKey(const ENode& n) const;
+  // The index in constants_ of a tensor equal to `value` (bitwise), added if
+  // new: constants' e-nodes and tensor attributes in op signatures name
+  // contents by it.
+  int32_t InternConstant(const Tensor& value);
   // Analyses (analysis.cc): a new op's or projection's data, the join of two
   // classes' facts when Union merges `merged` into `root`, and Rebuild's
   // re-analysis of the classes reading what unions taught.
@@ -166,7 +170,7 @@ class EGraph {
   // looked (union roots, classes it updated): only their readers are redone.
   std::vector<char> dirty_;
   std::vector<Tensor> constants_;
-  std::vector<uint64_t> const_hashes_;  // TensorHash of each constant, computed once
+  absl::flat_hash_map<uint64_t, std::vector<int32_t>> constants_by_hash_;  // TensorHash -> indices
   absl::flat_hash_map<std::string, int32_t> hashcons_;  // key -> node index
   absl::flat_hash_map<ClassId, int> use_count_;
   absl::flat_hash_map<std::string, int64_t> signatures_;

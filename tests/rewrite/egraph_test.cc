@@ -41,6 +41,43 @@ TEST(EGraphTest, ConstantsMergeByContentAndFold) {
   EXPECT_TRUE(g.weight_only(sum));
 }
 
+// Contents are told apart by comparison, not by their 64-bit hash alone:
+// [1, -1, 4] and [-1, 1, 4] hashed alike once, and two Constant ops keyed by
+// the hash became one, so a detector's Reshape took the other's target
+// (torchvision's Faster R-CNN: "split sizes sum to 1, axis has 3375").
+TEST(EGraphTest, ConstantsWithEqualHashesStayApart) {
+  const Tensor first = Tensor::FromVector<int64_t>({1, -1, 4}, {3});
+  const Tensor second = Tensor::FromVector<int64_t>({-1, 1, 4}, {3});
+  EGraph g(17);
+  ClassId a = g.AddConst(first);
+  ClassId b = g.AddConst(second);
+  EXPECT_NE(g.Find(a), g.Find(b));
+  ClassId ca = g.AddOp("Constant", "", {}, {Attribute::TensorValue("value", first)});
+  ClassId cb = g.AddOp("Constant", "", {}, {Attribute::TensorValue("value", second)});
+  EXPECT_NE(g.Find(ca), g.Find(cb));
+  ASSERT_NE(g.value(cb), nullptr);
+  EXPECT_TRUE(g.value(cb)->BitwiseEquals(second));
+  g.Rebuild();
+  EXPECT_EQ(g.Find(g.AddConst(second)), g.Find(b));  // still found by content after a rebuild
+}
+
+TEST(OptimizeTest, ReshapesByConstantOpsWithEqualHashesKeepTheirTargets) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {3, 1, 4});
+    Value* to_row = b.Op("Constant", {}, {Attribute::TensorValue("value", Tensor::FromVector<int64_t>({1, -1, 4}, {3}))});
+    Value* to_col = b.Op("Constant", {}, {Attribute::TensorValue("value", Tensor::FromVector<int64_t>({-1, 1, 4}, {3}))});
+    b.Output(b.Op("Reshape", {b.Op("Relu", {x}), to_row}));
+    b.Output(b.Op("Reshape", {b.Op("Neg", {x}), to_col}));
+    return b.Build(17);
+  };
+  for (const char* level : {"-O1", "-O2"}) {
+    SCOPED_TRACE(level);
+    auto r = OptimizeWith(build, "", {}, level[2] - '0');
+    EXPECT_EQ(MaxOutputDiff(build, *r.model, true), 0.0);  // infinite where a shape differs
+  }
+}
+
 // Where nothing may fold a quantized weight, its float value is not computed
 // (that was most of `opt`'s time on int8 models); scales and other small
 // dequantized values still are.
