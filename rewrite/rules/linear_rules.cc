@@ -10,8 +10,14 @@
 // which every backend runs on its GEMM (and the CPU backend reads the
 // transposed operands in place); further output letters of one operand only
 // (Funnel's "binh,tnh->bnit": b and i both a's) become batch dims that the
-// other operand, unsqueezed there, broadcasts over.
+// other operand, unsqueezed there, broadcasts over; several contracted
+// letters of known sizes become one by Reshapes. An Einsum of one operand is
+// a ReduceSum and a Transpose.
+#include <cctype>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
 
 #include "rewrite/rules/rule.h"
 #include "rewrite/rules/rule_util.h"
@@ -74,31 +80,84 @@ std::vector<int64_t> AxesFrom(size_t from, size_t count) {
   return axes;
 }
 
-// Einsum(a, b) -> Transpose(MatMul(Transpose(a), Transpose(b)))  for
-// equations "A,B->O" of distinct lowercase letters where, besides batch
-// letters (in a, b and the output), exactly one letter is contracted (a and
-// b), and at least one is a's row (a and the output) and one b's column (b
-// and the output). The last row and column letters are the product's
-// matrix; further ones are batch dims of their operand, the other operand
-// unsqueezed there (size 1: MatMul broadcasts it).
-ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
-  EGraph& g = ctx.g;
-  if (n.children.size() != 2) return ctx.Decline("not two operands");
+// Reshape(x, [0 × keep, tail..]): x's first `keep` dims copied, the rest as
+// `tail` (at most one -1).
+ClassId ReshapeKeeping(EGraph& g, ClassId x, size_t keep, std::vector<int64_t> tail) {
+  std::vector<int64_t> target(keep, 0);
+  target.insert(target.end(), tail.begin(), tail.end());
+  return g.AddOp("Reshape", "", {x, g.AddConst(Int64Tensor(target, {static_cast<int64_t>(target.size())}))});
+}
+
+// An Einsum equation without spaces, split at the comma(s) and the arrow;
+// false where it has no explicit output or a term is not distinct letters
+// (ellipses, repeated letters for diagonals: more than a product).
+bool SplitEquation(const std::string& equation, std::vector<std::string>& terms, std::string& out) {
   std::string eq;
-  for (char c : n.op->GetString("equation", "")) {
+  for (char c : equation) {
     if (c != ' ') eq += c;
   }
-  size_t comma = eq.find(','), arrow = eq.find("->");
-  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) return ctx.Decline("no explicit output");
-  std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1), out = eq.substr(arrow + 2);
-  auto distinct_letters = [](const std::string& t) {
+  size_t arrow = eq.find("->");
+  if (arrow == std::string::npos) return false;
+  out = eq.substr(arrow + 2);
+  terms = absl::StrSplit(eq.substr(0, arrow), ',');
+  terms.push_back(out);
+  for (const std::string& t : terms) {
     for (size_t i = 0; i < t.size(); ++i) {
-      if (t[i] < 'a' || t[i] > 'z' || t.find(t[i], i + 1) != std::string::npos) return false;
+      // Why: labels are letters of either case, upper and lower distinct.
+      if (!std::isalpha(static_cast<unsigned char>(t[i])) || t.find(t[i], i + 1) != std::string::npos) return false;
     }
-    return true;
-  };
-  // Why: ellipses, repeated letters (diagonals) and capitals need more than one MatMul.
-  if (!distinct_letters(a) || !distinct_letters(b) || !distinct_letters(out)) return ctx.Decline("not distinct letters");
+  }
+  terms.pop_back();
+  return true;
+}
+
+// Einsum(a, b) -> Transpose(MatMul(Transpose(a), Transpose(b)))  for
+// equations "A,B->O" of distinct letters where, besides batch letters (in a,
+// b and the output), at least one letter is contracted (a and b), and at
+// least one is a's row (a and the output) and one b's column (b and the
+// output). The last row and column letters are the product's matrix; further
+// ones are batch dims of their operand, the other operand unsqueezed there
+// (size 1: MatMul broadcasts it). Several contracted letters (XLNet's
+// "ibnd,hnd->ibh", the heads and their width) become one by a Reshape of
+// both operands, where their sizes are known.
+// Einsum(a) -> Transpose(ReduceSum(a))  for one operand of distinct letters
+// (XLNet's "ijbn->bnij").
+ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
+  EGraph& g = ctx.g;
+  std::vector<std::string> terms;
+  std::string out;
+  if (!SplitEquation(n.op->GetString("equation", ""), terms, out)) {
+    return ctx.Decline("no explicit output, or not distinct letters");
+  }
+  if (terms.size() != n.children.size()) return ctx.Decline("terms and operands differ in number");
+  if (terms.size() == 1) {
+    const std::string& a = terms[0];
+    std::vector<int64_t> summed;
+    std::string kept;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (out.find(a[i]) == std::string::npos) summed.push_back(static_cast<int64_t>(i));
+      else kept += a[i];
+    }
+    for (char c : out) {
+      if (a.find(c) == std::string::npos) return ctx.Decline("an output letter not in the operand");
+    }
+    const Shape* as = RankedShape(g, Child(g, n, 0));
+    if (!as || as->rank() != static_cast<int64_t>(a.size())) return ctx.Decline("operand rank unknown");
+    ClassId x = Child(g, n, 0);
+    if (!summed.empty()) {
+      // Why: ReduceSum takes its axes as an input from opset 13, an attribute before.
+      if (g.opset() >= 13) {
+        ClassId axes = g.AddConst(Int64Tensor(summed, {static_cast<int64_t>(summed.size())}));
+        x = g.AddOp("ReduceSum", "", {x, axes}, {Attribute::Int("keepdims", 0)});
+      } else {
+        x = g.AddOp("ReduceSum", "", {x}, {Attribute::Ints("axes", summed), Attribute::Int("keepdims", 0)});
+      }
+    }
+    return TransposedTo(g, x, kept, out);
+  }
+  if (terms.size() != 2) return ctx.Decline("not one or two operands");
+  const std::string& a = terms[0];
+  const std::string& b = terms[1];
   std::string batch, row, col, contracted;
   for (char c : out) {
     bool in_a = a.find(c) != std::string::npos, in_b = b.find(c) != std::string::npos;
@@ -118,8 +177,8 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
       return ctx.Decline("a letter summed within one operand");
     }
   }
-  if (row.empty() || col.empty() || contracted.size() != 1) {
-    return ctx.Decline("not one contracted letter with a row and a column letter");
+  if (row.empty() || col.empty() || contracted.empty()) {
+    return ctx.Decline("no contracted letter, or no row or column letter");
   }
   // Why: MatMul broadcasts batch dims of 1; Einsum's letters must match: the
   // same known value or the same symbol in both operands.
@@ -133,14 +192,29 @@ ClassId EinsumToMatMul(RuleContext& ctx, ClassId cls, const ENode& n) {
     const Dim& db = (*bs)[static_cast<int64_t>(b.find(c))];
     if (!da.SameAs(db)) return ctx.Decline("batch dims not the same");
   }
+  int64_t contracted_size = 1;
+  if (contracted.size() > 1) {
+    for (char c : contracted) {
+      const Dim& da = (*as)[static_cast<int64_t>(a.find(c))];
+      const Dim& db = (*bs)[static_cast<int64_t>(b.find(c))];
+      if (!da.is_value() || !db.is_value() || da.value() != db.value()) {
+        return ctx.Decline("several contracted letters of unknown sizes");
+      }
+      contracted_size *= da.value();
+    }
+  }
   if (!IsFloat(g.type(Child(g, n, 0)).dtype)) return ctx.Decline("not a float tensor");
   const std::string extra_rows = row.substr(0, row.size() - 1), extra_cols = col.substr(0, col.size() - 1);
   const std::string r = row.substr(row.size() - 1), c = col.substr(col.size() - 1);
   // lhs: batch + extra rows + (1 per extra column) + r + k; rhs: batch +
   // (1 per extra row) + extra columns + k + c.
   ClassId lhs = TransposedTo(g, Child(g, n, 0), a, batch + extra_rows + r + contracted);
-  if (!extra_cols.empty()) lhs = AddUnsqueeze(g, lhs, AxesFrom(batch.size() + extra_rows.size(), extra_cols.size()));
   ClassId rhs = TransposedTo(g, Child(g, n, 1), b, batch + extra_cols + contracted + c);
+  if (contracted.size() > 1) {
+    lhs = ReshapeKeeping(g, lhs, batch.size() + extra_rows.size() + 1, {contracted_size});
+    rhs = ReshapeKeeping(g, rhs, batch.size() + extra_cols.size(), {contracted_size, -1});
+  }
+  if (!extra_cols.empty()) lhs = AddUnsqueeze(g, lhs, AxesFrom(batch.size() + extra_rows.size(), extra_cols.size()));
   if (!extra_rows.empty()) rhs = AddUnsqueeze(g, rhs, AxesFrom(batch.size(), extra_rows.size()));
   ClassId product = g.AddOp("MatMul", "", {lhs, rhs});
   return TransposedTo(g, product, batch + extra_rows + extra_cols + r + c, out);
@@ -201,7 +275,7 @@ ClassId PoolBeforePointwiseConv(RuleContext& ctx, ClassId cls, const ENode& n) {
 }  // namespace
 
 void AddLinearRules(std::vector<Rule>& rules) {
-  rules.push_back({"einsum_to_matmul", "Einsum(a, b) as one batched product -> Transpose(MatMul(Transpose(a), Transpose(b)))",
+  rules.push_back({"einsum_to_matmul", "Einsum(a, b) as one batched product -> Transpose(MatMul(Transpose(a), Transpose(b))); Einsum(a) -> Transpose(ReduceSum(a))",
                    "Einsum", Exactness::kReassociating, 12, EinsumToMatMul});
   Rule merge{"merge_linear_ops", "MatMul(MatMul(x, A), B) -> MatMul(x, A·B)  when h > mn/(m+n)", "MatMul",
              Exactness::kReassociating, 1, MergeLinearOps};

@@ -592,6 +592,28 @@ std::vector<RuleCase> Cases() {
   cases.push_back({"EinsumToMatMulSymbolicBatch", "einsum_to_matmul",
                    einsum("bind,bjnd->bnij", {Dim::Symbol("b"), 5, 3, 4}, {Dim::Symbol("b"), 6, 3, 4}),
                    {{"Einsum", 0}, {"MatMul", 1}}, nullptr});
+  // MaxViT's attention spells its labels as spaced capitals; XLNet's output
+  // projection contracts two letters (heads and their width), of known
+  // sizes (near miss: symbolic ones); XLNet's one-operand "ijbn->bnij" is a
+  // Transpose, "ijk->ki" a ReduceSum too (near miss: a diagonal).
+  cases.push_back({"EinsumToMatMulCapitalsAndSpaces", "einsum_to_matmul",
+                   einsum("B G H I D, B G H J D -> B G H I J", {1, 2, 3, 5, 4}, {1, 2, 3, 6, 4}),
+                   {{"Einsum", 0}, {"MatMul", 1}}, einsum("Ab,Ab->Ab", {3, 4}, {3, 4})});
+  cases.push_back({"EinsumToMatMulSeveralContracted", "einsum_to_matmul",
+                   einsum("ibnd,hnd->ibh", {5, 2, 3, 4}, {6, 3, 4}), {{"Einsum", 0}, {"MatMul", 1}, {"Reshape", 2}},
+                   einsum("ibnd,hnd->ibh", {5, 2, Dim::Symbol("n"), 4}, {6, Dim::Symbol("n"), 4})});
+  auto einsum1 = [](const std::string& equation, std::vector<Dim> da) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, da);
+      b.Output(b.Op("Einsum", {x}, {Attribute::String("equation", equation)}));
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"EinsumOneOperandTranspose", "einsum_to_matmul", einsum1("ijbn->bnij", {2, 3, 4, 5}),
+                   {{"Einsum", 0}, {"Transpose", 1}}, einsum1("ii->i", {3, 3})});
+  cases.push_back({"EinsumOneOperandSum", "einsum_to_matmul", einsum1("ijk->ki", {2, 3, 4}),
+                   {{"Einsum", 0}, {"ReduceSum", 1}, {"Transpose", 1}}, einsum1("ij...->ij", {2, 3, 4})});
   cases.push_back({"FuseSwish", "fuse_swish", x_sigmoid(true, 24), {{"Swish", 1}, {"Sigmoid", 0}, {"Mul", 0}},
                    x_sigmoid(false, 24)});
   // silu(gate) * up -> SwiGLU; the near miss broadcasts up over the rows.
