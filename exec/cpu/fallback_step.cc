@@ -1,5 +1,7 @@
 #include "exec/cpu/fallback_step.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "exec/reference/executor.h"
 #include "ops/util/float_convert.h"
@@ -74,7 +76,13 @@ absl::Status FallbackStep::Execute(Plan& plan) {
     runner = bodies_->Runner(plan, std::move(scope));
   }
   std::vector<RuntimeValue> results;
-  if (def_ == nullptr) {
+  std::optional<Tensor> fast;
+  if (fast_ != nullptr && narrow_.empty()) {
+    AIC_ASSIGN_OR_RETURN(fast, fast_->run(*node_, opset_, ins));
+  }
+  if (fast) {
+    results.emplace_back(std::move(*fast));
+  } else if (def_ == nullptr) {
     AIC_ASSIGN_OR_RETURN(results, RunReferenceFunctionCall(*plan.model, *node_, ins));
   } else {
     KernelContext ctx(*node_, opset_, std::move(ins), runner.get());

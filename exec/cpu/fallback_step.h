@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/cpu/body_plans.h"
+#include "exec/cpu/fast_fallback.h"
 #include "exec/cpu/internal.h"
 #include "ops/op_def.h"
 
@@ -28,6 +29,12 @@ class FallbackStep : public Step {
   // as it is): the kernel gets it in that type, and a half result comes back
   // widened to f32 (the plan of a widened half model, widen_half.h).
   void RunInHalf(std::vector<DType> narrow) { narrow_ = std::move(narrow); }
+  // Runs `fast` (fast_fallback.h) each time, the reference kernel only where
+  // it declines.
+  void RunFast(const FastFallback* fast) {
+    fast_ = fast;
+    kind = fast->kind;
+  }
   // The node's compiled bodies; null until a node with subgraphs first ran.
   const BodyPlans* bodies() const { return bodies_.get(); }
 
@@ -41,6 +48,7 @@ class FallbackStep : public Step {
   std::unique_ptr<BodyPlans> bodies_;
   std::vector<RuntimeValue> values_;
   std::vector<DType> narrow_;
+  const FastFallback* fast_ = nullptr;
 };
 
 class ViewStep : public Step {

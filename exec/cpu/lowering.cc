@@ -9,7 +9,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "exec/cpu/dynamic_gemm.h"
 #include "exec/cpu/fallback_step.h"
+#include "exec/cpu/fast_fallback.h"
 #include "exec/cpu/half_storage.h"
 #include "exec/cpu/layout_copy.h"
 #include "exec/cpu/native_step.h"
@@ -449,12 +451,26 @@ absl::Status Lowerer::Fallback(const Node& n) {
       narrow[i] = it->second;
     }
   }
-  if (absl::c_any_of(narrow, [](DType t) { return t != DType::kUndefined; })) {
+  const bool runs_in_half = absl::c_any_of(narrow, [](DType t) { return t != DType::kUndefined; });
+  if (runs_in_half) {
     step->RunInHalf(std::move(narrow));
     for (const Value* out : n.outputs()) plan_.stored_half.erase(out);
   }
+  // A faster kernel for this op on these inputs (fast_fallback.h): the f32
+  // GEMM family whose shapes are known only at run time (after NonZero: a
+  // detector's box head), RoiAlign.
+  const FastFallback* fast = FindFastFallback(n);
+  bool fast_applies = fast != nullptr && step->bodies() == nullptr && !runs_in_half && n.output(0) != nullptr;
+  if (fast_applies && IsDynamicGemmOp(n)) {
+    fast_applies = V(n.output(0)).dtype == DType::kFloat;
+    if (n.op_type == "MatMul") {
+      const ValueState& b = V(n.input(1));
+      fast_applies = fast_applies && b.is_static && b.dims.size() == 2;  // a batched MatMul stays on the reference
+    }
+  }
+  if (fast_applies) step->RunFast(fast);
+  else plan_.stats.fallback_ops.push_back(n.op_type);
   plan_.steps.push_back(std::move(step));
-  plan_.stats.fallback_ops.push_back(n.op_type);
   return absl::OkStatus();
 }
 

@@ -49,13 +49,7 @@ int64_t NormalizedAxis(const Node& n, int64_t rank) {
 }
 
 std::optional<kernels::ScatterReduction> ReductionOf(const Node& n) {
-  std::string r = n.GetString("reduction", "none");
-  if (r == "none") return kernels::ScatterReduction::kNone;
-  if (r == "add") return kernels::ScatterReduction::kAdd;
-  if (r == "mul") return kernels::ScatterReduction::kMul;
-  if (r == "max") return kernels::ScatterReduction::kMax;
-  if (r == "min") return kernels::ScatterReduction::kMin;
-  return std::nullopt;  // the reference kernel reports it
+  return kernels::ScatterReductionOf(n.GetString("reduction", "none"));
 }
 
 // "[1, 0, 3]": where flat element `pos` sits in a tensor of `dims`.

@@ -1,7 +1,6 @@
 // Region-of-interest pooling: MaxRoiPool (Caffe's quantized bins, max over
-// each bin) and RoiAlign (bilinear samples averaged, or maxed, per bin; the
-// coordinate_transformation_mode attribute arrived in opset 16 with
-// half_pixel as its default, opset 10 behaves as output_half_pixel).
+// each bin) and RoiAlign (bilinear samples averaged, or maxed, per bin; its
+// sampling rules are roi_align.h's, shared with the CPU backend).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/math/matmul_util.h"
 #include "ops/nn/pool_internal.h"
+#include "ops/nn/roi_align.h"
 #include "ops/util/cost_util.h"
 
 namespace aic {
@@ -71,92 +71,41 @@ absl::Status MaxRoiPoolKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// Bilinear interpolation weights at (y, x), as RoiAlign defines them
-// (samples more than one pixel outside contribute nothing).
-struct Sample {
-  bool valid = false;
-  int64_t off[4] = {0, 0, 0, 0};
-  double w[4] = {0, 0, 0, 0};
-};
-
-Sample BilinearSample(double y, double x, int64_t h, int64_t w) {
-  Sample s;
-  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return s;
-  y = std::max(y, 0.0);
-  x = std::max(x, 0.0);
-  int64_t y_lo = static_cast<int64_t>(y), x_lo = static_cast<int64_t>(x), y_hi, x_hi;
-  if (y_lo >= h - 1) {
-    y_hi = y_lo = h - 1;
-    y = static_cast<double>(y_lo);
-  } else {
-    y_hi = y_lo + 1;
-  }
-  if (x_lo >= w - 1) {
-    x_hi = x_lo = w - 1;
-    x = static_cast<double>(x_lo);
-  } else {
-    x_hi = x_lo + 1;
-  }
-  double ly = y - static_cast<double>(y_lo), lx = x - static_cast<double>(x_lo);
-  double hy = 1.0 - ly, hx = 1.0 - lx;
-  s.valid = true;
-  s.off[0] = y_lo * w + x_lo, s.off[1] = y_lo * w + x_hi;
-  s.off[2] = y_hi * w + x_lo, s.off[3] = y_hi * w + x_hi;
-  s.w[0] = hy * hx, s.w[1] = hy * lx, s.w[2] = ly * hx, s.w[3] = ly * lx;
-  return s;
-}
-
 absl::Status RoiAlignKernel(KernelContext& ctx) {
   const Tensor& xt = ctx.input(0);
   const Tensor& rt = ctx.input(1);
   const Tensor& bt = ctx.input(2);
   if (!IsRealDType(xt.dtype())) return ctx.Unimplemented("dtype ", DTypeName(xt.dtype()));
   if (xt.rank() != 4 || rt.rank() != 2 || rt.dim(1) != 4) return ctx.Error("bad input shapes");
-  const Node& n = ctx.node();
-  int64_t oh = n.GetInt("output_height", 1), ow = n.GetInt("output_width", 1);
-  int64_t ratio = n.GetInt("sampling_ratio", 0);
-  double scale = n.GetFloat("spatial_scale", 1.0f);
-  bool is_max = n.GetString("mode", "avg") == "max";
-  std::string ctm = n.GetString("coordinate_transformation_mode",
-                                ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
-  bool half_pixel = ctm == "half_pixel";
+  const RoiAlignParams p = RoiAlignParams::Of(ctx.node(), ctx.opset());
+  const int64_t oh = p.out_h, ow = p.out_w;
   int64_t c_n = xt.dim(1), h = xt.dim(2), w = xt.dim(3), num = rt.dim(0);
   std::vector<double> x = TensorToDoubles(xt), rois = TensorToDoubles(rt);
   std::vector<int64_t> batch = TensorToInt64(bt);
   if (static_cast<int64_t>(batch.size()) != num) return ctx.Error("batch_indices size != rois");
   std::vector<double> y(static_cast<size_t>(num * c_n * oh * ow), 0.0);
-  double offset = half_pixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < num; ++r) {
     if (batch[r] < 0 || batch[r] >= xt.dim(0)) return ctx.Error("batch index out of range");
-    const double* roi = rois.data() + r * 4;
-    double x0 = roi[0] * scale - offset, y0 = roi[1] * scale - offset;
-    double rw = roi[2] * scale - offset - x0, rh = roi[3] * scale - offset - y0;
-    if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
-    double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-    int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-    int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
-    double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    const RoiGeometry g = RoiGeometry::Of(p, rois.data() + r * 4);
     for (int64_t c = 0; c < c_n; ++c) {
       const double* plane = x.data() + (batch[r] * c_n + c) * h * w;
       for (int64_t ph = 0; ph < oh; ++ph) {
         for (int64_t pw = 0; pw < ow; ++pw) {
-          double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+          double acc = p.is_max ? -std::numeric_limits<double>::infinity() : 0.0;
           bool any = false;
-          for (int64_t iy = 0; iy < gh; ++iy) {
-            double sy = y0 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
-            for (int64_t ix = 0; ix < gw; ++ix) {
-              double sx = x0 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
-              Sample s = BilinearSample(sy, sx, h, w);
+          for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+            for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+              RoiSample s = BilinearRoiSample(g.SampleY(ph, iy), g.SampleX(pw, ix), h, w);
               if (!s.valid) continue;
               any = true;
               for (int q = 0; q < 4; ++q) {
                 double v = s.w[q] * plane[s.off[q]];
-                acc = is_max ? std::max(acc, v) : acc + v;
+                acc = p.is_max ? std::max(acc, v) : acc + v;
               }
             }
           }
           y[static_cast<size_t>(((r * c_n + c) * oh + ph) * ow + pw)] =
-              is_max ? (any ? acc : 0.0) : acc / count;
+              p.is_max ? (any ? acc : 0.0) : acc / g.count;
         }
       }
     }

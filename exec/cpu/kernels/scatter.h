@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/gather_elements.h"
@@ -18,6 +20,17 @@
 namespace aic::cpu::kernels {
 
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+
+// The reduction attribute's value ("none", "add", "mul", "max", "min");
+// nullopt for others (the reference kernel reports them).
+inline std::optional<ScatterReduction> ScatterReductionOf(const std::string& r) {
+  if (r == "none") return ScatterReduction::kNone;
+  if (r == "add") return ScatterReduction::kAdd;
+  if (r == "mul") return ScatterReduction::kMul;
+  if (r == "max") return ScatterReduction::kMax;
+  if (r == "min") return ScatterReduction::kMin;
+  return std::nullopt;
+}
 
 // Whether the kernels scatter `dtype` with `r`: none moves elements of 1, 2,
 // 4, 8 or 16 bytes; the reductions compute in float, double, int32 and int64

@@ -2,6 +2,7 @@
 // here (fusion, layouts, views, fallbacks), the seed MLP and the PaddleOCR
 // models (skipped when ../shared/models is absent), and the arena's
 // invariant that no two values alive at the same step share bytes.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -235,6 +236,7 @@ INSTANTIATE_TEST_SUITE_P(Models, PpOcrTest,
                                            std::make_pair("ppocr_rec.onnx", std::vector<int64_t>{1, 3, 48, 320}),
                                            std::make_pair("ppocr_det.onnx", std::vector<int64_t>{1, 3, 160, 160})));
 
+
 }  // namespace
 }  // namespace aic::cpu
 
@@ -292,6 +294,7 @@ TEST(CpuExecutorDebug, DISABLED_Bisect) {
   (*model)->graph->set_outputs(original);
 }
 
+
 }  // namespace
 }  // namespace aic::cpu
 
@@ -328,6 +331,7 @@ TEST(CpuExecutorTest, DepthwiseConvWithAffinePostOps) {
     }
   }
 }
+
 
 }  // namespace
 }  // namespace aic::cpu
@@ -412,6 +416,7 @@ TEST(CpuExecutorTest, MemoryBoundOpsOfAFewHundredKilobytesTakeBothThreads) {
   EXPECT_EQ(PlanThreads(*tanh(128), feed(128)), 2);
   EXPECT_EQ(PlanThreads(*tanh(16), feed(16)), 1);
 }
+
 
 }  // namespace
 }  // namespace aic::cpu
@@ -568,6 +573,7 @@ TEST(CpuExecutorTest, GemmBasedPrimitivesTakeNoBinaryPostOps) {
   EXPECT_FALSE(BinaryPostOpsRunApart(chain, 2, "jit_1x1:avx2"));
 }
 
+
 }  // namespace
 }  // namespace aic::cpu
 
@@ -601,6 +607,77 @@ TEST(CpuExecutorTest, CopiedOutputsReuseTheLastRunsBufferOnlyWhenReleased) {
   EXPECT_EQ(std::memcmp((*r2)[0].tensor.raw_data(), x2.raw_data(), x2.byte_size()), 0);
   EXPECT_EQ(std::memcmp((*r3)[0].tensor.raw_data(), x1.raw_data(), x1.byte_size()), 0);
 }
+
+
+// After NonZero the row count is known only at run time, so these steps
+// cannot be lowered when the plan compiles: a detector's box stage (rows of
+// kept proposals through Linear layers, RoiAlign over them, Expand,
+// ScatterElements, ConstantOfShape of a computed shape). They run as
+// fallback steps calling fast kernels on each run's shapes
+// (fast_fallback.h), not the reference kernels; two runs keep 3 and then 5
+// rows, and both match the reference.
+TEST(CpuExecutorTest, DataDependentShapesRunFastKernels) {
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {6, 16});
+  Value* score = b.Input("score", DType::kFloat, {6});
+  Value* boxes = b.Input("boxes", DType::kFloat, {6, 4});
+  Value* features = b.Input("features", DType::kFloat, {1, 4, 10, 10});
+  Value* kept = b.Op("NonZero", {b.Op("Greater", {score, b.Constant("zero", Tensor::Scalar<float>(0.f))})});
+  Value* idx = b.Op("Squeeze", {kept, b.Constant("ax0", Tensor::FromVector<int64_t>({0}, {1}))});
+  Value* rows = b.Op("Gather", {x, idx}, {Attribute::Int("axis", 0)});
+  b.Output(b.Op("MatMul", {rows, b.Constant("w", RandomTensor({16, 8}, 61))}));
+  Value* w2 = b.Constant("w2", RandomTensor({8, 16}, 62));
+  Value* c2 = b.Constant("c2", RandomTensor({8}, 63));
+  b.Output(b.Op("Gemm", {rows, w2, c2}, {Attribute::Int("transB", 1), Attribute::Float("alpha", 0.5f)}));
+  b.Output(b.OpN("FusedLinearReLU", {rows, w2, c2}, 1, {Attribute::Int("transB", 1)}, "ai.aic")[0]);
+  Value* count = b.Op("Shape", {idx});
+  Value* zeros = b.Op("ConstantOfShape", {count}, {Attribute::TensorValue("value", Tensor::FromVector<int64_t>({0}, {1}))});
+  Value* rois = b.Op("Mul", {b.Op("Gather", {boxes, idx}, {Attribute::Int("axis", 0)}),
+                             b.Constant("ten", Tensor::Scalar<float>(10.f))});
+  b.Output(b.Op("RoiAlign", {features, rois, zeros},
+                {Attribute::Int("output_height", 3), Attribute::Int("output_width", 3),
+                 Attribute::Int("sampling_ratio", 2), Attribute::Float("spatial_scale", 0.5f)}));
+  Value* wide = b.Op("Concat", {count, b.Constant("five", Tensor::FromVector<int64_t>({5}, {1}))},
+                     {Attribute::Int("axis", 0)});
+  b.Output(b.Op("Expand", {b.Op("Slice", {rows, b.Constant("s0", Tensor::FromVector<int64_t>({0}, {1})),
+                                          b.Constant("s1", Tensor::FromVector<int64_t>({1}, {1})),
+                                          b.Constant("s2", Tensor::FromVector<int64_t>({1}, {1}))}),
+                           wide}));
+  Value* shape16 = b.Op("Concat", {count, b.Constant("sixteen", Tensor::FromVector<int64_t>({16}, {1}))},
+                        {Attribute::Int("axis", 0)});
+  Value* column = b.Op("ConstantOfShape", {shape16},
+                       {Attribute::TensorValue("value", Tensor::FromVector<int64_t>({3}, {1}))});
+  b.Output(b.Op("ScatterElements", {rows, column, b.Op("Neg", {rows})}, {Attribute::Int("axis", 1)}));
+  std::unique_ptr<Model> model = b.Build(17);
+  model->opset_imports.push_back({"ai.aic", 1});
+  CpuExecutor exec(*model);
+  for (const std::vector<float>& s : {std::vector<float>{1, -1, 2, -1, 3, -1}, std::vector<float>{1, 1, -1, 2, 2, 3}}) {
+    SCOPED_TRACE(::testing::Message() << "kept " << std::count_if(s.begin(), s.end(), [](float v) { return v > 0; }));
+    Tensor box_table = RandomTensor({6, 4}, 64);
+    for (int64_t r = 0; r < 6; ++r) {  // x1 < x2, y1 < y2 inside the image
+      float* p = box_table.mutable_data<float>() + r * 4;
+      for (int k = 0; k < 4; ++k) p[k] = std::fabs(p[k]) * 0.4f + (k >= 2 ? 0.5f : 0.0f);
+    }
+    std::map<std::string, RuntimeValue> feeds = {{"x", RandomTensor({6, 16}, 65)},
+                                                 {"score", Tensor::FromVector<float>(s, {6})},
+                                                 {"boxes", box_table},
+                                                 {"features", RandomTensor({1, 4, 10, 10}, 66)}};
+    Plan* plan = nullptr;
+    CompareWithReference(*model, feeds, 1e-4, 1e-5, &plan, &exec);
+    ASSERT_NE(plan, nullptr);
+    const std::string described = DescribePlan(*plan);
+    for (const char* kind : {"dynamic_gemm", "roi_align", "expand", "fill", "scatter_elements"}) {
+      EXPECT_NE(described.find(kind), std::string::npos) << kind << " missing in\n" << described;
+    }
+    for (const std::string& op : plan->stats.fallback_ops) {
+      for (const char* fast : {"MatMul", "Gemm", "FusedLinearReLU", "RoiAlign", "Expand", "ConstantOfShape",
+                               "ScatterElements"}) {
+        EXPECT_NE(op, fast) << "on the reference kernel";
+      }
+    }
+  }
+}
+
 
 }  // namespace
 }  // namespace aic::cpu
