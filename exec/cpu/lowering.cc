@@ -54,6 +54,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"ReduceMin", LowerReduceOrNative},      {"ReduceSumSquare", LowerReduceOrNative},
       {"ReduceL1", LowerReduceOrNative},       {"ReduceL2", LowerReduceOrNative},
       {"ReduceLogSumExp", LowerReduceOrNative},      {"Transpose", LowerTransposeOrNative},
+      {"DepthToSpace", LowerDepthSpace},       {"SpaceToDepth", LowerDepthSpace},
       {"Slice", LowerSliceOrNative},           {"Resize", LowerResizeOrNative},
       {"Upsample", LowerResizeOrNative},       {"GridSample", LowerGridSample},
       // Our own kernels (ops_native*.cc).

@@ -252,6 +252,7 @@ bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/R
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEmbedding -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
+bool LowerDepthSpace(Lowerer& L, const Node& n);         // DepthToSpace/SpaceToDepth: a 6-D transpose
 bool LowerTile(Lowerer& L, const Node& n);
 bool LowerNativePredicate(Lowerer& L, const Node& n);  // IsNaN, IsInf
 bool LowerNativeNot(Lowerer& L, const Node& n);  // bool Not (ops_native.cc)

@@ -633,6 +633,40 @@ bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
                          "transpose");
 }
 
+// DepthToSpace and SpaceToDepth (pixel shuffle, YOLO's focus): a transpose of
+// a 6-D view of the input, as the ONNX spec defines them. DepthToSpace DCR:
+// [N, b, b, C', H, W] -> (0, 3, 4, 1, 5, 2); CRD: [N, C', b, b, H, W] ->
+// (0, 1, 4, 2, 5, 3); SpaceToDepth: [N, C, H', b, W', b] -> (0, 3, 5, 1, 2, 4).
+bool LowerDepthSpace(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!NativeReady(L, x) || out == nullptr || L.V(out).dtype != L.V(x).dtype || !L.V(out).is_static) return false;
+  const std::vector<int64_t>& d = L.V(x).dims;
+  const int64_t b = n.GetInt("blocksize", 0);
+  if (d.size() != 4 || b <= 0 || NumElements(d) == 0) return false;
+  std::vector<int64_t> view, perm, want;
+  if (n.op_type == "DepthToSpace") {
+    if (d[1] % (b * b) != 0) return false;
+    const int64_t c = d[1] / (b * b);
+    if (n.GetString("mode", "DCR") == "CRD") {
+      view = {d[0], c, b, b, d[2], d[3]};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      view = {d[0], b, b, c, d[2], d[3]};
+      perm = {0, 3, 4, 1, 5, 2};
+    }
+    want = {d[0], c, d[2] * b, d[3] * b};
+  } else {
+    if (d[2] % b != 0 || d[3] % b != 0) return false;
+    view = {d[0], d[1], d[2] / b, b, d[3] / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    want = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
+  }
+  if (want != L.V(out).dims) return false;
+  return EmitStridedCopy(L, n, x, out, kernels::MakeTransposeCopy(view, perm, ElementSize(L.V(x).dtype)),
+                         n.op_type == "DepthToSpace" ? "depth_to_space" : "space_to_depth");
+}
+
 bool LowerTile(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);

@@ -226,6 +226,14 @@ std::vector<Family> Families() {
        [](GraphBuilder& b, Value* x) { return b.Op("CumSum", {x, b.Constant("ax", Ints64({1}))}); }},
       {"ReduceMax last axis", {4, 300}, 18,
        [](GraphBuilder& b, Value* x) { return b.Op("ReduceMax", {x, b.Constant("axes", Ints64({-1}))}); }},
+      {"DepthToSpace DCR", {1, 12, 5, 6}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("DepthToSpace", {x}, {Attribute::Int("blocksize", 2)}); }},
+      {"DepthToSpace CRD", {1, 18, 4, 5}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("DepthToSpace", {x}, {Attribute::Int("blocksize", 3), Attribute::String("mode", "CRD")});
+       }},
+      {"SpaceToDepth", {2, 3, 8, 6}, 13,
+       [](GraphBuilder& b, Value* x) { return b.Op("SpaceToDepth", {x}, {Attribute::Int("blocksize", 2)}); }},
       {"Tile", {1, 4, 8, 8}, 13,
        [](GraphBuilder& b, Value* x) { return b.Op("Tile", {x, b.Constant("reps", Ints64({2, 1, 1, 3}))}); }},
       {"Pad reflect", {1, 8, 10, 10}, 13,
