@@ -44,7 +44,7 @@ struct Elt {
 // AVX-512 step rather than as oneDNN's eltwise or a producer's post-op
 // (post_ops.cc says why): it then ends a post-op chain, and runs natively
 // even where its own successors could have been fused into it.
-bool SwishRunsNatively(const Elt& e, const std::vector<int64_t>& dims);
+bool TranscendentalRunsNatively(const Elt& e, const std::vector<int64_t>& dims);
 
 class Lowerer : public exec::LoweringFrame {
  public:

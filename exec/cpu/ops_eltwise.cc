@@ -37,7 +37,7 @@ bool EmitEltwise(Lowerer& L, const Node& n, const Value* x, const std::vector<El
   int src = L.V(x).slot;
   if (src < 0 || elts.empty()) return false;
   const Value* out = n.output(0);
-  if (or_native && elts.size() == 1 && SwishRunsNatively(elts[0], L.V(x).dims) && LowerBareUnaryNative(L, n)) {
+  if (or_native && elts.size() == 1 && TranscendentalRunsNatively(elts[0], L.V(x).dims) && LowerBareUnaryNative(L, n)) {
     return true;
   }
   // An empty chain has touched nothing (constants go in only with a post-op).

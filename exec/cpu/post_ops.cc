@@ -22,22 +22,33 @@ namespace aic::cpu {
 
 namespace {
 
-// Outputs from which a SiLU runs as its own native step (SwishRunsNatively).
-constexpr int64_t kNativeSwishMinElements = int64_t{1} << 14;
+// Outputs from which a transcendental activation runs as its own native step
+// (TranscendentalRunsNatively).
+constexpr int64_t kNativeActivationMinElements = int64_t{1} << 14;
 
 using dnnl::algorithm;
 
 }  // namespace
 
-// oneDNN 2.6's swish post-op and eltwise compute x·sigmoid(x) at ~0.7 ns an
-// element, our AVX-512 kernel at ~0.3 in a pass of its own over the
-// producer's output, in its layout and in place: a 1x1 conv to
-// [1, 96, 112, 112] with SiLU took 1.6-1.9 ms fused, 1.1-1.2 apart;
-// EfficientNet-B0 0.82-0.88x its time. A small output keeps the fusion (a
-// step of its own costs more than the post-op there).
-bool SwishRunsNatively(const Elt& e, const std::vector<int64_t>& dims) {
-  return e.alg == algorithm::eltwise_swish && e.alpha == 1.0f && NumElements(dims) >= kNativeSwishMinElements &&
-         kernels::FastUnaryKernel("Swish") != nullptr;
+// oneDNN 2.6's swish, tanh, logistic and tanh-GELU post-ops (and eltwise)
+// cost more than our kernels (kernels/unary*.cc) in a pass of their own over
+// the producer's output, in its layout and in place. Swish: ~0.7 ns an
+// element against ~0.3 with AVX-512 (a 1x1 conv to [1, 96, 112, 112] with
+// SiLU 1.6-1.9 ms fused, 1.1-1.2 apart; EfficientNet-B0 0.82-0.88x its time).
+// On a Zen 3 with AVX2 (aic-onnx bench, 1 thread): a 1x1 conv to
+// [1, 64, 56, 56] with Tanh 0.99 ms fused, 0.40 apart; with Sigmoid 0.46 and
+// 0.41; Gemma-2's logit soft-capping (tanh after the [64, 8192] LM head) and
+// tanh-GELU MLPs: 13-15 ms a run fused, 10-12 apart (ORT 13.2). A small
+// output keeps the fusion (a step of its own costs more than the post-op there).
+bool TranscendentalRunsNatively(const Elt& e, const std::vector<int64_t>& dims) {
+  if (NumElements(dims) < kNativeActivationMinElements) return false;
+  switch (e.alg) {
+    case algorithm::eltwise_swish: return e.alpha == 1.0f && kernels::FastUnaryKernel("Swish") != nullptr;
+    case algorithm::eltwise_tanh: return kernels::FastUnaryKernel("Tanh") != nullptr;
+    case algorithm::eltwise_logistic: return kernels::FastUnaryKernel("Sigmoid") != nullptr;
+    case algorithm::eltwise_gelu_tanh: return kernels::FastUnaryKernel("GeluTanh") != nullptr;
+    default: return false;
+  }
 }
 
 std::optional<algorithm> BinaryAlg(const std::string& op) {
@@ -176,7 +187,7 @@ std::vector<PostOp> Lowerer::CollectPostOps(const Value* v) {
     const Value* out = c.output(0);
     if (!HasStandardSemantics(c) || out == nullptr || !IsF32(out)) break;
     std::vector<Elt> elts = UnaryAsEltwise(c, cur);
-    if (elts.size() == 1 && SwishRunsNatively(elts[0], st.dims)) break;
+    if (elts.size() == 1 && TranscendentalRunsNatively(elts[0], st.dims)) break;
     if (elts.size() == 1 && elts[0].alg == algorithm::eltwise_linear && !chain.empty() && !chain.back().binary &&
         chain.back().alg == algorithm::eltwise_linear) {
       // a2*(a1*x + b1) + b2 as one post-op: shorter, and oneDNN 2.6's
