@@ -679,5 +679,33 @@ TEST(CpuExecutorTest, DataDependentShapesRunFastKernels) {
 }
 
 
+// 1-D convolutions oneDNN 2.6 runs as im2col + GEMM (no direct kernel for 11
+// taps) take our direct kernel (kernels/conv1d.h): HiFiGAN's dilated
+// resblocks. Output channels not a multiple of 4, lengths not a multiple of
+// 24, asymmetric pads, dilation, two samples, no bias; the activation after
+// it stays a step of its own.
+TEST(CpuExecutorTest, WideOneDimConvsRunTheDirectKernel) {
+  struct Case {
+    int64_t batch, cin, cout, len, kernel, dilation, pad_l, pad_r;
+    bool bias;
+  };
+  for (const Case& c : {Case{1, 8, 8, 1000, 11, 1, 5, 5, true}, Case{2, 5, 7, 333, 11, 3, 15, 14, false},
+                        Case{1, 16, 6, 97, 11, 2, 10, 7, true}}) {
+    SCOPED_TRACE(::testing::Message() << c.cin << "->" << c.cout << " x" << c.len << " k" << c.kernel << " d"
+                                      << c.dilation);
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {c.batch, c.cin, c.len});
+    std::vector<Value*> ins = {x, b.Constant("w", RandomTensor({c.cout, c.cin, c.kernel}, 71, 0.2f))};
+    if (c.bias) ins.push_back(b.Constant("b", RandomTensor({c.cout}, 72)));
+    Value* y = b.Op("Conv", ins,
+                    {Attribute::Ints("kernel_shape", {c.kernel}), Attribute::Ints("dilations", {c.dilation}),
+                     Attribute::Ints("pads", {c.pad_l, c.pad_r})});
+    b.Output(b.Op("LeakyRelu", {y}, {Attribute::Float("alpha", 0.1f)}));
+    std::unique_ptr<Model> model = b.Build(17);
+    const std::string described = PlanMatchingTheReference(*model, {{"x", RandomTensor({c.batch, c.cin, c.len}, 73)}});
+    EXPECT_NE(described.find("conv1d"), std::string::npos) << described;
+  }
+}
+
 }  // namespace
 }  // namespace aic::cpu
