@@ -1,5 +1,10 @@
 #include "ops/infer_shapes.h"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
@@ -67,10 +72,87 @@ class Inferrer {
     }
   }
 
+  // A Scan body's inputs as the outer values make them (exporters declare
+  // them with unknown dims: skl2onnx's k-NN distances left every node after
+  // the Scan without shapes, so none could be compiled). A scan input's
+  // slice is the outer input without its scan axis, every iteration. A state
+  // is the outer initial value at the first iteration; it is kept only where
+  // the body, so typed, returns the same type for it (then every iteration
+  // does); else the body is inferred again from its declared state types.
+  absl::Status InferScanBody(const Node& node, Graph& body) {
+    const int64_t scans = node.GetInt("num_scan_inputs", 0);
+    const auto& ins = body.inputs();
+    const int64_t states = static_cast<int64_t>(ins.size()) - scans;
+    if (scans <= 0 || states < 0 || static_cast<int64_t>(node.num_inputs()) != states + scans ||
+        body.outputs().size() < static_cast<size_t>(states)) {
+      return InferGraph(body);
+    }
+    std::vector<int64_t> axes = node.GetInts("scan_input_axes");
+    auto refined = [](const TypeInfo& declared, TypeInfo outer) -> std::optional<TypeInfo> {
+      if (!outer.is_tensor() || !outer.shape.has_rank() || !declared.is_tensor()) return std::nullopt;
+      if (declared.dtype != DType::kUndefined && declared.dtype != outer.dtype) return std::nullopt;
+      if (declared.shape.has_rank()) {
+        if (declared.shape.rank() != outer.shape.rank()) return std::nullopt;
+        for (int64_t k = 0; k < outer.shape.rank(); ++k) {
+          const Dim& d = declared.shape.dims()[static_cast<size_t>(k)];
+          if (d.is_value() && !(outer.shape.dims()[static_cast<size_t>(k)] == d)) return std::nullopt;
+        }
+      }
+      return outer;
+    };
+    for (int64_t j = 0; j < scans; ++j) {
+      const Value* outer = node.input(static_cast<size_t>(states + j));
+      if (outer == nullptr || !outer->type().is_tensor() || !outer->type().shape.has_rank()) continue;
+      TypeInfo slice = outer->type();
+      int64_t axis = j < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(j)] : 0;
+      if (axis < 0) axis += slice.shape.rank();
+      if (axis < 0 || axis >= slice.shape.rank()) continue;
+      std::vector<Dim> dims = slice.shape.dims();
+      dims.erase(dims.begin() + axis);
+      slice.shape = Shape(std::move(dims));
+      Value* in = ins[static_cast<size_t>(states + j)];
+      if (auto t = refined(in->type(), slice)) in->set_type(*t);
+    }
+    // Every type of the body, to undo a state assumption that does not hold.
+    std::vector<std::pair<Value*, TypeInfo>> before;
+    for (Value* v : ins) before.emplace_back(v, v->type());
+    for (const auto& n : body.nodes()) {
+      for (Value* v : n->outputs()) {
+        if (v != nullptr) before.emplace_back(v, v->type());
+      }
+    }
+    bool assumed = false;
+    for (int64_t i = 0; i < states; ++i) {
+      const Value* outer = node.input(static_cast<size_t>(i));
+      if (outer == nullptr) continue;
+      if (auto t = refined(ins[static_cast<size_t>(i)]->type(), outer->type())) {
+        ins[static_cast<size_t>(i)]->set_type(*t);
+        assumed = true;
+      }
+    }
+    AIC_RETURN_IF_ERROR(InferGraph(body));
+    if (!assumed) return absl::OkStatus();
+    bool holds = true;
+    for (int64_t i = 0; i < states; ++i) {
+      const TypeInfo& in = ins[static_cast<size_t>(i)]->type();
+      const TypeInfo& out = body.outputs()[static_cast<size_t>(i)]->type();
+      holds = holds && in.is_tensor() && out.is_tensor() && in.dtype == out.dtype && in.shape.has_rank() &&
+              out.shape.has_rank() && in.shape.dims() == out.shape.dims();
+    }
+    if (holds) return absl::OkStatus();
+    for (auto& [v, t] : before) {
+      bool is_state = false;
+      for (int64_t i = 0; i < states; ++i) is_state = is_state || v == ins[static_cast<size_t>(i)];
+      if (is_state || std::find(ins.begin(), ins.end(), v) == ins.end()) v->set_type(t);
+    }
+    return InferGraph(body);
+  }
+
   absl::Status InferNode(Node& node) {
     ++stats_.nodes;
     TypeLoopBodyInputs(node);
-    for (Graph* sub : node.Subgraphs()) AIC_RETURN_IF_ERROR(InferGraph(*sub));
+    const bool scan = node.op_type == "Scan" && node.domain.empty() && model_.OpsetFor(node.domain) >= 9;
+    for (Graph* sub : node.Subgraphs()) AIC_RETURN_IF_ERROR(scan ? InferScanBody(node, *sub) : InferGraph(*sub));
 
     int64_t opset = model_.OpsetFor(node.domain);
     const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, opset);

@@ -636,7 +636,8 @@ bool LowerTransposeOrNative(Lowerer& L, const Node& n) {
 // DepthToSpace and SpaceToDepth (pixel shuffle, YOLO's focus): a transpose of
 // a 6-D view of the input, as the ONNX spec defines them. DepthToSpace DCR:
 // [N, b, b, C', H, W] -> (0, 3, 4, 1, 5, 2); CRD: [N, C', b, b, H, W] ->
-// (0, 1, 4, 2, 5, 3); SpaceToDepth: [N, C, H', b, W', b] -> (0, 3, 5, 1, 2, 4).
+// (0, 1, 4, 2, 5, 3); SpaceToDepth: [N, C, H', b, W', b] -> (0, 3, 5, 1, 2, 4),
+// CRD (opset 28) -> (0, 1, 3, 5, 2, 4).
 bool LowerDepthSpace(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
@@ -659,7 +660,9 @@ bool LowerDepthSpace(Lowerer& L, const Node& n) {
   } else {
     if (d[2] % b != 0 || d[3] % b != 0) return false;
     view = {d[0], d[1], d[2] / b, b, d[3] / b, b};
-    perm = {0, 3, 5, 1, 2, 4};
+    // Opset 28's mode: CRD puts each channel's block together.
+    perm = n.GetString("mode", "DCR") == "CRD" ? std::vector<int64_t>{0, 1, 3, 5, 2, 4}
+                                               : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
     want = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
   }
   if (want != L.V(out).dims) return false;

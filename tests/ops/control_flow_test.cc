@@ -360,6 +360,40 @@ TEST(ControlFlowTest, ScanInferTakesLengthFromTheInput) {
   EXPECT_EQ(traits.semantic_name, "Scan");
 }
 
+// skl2onnx's k-NN distance Scan declares its body inputs with unknown dims:
+// the body is typed from the outer values (the state [4, 3], slices [3] of
+// x), so the distances stack to [5, 4]. A state that grows every iteration
+// (a Concat) breaks the assumption: its type stays unknown, not [4, 3].
+std::unique_ptr<Model> ScanDistanceModel(bool growing_state) {
+  GraphBuilder b;
+  Value* q = b.Input("q", F32({Dim(4), Dim(3)}));
+  Value* x = b.Input("x", F32({Dim(5), Dim(3)}));
+  Body body(&b.graph(), "scan_body");
+  Value* s = body.b.Input("s_in", F32({Dim::Unknown(), Dim(3)}));
+  Value* row = body.b.Input("x_t", F32({Dim::Unknown()}));
+  Value* d = body.b.Op("ReduceSumSquare", {body.b.Op("Sub", {s, row})},
+                       {Attribute::Ints("axes", {1}), Attribute::Int("keepdims", 0)});
+  Value* next = growing_state ? body.b.Op("Concat", {s, s}, {Attribute::Int("axis", 0)}) : body.b.Op("Identity", {s});
+  body.Out(next, F32({Dim::Unknown(), Dim(3)}));
+  body.Out(d, F32({Dim::Unknown()}));
+  std::vector<Value*> outs = b.OpN("Scan", {q, x}, 2,
+                                   {Attribute::Int("num_scan_inputs", 1), Attribute::GraphValue("body", body.graph)});
+  b.Output(outs[0]);
+  b.Output(outs[1]);
+  return b.Build(17);
+}
+
+TEST(ControlFlowTest, ScanInferTypesTheBodyFromTheOuterValues) {
+  auto m = ScanDistanceModel(false);
+  ASSERT_TRUE(InferShapes(*m, {.best_effort = false}).ok());
+  EXPECT_EQ(m->graph->outputs()[0]->type().ToString(), "float[4, 3]");
+  EXPECT_EQ(m->graph->outputs()[1]->type().ToString(), "float[5, 4]");
+  auto grows = ScanDistanceModel(true);
+  ASSERT_TRUE(InferShapes(*grows, {.best_effort = false}).ok());
+  EXPECT_NE(grows->graph->outputs()[0]->type().ToString(), "float[4, 3]");
+  EXPECT_NE(grows->graph->outputs()[1]->type().ToString(), "float[5, 4]");
+}
+
 TEST(ControlFlowTest, ScanAxisOutOfRangeIsAnError) {
   auto bad = ScanSumModel(9, F32({Dim(3), Dim(2)}), {Attribute::Ints("scan_input_axes", {2})});
   EXPECT_FALSE(InferShapes(*bad, {.best_effort = false}).ok());

@@ -234,6 +234,10 @@ std::vector<Family> Families() {
        }},
       {"SpaceToDepth", {2, 3, 8, 6}, 13,
        [](GraphBuilder& b, Value* x) { return b.Op("SpaceToDepth", {x}, {Attribute::Int("blocksize", 2)}); }},
+      {"SpaceToDepth CRD", {1, 3, 8, 6}, 28,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("SpaceToDepth", {x}, {Attribute::Int("blocksize", 2), Attribute::String("mode", "CRD")});
+       }},
       {"Tile", {1, 4, 8, 8}, 13,
        [](GraphBuilder& b, Value* x) { return b.Op("Tile", {x, b.Constant("reps", Ints64({2, 1, 1, 3}))}); }},
       {"Pad reflect", {1, 8, 10, 10}, 13,
