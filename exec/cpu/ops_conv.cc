@@ -176,6 +176,22 @@ Tensor MergeConvGroups(const Tensor& w, int64_t groups, int64_t m) {
 
 }  // namespace
 
+// Weights (as a native kernel reads them) and the bias, if any, kept among
+// the plan's constants for a native conv step: their addresses.
+struct NativeConvConstants {
+  const float* weights;
+  const float* bias;
+};
+NativeConvConstants KeepNativeConvConstants(Plan& plan, Tensor weights, const Tensor& bias) {
+  plan.constants.push_back(std::move(weights));
+  NativeConvConstants c{plan.constants.back().data<float>(), nullptr};
+  if (bias.defined()) {
+    plan.constants.push_back(bias);
+    c.bias = plan.constants.back().data<float>();
+  }
+  return c;
+}
+
 // A depthwise 2-D conv (stride 1, no dilation) whose input arrives plain
 // runs on our NCHW kernel (kernels/depthwise_conv.h) instead of oneDNN's
 // blocked one between two reorders. `weights`/`bias` have any BN folded in.
@@ -213,14 +229,7 @@ bool LowerPlainDepthwise(Lowerer& L, const Node& n, const Tensor& weights, const
   int in = L.PlainSlot(x);
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
-  Plan& plan = L.plan();
-  plan.constants.push_back(weights);
-  const float* w = plan.constants.back().data<float>();
-  const float* b = nullptr;
-  if (bias.defined()) {
-    plan.constants.push_back(bias);
-    b = plan.constants.back().data<float>();
-  }
+  const auto [w, b] = KeepNativeConvConstants(L.plan(), weights, bias);
   AddNativeStep(L, n, {in}, slot, [g, w, b](const void* const* i, void* y) {
     kernels::DepthwiseConvF32(static_cast<const float*>(i[0]), w, b, static_cast<float*>(y), g);
     return absl::OkStatus();
@@ -264,15 +273,9 @@ bool LowerTapConv(Lowerer& L, const Node& n, const Tensor& weights, const Tensor
   int in = L.PlainSlot(x);
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
-  Plan& plan = L.plan();
   std::vector<float> by_tap = kernels::WeightsByTap(weights.data<float>(), g);
-  plan.constants.push_back(Tensor::FromVector<float>(by_tap, {static_cast<int64_t>(by_tap.size())}));
-  const float* w = plan.constants.back().data<float>();
-  const float* b = nullptr;
-  if (bias.defined()) {
-    plan.constants.push_back(bias);
-    b = plan.constants.back().data<float>();
-  }
+  const auto [w, b] = KeepNativeConvConstants(
+      L.plan(), Tensor::FromVector<float>(by_tap, {static_cast<int64_t>(by_tap.size())}), bias);
   AddNativeStep(L, n, {in}, slot, [g, taps, w, b](const void* const* i, void* y) {
     kernels::TapConvF32(static_cast<const float*>(i[0]), w, b, static_cast<float*>(y), g, taps);
     return absl::OkStatus();
@@ -306,15 +309,9 @@ bool LowerConv1dDirect(Lowerer& L, const Node& n, const Tensor& weights, const T
   int in = L.PlainSlot(x);
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
-  Plan& plan = L.plan();
   std::vector<float> packed = kernels::PackConv1dWeights(weights.data<float>(), g);
-  plan.constants.push_back(Tensor::FromVector<float>(packed, {static_cast<int64_t>(packed.size())}));
-  const float* w = plan.constants.back().data<float>();
-  const float* b = nullptr;
-  if (bias.defined()) {
-    plan.constants.push_back(bias);
-    b = plan.constants.back().data<float>();
-  }
+  const auto [w, b] = KeepNativeConvConstants(
+      L.plan(), Tensor::FromVector<float>(packed, {static_cast<int64_t>(packed.size())}), bias);
   AddNativeStep(L, n, {in}, slot, [g, w, b](const void* const* i, void* y) {
     kernels::Conv1dF32(static_cast<const float*>(i[0]), w, b, static_cast<float*>(y), g);
     return absl::OkStatus();

@@ -49,22 +49,19 @@ AIC_AVX2 void Block(const float* xp, int64_t stride, const float* wb, const Conv
     for (int64_t t = 0; t < kernel; ++t, wt += kChannels) {
       const float* xt = xr + t * dilation;
       const __m256 v0 = _mm256_loadu_ps(xt), v1 = _mm256_loadu_ps(xt + 8), v2 = _mm256_loadu_ps(xt + 16);
-      __m256 w = _mm256_broadcast_ss(wt);
-      a00 = _mm256_fmadd_ps(w, v0, a00);
-      a01 = _mm256_fmadd_ps(w, v1, a01);
-      a02 = _mm256_fmadd_ps(w, v2, a02);
-      w = _mm256_broadcast_ss(wt + 1);
-      a10 = _mm256_fmadd_ps(w, v0, a10);
-      a11 = _mm256_fmadd_ps(w, v1, a11);
-      a12 = _mm256_fmadd_ps(w, v2, a12);
-      w = _mm256_broadcast_ss(wt + 2);
-      a20 = _mm256_fmadd_ps(w, v0, a20);
-      a21 = _mm256_fmadd_ps(w, v1, a21);
-      a22 = _mm256_fmadd_ps(w, v2, a22);
-      w = _mm256_broadcast_ss(wt + 3);
-      a30 = _mm256_fmadd_ps(w, v0, a30);
-      a31 = _mm256_fmadd_ps(w, v1, a31);
-      a32 = _mm256_fmadd_ps(w, v2, a32);
+      // Output channel j of the block: its weight for (c, t) times the 24 positions.
+#define AIC_CONV1D_CHANNEL(j)                        \
+  {                                                  \
+    const __m256 w = _mm256_broadcast_ss(wt + j);    \
+    a##j##0 = _mm256_fmadd_ps(w, v0, a##j##0);       \
+    a##j##1 = _mm256_fmadd_ps(w, v1, a##j##1);       \
+    a##j##2 = _mm256_fmadd_ps(w, v2, a##j##2);       \
+  }
+      AIC_CONV1D_CHANNEL(0)
+      AIC_CONV1D_CHANNEL(1)
+      AIC_CONV1D_CHANNEL(2)
+      AIC_CONV1D_CHANNEL(3)
+#undef AIC_CONV1D_CHANNEL
     }
   }
   _mm256_storeu_ps(out, a00);
