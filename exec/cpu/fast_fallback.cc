@@ -6,6 +6,7 @@
 #include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/roi_align.h"
 #include "exec/cpu/kernels/scatter.h"
+#include "ops/tensor/tensor_util.h"
 #include "ops/util/broadcast.h"
 
 namespace aic::cpu {
@@ -33,9 +34,12 @@ absl::StatusOr<std::optional<Tensor>> RoiAlign(const Node& node, int64_t opset,
   const RoiAlignParams params = RoiAlignParams::Of(node, opset);
   kernels::RoiAlignShape shape{x->dim(0), x->dim(1), x->dim(2), x->dim(3), rois->dim(0)};
   Tensor y(DType::kFloat, {shape.regions, shape.channels, params.out_h, params.out_w});
-  absl::Status s = kernels::RoiAlignF32(x->data<float>(), rois->data<float>(), batch->data<int64_t>(),
-                                        y.mutable_data<float>(), shape, params);
-  if (!s.ok()) return s;
+  // A batch index out of range: the reference kernel reports it, naming the node.
+  if (!kernels::RoiAlignF32(x->data<float>(), rois->data<float>(), batch->data<int64_t>(), y.mutable_data<float>(),
+                            shape, params)
+           .ok()) {
+    return std::optional<Tensor>();
+  }
   return std::optional<Tensor>(std::move(y));
 }
 
@@ -78,9 +82,8 @@ absl::StatusOr<std::optional<Tensor>> ConstantOfShape(const Node& node, int64_t,
   for (int64_t d : *dims) {
     if (d < 0) return std::optional<Tensor>();
   }
-  const Attribute* a = node.FindAttr("value");
-  Tensor value = a != nullptr ? a->t : Tensor::Scalar<float>(0.f);
-  if (value.num_elements() != 1 || value.dtype() == DType::kString || IsSubByte(value.dtype())) {
+  const Tensor value = ConstantOfShapeFill(node);
+  if (value.dtype() == DType::kString || IsSubByte(value.dtype())) {
     return std::optional<Tensor>();
   }
   Tensor y(value.dtype(), *dims);  // zeroed
@@ -99,7 +102,6 @@ absl::StatusOr<std::optional<Tensor>> ConstantOfShape(const Node& node, int64_t,
   return std::optional<Tensor>(std::move(y));
 }
 
-
 // ScatterElements / Scatter: the backend's kernel, index order kept; a bad
 // index leaves it to the reference kernel, which reports it.
 absl::StatusOr<std::optional<Tensor>> ScatterElements(const Node& node, int64_t,
@@ -116,10 +118,9 @@ absl::StatusOr<std::optional<Tensor>> ScatterElements(const Node& node, int64_t,
       idx.rank() != data.rank() || data.rank() == 0 || !kernels::ScatterSupports(*r, data.dtype())) {
     return std::optional<Tensor>();
   }
-  int64_t axis = node.GetInt("axis", 0);
-  if (axis < 0) axis += data.rank();
-  if (axis < 0 || axis >= data.rank()) return std::optional<Tensor>();
-  auto map = kernels::MakeAxisIndexMap(data.dims(), idx.dims(), axis);
+  absl::StatusOr<int64_t> axis = NormalizeAxis(node.GetInt("axis", 0), data.rank());
+  if (!axis.ok()) return std::optional<Tensor>();
+  auto map = kernels::MakeAxisIndexMap(data.dims(), idx.dims(), *axis);
   if (!map) return std::optional<Tensor>();
   Tensor y(data.dtype(), data.dims());
   int64_t bad = kernels::ScatterElements(*map, data.raw_data(), data.num_elements(), idx.raw_data(), index_bytes,
@@ -133,10 +134,10 @@ absl::StatusOr<std::optional<Tensor>> ScatterElements(const Node& node, int64_t,
 const FastFallback* FindFastFallback(const Node& node) {
   static const FastFallback kGemm{"dynamic_gemm", Gemm};
   static const FastFallback kRoiAlign{"roi_align", RoiAlign};
-  if (IsDynamicGemmOp(node)) return &kGemm;
   static const FastFallback kExpand{"expand", Expand};
   static const FastFallback kConstantOfShape{"fill", ConstantOfShape};
   static const FastFallback kScatterElements{"scatter_elements", ScatterElements};
+  if (IsDynamicGemmOp(node)) return &kGemm;
   if (!node.domain.empty()) return nullptr;
   if (node.op_type == "RoiAlign") return &kRoiAlign;
   if (node.op_type == "Expand") return &kExpand;

@@ -176,6 +176,8 @@ Tensor MergeConvGroups(const Tensor& w, int64_t groups, int64_t m) {
 
 }  // namespace
 
+namespace {
+
 // Weights (as a native kernel reads them) and the bias, if any, kept among
 // the plan's constants for a native conv step: their addresses.
 struct NativeConvConstants {
@@ -191,6 +193,8 @@ NativeConvConstants KeepNativeConvConstants(Plan& plan, Tensor weights, const Te
   }
   return c;
 }
+
+}  // namespace
 
 // A depthwise 2-D conv (stride 1, no dilation) whose input arrives plain
 // runs on our NCHW kernel (kernels/depthwise_conv.h) instead of oneDNN's

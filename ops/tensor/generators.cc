@@ -18,6 +18,13 @@
 
 namespace aic {
 
+Tensor ConstantOfShapeFill(const Node& node) {
+  if (const Attribute* a = node.FindAttr("value"); a != nullptr && a->t.num_elements() == 1) {
+    return a->t;
+  }
+  return Tensor::Scalar<float>(0.f);
+}
+
 namespace {
 
 // Traits of an op whose output does not depend on any data input's values.
@@ -56,17 +63,10 @@ absl::Status ConstantKernel(KernelContext& ctx) {
 
 // ---- ConstantOfShape ----
 
-Tensor FillValue(const Node& node) {
-  if (const Attribute* a = node.FindAttr("value"); a != nullptr && a->t.num_elements() == 1) {
-    return a->t;
-  }
-  return Tensor::Scalar<float>(0.f);
-}
-
 absl::Status InferConstantOfShape(OpContext& ctx) {
   const Attribute* a = ctx.node().FindAttr("value");
   if (a != nullptr && a->t.num_elements() != 1) return ctx.Error("value must have one element");
-  DType dt = FillValue(ctx.node()).dtype();
+  DType dt = ConstantOfShapeFill(ctx.node()).dtype();
   if (auto shape = ConstantInts(ctx, 0)) {
     for (int64_t d : *shape) {
       if (d < 0) return ctx.Error("negative dim ", d);
@@ -97,7 +97,7 @@ absl::Status ConstantOfShapeKernel(KernelContext& ctx) {
   for (int64_t d : dims) {
     if (d < 0) return ctx.Error("negative dim ", d);
   }
-  Tensor fill = FillValue(ctx.node());
+  Tensor fill = ConstantOfShapeFill(ctx.node());
   if (!IsCopyableDType(fill.dtype())) return ctx.Unimplemented("dtype ", DTypeName(fill.dtype()));
   Tensor out(fill.dtype(), dims);
   for (int64_t i = 0; i < out.num_elements(); ++i) CopyElement(fill, 0, out, i);

@@ -25,6 +25,10 @@ std::vector<int64_t> TensorToInt64s(const Tensor& t);
 // Constant input i as int64s, or nullopt when not known statically.
 std::optional<std::vector<int64_t>> ConstantInts(const OpContext& ctx, size_t i);
 
+// ConstantOfShape's fill: its value attribute's one element, float 0 without
+// one (the reference kernel and the CPU backend's both fill with it).
+Tensor ConstantOfShapeFill(const Node& node);
+
 // Copies element `si` of `src` to element `di` of `dst` (same dtype; strings too).
 void CopyElement(const Tensor& src, int64_t si, Tensor& dst, int64_t di);
 // Copies n consecutive elements.

@@ -707,5 +707,24 @@ TEST(CpuExecutorTest, WideOneDimConvsRunTheDirectKernel) {
   }
 }
 
+// A RoiAlign whose batch index is out of range fails with the reference
+// kernel's error naming the node (the fast kernel declines it).
+TEST(CpuExecutorTest, RoiAlignBadBatchIndexNamesTheNode) {
+  GraphBuilder b;
+  Value* features = b.Input("features", DType::kFloat, {1, 2, 6, 6});
+  Value* rois = b.Input("rois", DType::kFloat, {2, 4});
+  Value* batch = b.Input("batch", DType::kInt64, {2});
+  b.Output(b.Op("RoiAlign", {features, rois, batch}, {Attribute::Int("output_height", 2), Attribute::Int("output_width", 2)},
+                "pooled"));
+  std::unique_ptr<Model> model = b.Build(17);
+  CpuExecutor exec(*model);
+  auto r = exec.Run({{"features", RandomTensor({1, 2, 6, 6}, 81)},
+                     {"rois", Tensor::FromVector<float>({0, 0, 3, 3, 1, 1, 4, 4}, {2, 4})},
+                     {"batch", Tensor::FromVector<int64_t>({0, 3}, {2})}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("RoiAlign 'RoiAlign_node_0'"), std::string::npos) << r.status();
+  EXPECT_NE(std::string(r.status().message()).find("batch index"), std::string::npos) << r.status();
+}
+
 }  // namespace
 }  // namespace aic::cpu
