@@ -9,6 +9,7 @@
 
 #include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/pow.h"
 
 namespace aic::cpu::kernels {
 
@@ -84,7 +85,8 @@ AIC_KERNEL_CLONES void PowF32(const void* const* in, const int64_t* s, void* out
   float e = static_cast<const float*>(in[1])[0];
   float* y = static_cast<float*>(out);
   if (s[1] != 0 || s[0] == 0 || !(e == 2.0f || e == 3.0f || e == 4.0f || e == -1.0f || e == 0.5f)) {
-    PowGeneralF32(in, s, out, n);
+    static const RowFn vector_pow = Avx2PowKernel();
+    (vector_pow != nullptr ? vector_pow : PowGeneralF32)(in, s, out, n);
     return;
   }
   if (e == 2.0f) {

@@ -11,6 +11,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/axis_lanes.h"
+#include "exec/cpu/kernels/binary.h"
+#include "exec/cpu/kernels/pow.h"
 #include "exec/cpu/kernels/softmax.h"
 #include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/kernels/vector_math_avx2.h"
@@ -130,6 +132,79 @@ TEST(VectorMathTest, DoubleExpWithinTwoUlps) {
     EXPECT_EQ(out[6], inf);
     EXPECT_EQ(out[7], 1.0);
   }
+}
+
+// Pow's vector kernel (kernels/pow.h) against pow in long double rounded to
+// float, within one float ulp, for every stride pattern the broadcast driver
+// passes: bases over many binades (negative ones with integer exponents,
+// subnormal ones), exponents that overflow and underflow the result; and
+// exactly std::pow's value at the special operands (zeros, infinities, NaN,
+// -1 and 1, non-integer powers of negative bases).
+TEST(VectorMathTest, PowWithinOneUlp) {
+  kernels::RowFn pow_row = kernels::Avx2PowKernel();
+  if (pow_row == nullptr) GTEST_SKIP() << "this CPU has no AVX2+FMA: std::pow runs instead";
+  std::vector<float> a, b;
+  for (int i = 0; i < 200000; ++i) {
+    const double u = (i % 997) / 996.0, v = (i % 1009) / 1008.0;
+    float x = static_cast<float>(std::exp2(-40.0 + 80.0 * u));
+    float y = static_cast<float>(-12.0 + 24.0 * v);
+    if (i % 5 == 0) {  // a negative base with an integer exponent (odd and even)
+      x = -x;
+      y = std::nearbyint(y);
+    }
+    if (i % 7 == 0) y = static_cast<float>(-300.0 + 600.0 * v);  // overflow and underflow to (sub)normals
+    if (i % 11 == 0) x = std::ldexp(static_cast<float>(1.0 + u), -140);  // a subnormal base
+    a.push_back(x);
+    b.push_back(y);
+  }
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> special = {0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, inf, -inf, nan, 3.0, -3.0};
+  for (double x : special) {
+    for (double y : special) {
+      a.push_back(static_cast<float>(x));
+      b.push_back(static_cast<float>(y));
+    }
+  }
+  a.push_back(-8.0f);  // a non-integer power of a negative base: NaN
+  b.push_back(1.0f / 3.0f);
+  const int64_t n = static_cast<int64_t>(a.size());
+  auto check = [&](const std::vector<float>& y, int64_t sa, int64_t sb) {
+    double worst = 0;
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = a[i * sa], e = b[i * sb];
+      const float want = static_cast<float>(std::pow(static_cast<long double>(x), static_cast<long double>(e)));
+      const float scalar = std::pow(x, e);
+      if (std::isnan(scalar)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "pow(" << x << ", " << e << ") = " << y[i];
+        continue;
+      }
+      if (!std::isfinite(x) || !std::isfinite(e) || x == 0.0f || !std::isfinite(scalar)) {
+        EXPECT_EQ(y[i], scalar) << "pow(" << x << ", " << e << ")";
+        EXPECT_EQ(std::signbit(y[i]), std::signbit(scalar)) << "pow(" << x << ", " << e << ")";
+        continue;
+      }
+      // One ulp of the result's spacing (of the smallest normal's below it).
+      const double spacing = std::max<double>(std::fabs(want), std::numeric_limits<float>::min()) * kUlp;
+      const double err = std::fabs(static_cast<double>(y[i]) - static_cast<double>(want)) / spacing;
+      if (err > worst) {
+        worst = err;
+        at = i;
+      }
+    }
+    EXPECT_LE(worst, 1.0) << "pow(" << a[at * sa] << ", " << b[at * sb] << ")";
+  };
+  std::vector<float> y(n);
+  const void* in[2] = {a.data(), b.data()};
+  for (const auto& [sa, sb] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 0}, {0, 1}}) {
+    SCOPED_TRACE(absl::StrCat("strides ", sa, " ", sb));
+    const int64_t s[2] = {sa, sb};
+    pow_row(in, s, y.data(), n);
+    check(y, sa, sb);
+  }
+  // The graph's Pow takes it: the broadcast driver, with a broadcast exponent.
+  DType out;
+  EXPECT_NE(kernels::BinaryKernel("Pow", DType::kFloat, &out), nullptr);
 }
 
 TEST(VectorMathTest, FunctionsMatchDoublePrecision) {
