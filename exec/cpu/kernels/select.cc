@@ -10,6 +10,7 @@
 
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/vec8.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 
 namespace aic::cpu::kernels {
 
@@ -23,15 +24,55 @@ inline bool Better(float a, float b) {
   return kLargest ? a > b : a < b;
 }
 
+// The first index in [j, n) whose element is better than t (n if none).
+// Once the list is full almost nothing enters it (about k·ln(n/k) of n
+// elements on unordered data), so the scan compares 32 elements a step
+// against the k-th best; a compare and branch per element took 1.3x ONNX
+// Runtime's time over one row of 32000 (k 5, Zen 3). A NaN never beats t,
+// nor anything a NaN t, as Better's ordered compares.
+template <bool kLargest>
+int64_t NextBetter(const float* v, int64_t j, int64_t n, float t);
+
+#ifdef AIC_HAVE_AVX2_MATH
+template <bool kLargest>
+AIC_AVX2 int64_t NextBetterAvx2(const float* v, int64_t j, int64_t n, float t) {
+  constexpr int kPredicate = kLargest ? _CMP_GT_OQ : _CMP_LT_OQ;
+  const __m256 tv = _mm256_set1_ps(t);
+  for (; j + 32 <= n; j += 32) {
+    const __m256 c0 = _mm256_cmp_ps(_mm256_loadu_ps(v + j), tv, kPredicate);
+    const __m256 c1 = _mm256_cmp_ps(_mm256_loadu_ps(v + j + 8), tv, kPredicate);
+    const __m256 c2 = _mm256_cmp_ps(_mm256_loadu_ps(v + j + 16), tv, kPredicate);
+    const __m256 c3 = _mm256_cmp_ps(_mm256_loadu_ps(v + j + 24), tv, kPredicate);
+    const __m256 any = _mm256_or_ps(_mm256_or_ps(c0, c1), _mm256_or_ps(c2, c3));
+    if (!_mm256_testz_ps(any, any)) break;  // the one(s) to insert are in these 32
+  }
+  for (; j < n; ++j) {
+    if (Better<kLargest>(v[j], t)) return j;
+  }
+  return n;
+}
+#endif
+
+template <bool kLargest>
+int64_t NextBetter(const float* v, int64_t j, int64_t n, float t) {
+#ifdef AIC_HAVE_AVX2_MATH
+  if (avx2::HaveAvx2Fma()) return NextBetterAvx2<kLargest>(v, j, n, t);
+#endif
+  for (; j < n; ++j) {
+    if (Better<kLargest>(v[j], t)) return j;
+  }
+  return n;
+}
+
 template <bool kLargest>
 void TopKLane(const float* v, int64_t n, int64_t k, float* out_v, int64_t* out_i, std::vector<int64_t>& order) {
   if (k == 0) return;
   if (k <= kInsertionListMax) {
     int64_t filled = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      float x = v[j];
-      // A later element only enters ahead of strictly worse ones (ties keep the lower index).
-      if (filled == k && !Better<kLargest>(x, out_v[k - 1])) continue;
+    // Element j enters the list ahead of the strictly worse ones (ties keep
+    // the lower index), the k-th dropping out once it is full.
+    auto insert = [&](int64_t j) {
+      const float x = v[j];
       int64_t pos = filled < k ? filled++ : k - 1;
       while (pos > 0 && Better<kLargest>(x, out_v[pos - 1])) {
         out_v[pos] = out_v[pos - 1];
@@ -40,7 +81,10 @@ void TopKLane(const float* v, int64_t n, int64_t k, float* out_v, int64_t* out_i
       }
       out_v[pos] = x;
       out_i[pos] = j;
-    }
+    };
+    int64_t j = 0;
+    for (; j < n && filled < k; ++j) insert(j);
+    while ((j = NextBetter<kLargest>(v, j, n, out_v[k - 1])) < n) insert(j++);
     return;
   }
   order.resize(static_cast<size_t>(n));

@@ -28,7 +28,9 @@ TEST(SelectKernelsTest, TopKMatchesTheReference) {
     int64_t axis, k;
   };
   std::vector<Case> cases = {{{128, 1000}, -1, 5},  {{3, 7, 5}, 1, 3},  {{4, 300}, 1, 40}, {{4, 300}, 1, 300},
-                             {{2, 9, 4}, 0, 2},      {{6, 33}, -1, 1},   {{2, 50, 3}, 1, 50}};
+                             {{2, 9, 4}, 0, 2},      {{6, 33}, -1, 1},   {{2, 50, 3}, 1, 50},
+                             // long rows: the 32-wide skip past elements that cannot enter, and its tail
+                             {{1, 32000}, -1, 5},    {{2, 1037}, -1, 32}};
   for (const Case& c : cases) {
     for (int largest : {1, 0}) {
       for (int spread : {3, 1000000}) {
