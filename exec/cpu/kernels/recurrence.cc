@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/kernels/vector_math_coefficients.h"
 #include "oneapi/dnnl/dnnl.h"
 #include "support/status.h"
@@ -100,11 +101,27 @@ void SoftplusRow(float* x, int64_t n, float, float) {
   for (int64_t j = 0; j < n; ++j) x[j] = static_cast<float>(std::log1p(std::exp(static_cast<double>(x[j]))));
 }
 
+// The gates' usual Tanh and Sigmoid through the hand-vectorized unary
+// kernels where this CPU has them (unary.h: the same approximations with FMA
+// and without a division per element); the clones above took a quarter of
+// an LSTM's time (batch 8, hidden 128: 1.5x ONNX Runtime's, Zen 3).
+void FastTanhRow(float* x, int64_t n, float, float) {
+  static const UnaryRowFn tanh_row = FastUnaryKernel("Tanh");
+  tanh_row(x, x, n);
+}
+
+void FastSigmoidRow(float* x, int64_t n, float, float) {
+  static const UnaryRowFn sigmoid_row = FastUnaryKernel("Sigmoid");
+  sigmoid_row(x, x, n);
+}
+
 ActivationRow RowOf(Kind kind) {
+  static const bool fast_tanh = FastUnaryKernel("Tanh") != nullptr;
+  static const bool fast_sigmoid = FastUnaryKernel("Sigmoid") != nullptr;
   switch (kind) {
     case Kind::kRelu: return ReluRow;
-    case Kind::kTanh: return TanhRow;
-    case Kind::kSigmoid: return SigmoidRow;
+    case Kind::kTanh: return fast_tanh ? FastTanhRow : TanhRow;
+    case Kind::kSigmoid: return fast_sigmoid ? FastSigmoidRow : SigmoidRow;
     case Kind::kAffine: return AffineRow;
     case Kind::kLeakyRelu: return LeakyReluRow;
     case Kind::kThresholdedRelu: return ThresholdedReluRow;
@@ -220,14 +237,20 @@ absl::Status GemmNT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
 
 Recurrence::Recurrence(const RecurrenceConfig& cfg, Tensor w, Tensor r, const float* b, const float* p,
                        const std::vector<RnnActivation>& acts)
-    : cfg_(cfg), gates_(RnnNumGates(cfg.cell)), w_(std::move(w)), r_(std::move(r)) {
+    : cfg_(cfg), gates_(RnnNumGates(cfg.cell)), w_(std::move(w)) {
   const int64_t H = cfg_.hidden, GH = gates_ * H;
   const size_t per_dir = RnnDefaultActivations(cfg_.cell).size();
   const bool lbr = cfg_.cell == RnnCell::kGru && cfg_.linear_before_reset;
   for (int d = 0; d < cfg_.dirs; ++d) {
     Direction dir;
     dir.w = w_.data<float>() + d * GH * cfg_.input;
-    dir.r = r_.data<float>() + d * GH * H;
+    const float* rd = r.data<float>() + d * GH * H;
+    if (cfg_.cell == RnnCell::kGru && !cfg_.linear_before_reset) {
+      dir.rec = PanelMatrix(rd, 2 * H, H, H);
+      dir.rec_candidate = PanelMatrix(rd + 2 * H * H, H, H, H);
+    } else {
+      dir.rec = PanelMatrix(rd, GH, H, H);
+    }
     dir.bias.assign(static_cast<size_t>(GH), 0.0f);
     if (b != nullptr) {
       const float* wb = b + d * 2 * GH;
@@ -285,6 +308,9 @@ absl::Status Recurrence::Run(const RecurrenceIo& io) const {
   const float limit = cfg_.clip > 0 ? cfg_.clip : std::numeric_limits<float>::infinity();
   const Clip clip{-limit, limit};
   const bool gru_two_products = cfg_.cell == RnnCell::kGru && !cfg_.linear_before_reset;
+  const int threads = omp_get_max_threads();
+  const int64_t row_pieces = threads > 1 && B >= 2 * threads ? threads : 1;
+  const int64_t rows_per_piece = (B + row_pieces - 1) / row_pieces;
 
   for (int64_t d = 0; d < D; ++d) {
     const Direction& p = dirs_[static_cast<size_t>(d)];
@@ -306,43 +332,57 @@ absl::Status Recurrence::Run(const RecurrenceIo& io) const {
     std::fill(t, t + B * H, 0.0f);
     if (longest > 0) AIC_RETURN_IF_ERROR(GemmNT(S * B, GH, I, io.x, I, p.w, I, gx, GH));
     for (int64_t step = 0; step < longest; ++step) {
-      AIC_RETURN_IF_ERROR(GemmNT(B, gru_two_products ? 2 * H : GH, H, h, H, p.r, H, gh, GH));
       auto time_of = [&](int64_t b) {
         const int64_t len = len_of(b);
         return step >= len ? -1 : reverse ? len - 1 - step : step;
       };
-      for (int64_t b = 0; b < B; ++b) {
-        const int64_t s = time_of(b);
-        if (s < 0) continue;
-        const float* xg = gx + x_row(s, b) * GH;
-        float* g = gh + b * GH;
-        switch (cfg_.cell) {
-          case RnnCell::kRnn:
-            RnnRow(xg, p.bias.data(), g, h + b * H, H, clip, p.act[0]);
-            break;
-          case RnnCell::kGru:
-            GruGates(xg, p.bias.data(), g, h + b * H, t + b * H, H, clip, p.act[0], cfg_.linear_before_reset);
-            break;
-          case RnnCell::kLstm:
-            LstmRow(xg, p.bias.data(), p.peep.data(), g, h + b * H, c + b * H, t + b * H, H, clip, p.act,
-                    cfg_.input_forget);
-            break;
-        }
-      }
-      if (cfg_.cell == RnnCell::kGru) {
-        if (gru_two_products) AIC_RETURN_IF_ERROR(GemmNT(B, H, H, t, H, p.r + 2 * H * H, H, gh + 2 * H, GH));
-        for (int64_t b = 0; b < B; ++b) {
+      // Batch rows [b0, b1) through the whole step: each row needs only its
+      // own h (and GRU's r⊙h), so threads can take rows; `threaded` lets the
+      // products split their column panels instead.
+      auto step_rows = [&](int64_t b0, int64_t b1, bool threaded) {
+        p.rec.Multiply(h + b0 * H, b1 - b0, H, gh + b0 * GH, GH, threaded);
+        for (int64_t b = b0; b < b1; ++b) {
           const int64_t s = time_of(b);
           if (s < 0) continue;
-          GruUpdate(gx + x_row(s, b) * GH, p.bias.data(), p.rec_bias.data(), gh + b * GH, h + b * H, H, clip, p.act[1],
-                    cfg_.linear_before_reset);
+          const float* xg = gx + x_row(s, b) * GH;
+          float* g = gh + b * GH;
+          switch (cfg_.cell) {
+            case RnnCell::kRnn:
+              RnnRow(xg, p.bias.data(), g, h + b * H, H, clip, p.act[0]);
+              break;
+            case RnnCell::kGru:
+              GruGates(xg, p.bias.data(), g, h + b * H, t + b * H, H, clip, p.act[0], cfg_.linear_before_reset);
+              break;
+            case RnnCell::kLstm:
+              LstmRow(xg, p.bias.data(), p.peep.data(), g, h + b * H, c + b * H, t + b * H, H, clip, p.act,
+                      cfg_.input_forget);
+              break;
+          }
         }
-      }
-      if (io.y != nullptr) {
-        for (int64_t b = 0; b < B; ++b) {
-          const int64_t s = time_of(b);
-          if (s >= 0) std::copy(h + b * H, h + (b + 1) * H, io.y + y_at(s, d, b));
+        if (cfg_.cell == RnnCell::kGru) {
+          if (gru_two_products) p.rec_candidate.Multiply(t + b0 * H, b1 - b0, H, gh + b0 * GH + 2 * H, GH, threaded);
+          for (int64_t b = b0; b < b1; ++b) {
+            const int64_t s = time_of(b);
+            if (s < 0) continue;
+            GruUpdate(gx + x_row(s, b) * GH, p.bias.data(), p.rec_bias.data(), gh + b * GH, h + b * H, H, clip,
+                      p.act[1], cfg_.linear_before_reset);
+          }
         }
+        if (io.y != nullptr) {
+          for (int64_t b = b0; b < b1; ++b) {
+            const int64_t s = time_of(b);
+            if (s >= 0) std::copy(h + b * H, h + (b + 1) * H, io.y + y_at(s, d, b));
+          }
+        }
+      };
+      // Rows over threads once each gets two; else one team per product
+      // (a single sequence: the products' panels are the only parallel work).
+      if (row_pieces > 1) {
+        ParallelFor(row_pieces, rows_per_piece * GH * H, [&](int64_t q) {
+          step_rows(q * rows_per_piece, std::min(B, (q + 1) * rows_per_piece), false);
+        });
+      } else {
+        step_rows(0, B, true);
       }
     }
     for (int64_t b = 0; b < B; ++b) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "exec/cpu/kernels/panel_gemm.h"
 #include "graph/tensor.h"
 #include "ops/rnn/recurrence.h"
 #include "ops/rnn/rnn_activation.h"
@@ -62,7 +63,8 @@ struct GateActivation {
 
 class Recurrence {
  public:
-  // w [D, G·H, I] and r [D, G·H, H] f32 tensors (held, not copied); b
+  // w [D, G·H, I] (held, not copied) and r [D, G·H, H] (read into panels,
+  // then let go) f32 tensors; b
   // [D, 2·G·H] and p [D, 3·H] (LSTM) null when absent; `acts` as
   // ParseRnnActivations gives them (one direction's after another's).
   Recurrence(const RecurrenceConfig& cfg, Tensor w, Tensor r, const float* b, const float* p,
@@ -77,7 +79,8 @@ class Recurrence {
  private:
   struct Direction {
     const float* w;              // [G·H, I]
-    const float* r;              // [G·H, H]
+    PanelMatrix rec;             // Rᵀ packed (GRU without linear_before_reset: z and r's rows only)
+    PanelMatrix rec_candidate;   // GRU without linear_before_reset: the candidate's rows of R
     std::vector<float> bias;     // Wb + Rb per gate (Wb only for linear_before_reset's candidate)
     std::vector<float> rec_bias; // GRU linear_before_reset: the candidate's Rb, inside r⊙(...)
     std::vector<float> peep;     // LSTM: P (i, o, f), zeros when absent, as the reference
@@ -85,7 +88,7 @@ class Recurrence {
   };
   RecurrenceConfig cfg_;
   int64_t gates_;
-  Tensor w_, r_;
+  Tensor w_;
   std::vector<Direction> dirs_;
 };
 

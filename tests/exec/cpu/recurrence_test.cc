@@ -6,6 +6,8 @@
 // peepholes / clip / input_forget, GRU linear_before_reset, non-default
 // activations with alpha/beta, layout=1 and absent outputs; and the
 // declines: computed weights run the reference kernel.
+#include <omp.h>
+
 #include <string>
 #include <vector>
 
@@ -261,6 +263,29 @@ TEST(RecurrenceTest, AbsentOutputs) {
 TEST(RecurrenceTest, SileroShapedLstm) {
   ExpectNative({.batch = 1, .seq = 1, .input = 128, .hidden = 128, .initial = true});
   ExpectNative({.batch = 2, .seq = 9, .input = 128, .hidden = 128, .initial = true});
+}
+
+// Batches of 5 and 9 rows: the products' four-row tiles and their 1-3 row
+// remainders, hidden sizes that leave a partial 16-column panel (20) or
+// none (32), ragged lengths; on two threads, where batches of 4 rows and
+// more split their rows over the threads for the whole step.
+TEST(RecurrenceTest, WideBatchesOnTwoThreads) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    for (const char* op : {"LSTM", "GRU", "RNN"}) {
+      for (int64_t hidden : {20, 32}) {
+        for (int lbr : {0, 1}) {
+          if (lbr == 1 && std::string(op) != "GRU") continue;
+          SCOPED_TRACE(absl::StrCat(threads, " threads"));
+          ExpectNative({.op = op, .direction = "bidirectional", .batch = 9, .seq = 4, .hidden = hidden,
+                        .lens = {4, 1, 0, 3, 4, 2, 4, 4, 3}, .initial = true, .linear_before_reset = lbr});
+          ExpectNative({.op = op, .batch = 5, .seq = 3, .hidden = hidden, .linear_before_reset = lbr});
+        }
+      }
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 // Weights computed at run time: the reference kernel runs the node.
