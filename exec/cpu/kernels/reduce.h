@@ -1,6 +1,6 @@
 // Reductions of dense f32 over one contiguous block of axes: the input seen
 // as outer x reduced x inner (inner = 1 when the block ends at the last
-// axis). ReduceSum/Mean/Max/Min/SumSquare/L1/L2/LogSumExp. Used where
+// axis). ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSum/LogSumExp. Used where
 // oneDNN's reduction has only its reference implementation (an inner
 // extent that is not the last axis) or lacks the op.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace aic::cpu::kernels {
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2, kLogSumExp };
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kSumSquare, kL1, kL2, kLogSum, kLogSumExp };
 
 // The kind for an ONNX op type ("ReduceSum", ...); false when not covered.
 bool ReduceKindOf(const std::string& op_type, ReduceKind* kind);
