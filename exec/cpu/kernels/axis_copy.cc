@@ -14,6 +14,20 @@ namespace {
 
 constexpr int64_t kPieceBytes = 64 * 1024;
 
+// One run: an element or two as register moves, longer runs by memcpy. A
+// concat of many one-column parts (skl2onnx's PolynomialFeatures: 91 parts
+// of [256, 1]) is all 4-byte runs, where a memcpy call each took 6 ns.
+inline void CopyRun(char* d, const char* s, int64_t bytes) {
+  switch (bytes) {
+    case 1: std::memcpy(d, s, 1); return;
+    case 2: std::memcpy(d, s, 2); return;
+    case 4: std::memcpy(d, s, 4); return;
+    case 8: std::memcpy(d, s, 8); return;
+    case 16: std::memcpy(d, s, 16); return;
+    default: std::memcpy(d, s, static_cast<size_t>(bytes));
+  }
+}
+
 // For each (outer o, part p): copy part_bytes[p] from src(o, p) to dst(o, p).
 template <typename Src, typename Dst>
 void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
@@ -34,7 +48,7 @@ void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
       for (int64_t o = t * rows_per_task; o < end; ++o) {
         for (int64_t p = 0; p < count; ++p) {
           char* d = dst(o, p);
-          if (d != nullptr) std::memcpy(d, src(o, p), static_cast<size_t>(parts.part_bytes[p]));
+          if (d != nullptr) CopyRun(d, src(o, p), parts.part_bytes[p]);
         }
       }
     });
@@ -44,7 +58,7 @@ void CopyRuns(const AxisParts& parts, Src src, Dst dst) {
     ParallelFor(runs, per_run / 4, [&](int64_t r) {
       int64_t o = r / count, p = r % count;
       char* d = dst(o, p);
-      if (d != nullptr) std::memcpy(d, src(o, p), static_cast<size_t>(parts.part_bytes[p]));
+      if (d != nullptr) CopyRun(d, src(o, p), parts.part_bytes[p]);
     });
     return;
   }
