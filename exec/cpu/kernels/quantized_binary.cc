@@ -158,6 +158,9 @@ AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const
     __m256i ia[4], ib[4], iy[4];
     WidenLessZero(_mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a8 + at)), a_flip), a_zero, ia);
     WidenLessZero(_mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b8 + at)), b_flip), b_zero, ib);
+    // Unrolled so ia, ib and iy stay in registers (rolled, GCC kept them on
+    // the stack: a store and reload per vector, 2.7x ORT's time).
+#pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(ia[k]), a_scale);
       __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(ib[k]), b_scale);
