@@ -7,6 +7,7 @@
 
 #include "exec/cpu/kernels/half_rows.h"
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/vector_math_avx2.h"
 
 namespace aic::cpu::kernels {
 
@@ -78,11 +79,54 @@ void RotaryEmbeddingF32(const float* x, const float* cos, const float* sin, cons
   });
 }
 
+#ifdef AIC_HAVE_AVX2_MATH
+namespace {
+
+// One half head vector, pairs (k, k + half), half a multiple of 8: read as
+// halves, rotated in f32, rounded back (vcvtps2ph, nearest even, as
+// FloatToHalfRow) in registers, with no f32 row in between. Products are
+// kept apart from the sums (no FMA contraction), as RotateHalves rounds.
+__attribute__((target("avx2,fma,f16c"))) void RotateHalvesF16(const uint16_t* x, const float* c, const float* s,
+                                                               uint16_t* y, int64_t half) {
+  for (int64_t k = 0; k < half; k += 8) {
+    const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + k)));
+    const __m256 b = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + half + k)));
+    const __m256 cv = _mm256_loadu_ps(c + k), sv = _mm256_loadu_ps(s + k);
+    __m256 ca = _mm256_mul_ps(cv, a), sb = _mm256_mul_ps(sv, b), sa = _mm256_mul_ps(sv, a), cb = _mm256_mul_ps(cv, b);
+    asm("" : "+x"(ca), "+x"(sb), "+x"(sa), "+x"(cb));
+    const __m128i y1 = _mm256_cvtps_ph(_mm256_sub_ps(ca, sb), _MM_FROUND_TO_NEAREST_INT);
+    const __m128i y2 = _mm256_cvtps_ph(_mm256_add_ps(sa, cb), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + k), y1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + half + k), y2);
+  }
+}
+
+}  // namespace
+#endif
+
 void RotaryEmbeddingHalf(const uint16_t* x, const float* cos, const float* sin, const int64_t* positions, uint16_t* y,
                          const RotaryShape& shape) {
   const int64_t head = shape.head;
   const int64_t vectors = shape.batch * shape.seq * shape.heads;
   if (head == 0 || vectors == 0) return;
+#ifdef AIC_HAVE_AVX2_MATH
+  // The split-halves layout (Llama's) with whole vectors of pairs: one pass
+  // over the halves. The widen-rotate-round passes over a buffer took 1.5x
+  // ONNX Runtime's time on [1, 32, 512, 128] (Zen 3).
+  static const bool f16c = avx2::HaveAvx2Fma() && __builtin_cpu_supports("f16c");
+  const int64_t half = shape.rot / 2;
+  if (f16c && !shape.interleaved && half > 0 && half % 8 == 0) {
+    const int64_t rest = head - shape.rot;
+    ParallelFor(vectors, head * 3, [&](int64_t v) {
+      const int64_t row = CacheRow(shape, positions, v);
+      RotateHalvesF16(x + v * head, cos + row * half, sin + row * half, y + v * head, half);
+      if (rest > 0 && y != x) {
+        std::memcpy(y + v * head + shape.rot, x + v * head + shape.rot, static_cast<size_t>(rest) * sizeof(uint16_t));
+      }
+    });
+    return;
+  }
+#endif
   ForEachHalfRow(x, y, vectors, head, head * 3, [&](int64_t v, float* buf) {
     RotateVector(buf, cos, sin, CacheRow(shape, positions, v), buf, shape);
   });
