@@ -80,6 +80,11 @@ std::vector<Family> Families() {
          return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 2, 2}, 3), Weight(b, "bias", {8}, 4)},
                      {Attribute::Ints("strides", {2, 2})});
        }},
+      {"ConvTranspose 2x3 stride (2, 3) with bias: patches of three columns", {1, 16, 7, 9}, 13,
+       [](GraphBuilder& b, Value* x) {
+         return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 5, 2, 3}, 3), Weight(b, "bias", {5}, 4)},
+                     {Attribute::Ints("strides", {2, 3})});
+       }},
       {"ConvTranspose 3x3 stride 2 padded", {1, 16, 10, 10}, 13,
        [](GraphBuilder& b, Value* x) {
          return b.Op("ConvTranspose", {x, Weight(b, "w", {16, 8, 3, 3}, 3), Weight(b, "bias", {8}, 4)},
