@@ -82,6 +82,14 @@ class Lowerer : public exec::LoweringFrame {
   // when blocked layouts are off): lets oneDNN keep or pick blocked layouts.
   memory::desc SrcMdOrAny(const Value* v);
   DnnlStep* AddDnnlStep(dnnl::primitive p, const char* kind, const Node& n);
+  // Lowers n now, ahead of its place in the order (its inputs must be
+  // ready), and marks it done: a fusion that needs a value some later node
+  // computes cheaply (a half cache's widening Cast) has it lowered first.
+  absl::Status LowerEarly(const Node& n) {
+    AIC_RETURN_IF_ERROR(LowerNode(n));
+    MarkDone(&n);
+    return absl::OkStatus();
+  }
   // n was computed as part of another step (folded into weights, say).
   void MarkFused(const Node* n) {
     MarkDone(n);

@@ -120,11 +120,24 @@ bool LowerRotaryEmbedding(Lowerer& L, const Node& n) {
 // Cast(x: f16 -> f32) -> RotaryEmbedding -> Cast(-> f16), what widen_half
 // makes of rotary embeddings between half tensors: one step over the half
 // head vectors (kernels::RotaryEmbeddingHalf), bit-equal to the three. The
-// caches are f32 by then (widened constants, or Casts already run).
+// caches are f32 by then (widened constants, or Casts already run or run
+// first here).
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in) {
   std::optional<HalfEdges> edges = HalfEdgesAround(L, cast_in);
   if (!edges || !IsRotary(*edges->op)) return false;
   const Node* rot = edges->op;
+  // Half caches that are graph inputs are widened in input order, after x:
+  // their Casts (of ready values) are lowered here first, so the one step
+  // can read them; they would run before the rotary step anyway.
+  for (size_t i = 1; i < 3 && i < rot->num_inputs(); ++i) {
+    const Value* cache = rot->input(i);
+    const Node* widen = cache != nullptr ? cache->producer() : nullptr;
+    if (widen == nullptr || NativeReady(L, cache) || widen->op_type != "Cast" || L.Done(widen) ||
+        !NativeReady(L, widen->input(0))) {
+      continue;
+    }
+    if (!L.LowerEarly(*widen).ok()) return false;
+  }
   const std::vector<int64_t>& dims = L.V(edges->x16).dims;
   std::optional<RotaryPlan> plan = RotaryPlanOf(L, *rot, dims);
   if (!plan) return false;

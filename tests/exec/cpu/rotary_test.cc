@@ -91,6 +91,28 @@ TEST(RotaryKernelTest, HalfInputsRunOnTheHalfBytes) {
   }
 }
 
+// Half caches fed per token as graph inputs: their widening Casts come
+// after x's in the order, and are lowered first so the rotary still runs as
+// one step over the half bytes (the caches' Casts remain, x's does not).
+TEST(RotaryKernelTest, HalfCachesFedPerTokenRunInOneStep) {
+  for (int64_t head : {int64_t{8}, int64_t{64}}) {
+    SCOPED_TRACE(absl::StrCat("D ", head));
+    const Geometry g = {2, 3, 5, head};
+    Dims xd = {g.batch, g.heads, g.seq, g.head}, cd = {g.batch, g.seq, g.head / 2};
+    GraphBuilder b;
+    b.Output(b.Op("RotaryEmbedding", {b.Input("x", DType::kFloat16, D(xd)), b.Input("cos", DType::kFloat16, D(cd)),
+                                      b.Input("sin", DType::kFloat16, D(cd))}));
+    auto model = b.Build(23);
+    std::map<std::string, RuntimeValue> feeds = {{"x", NarrowFromFloat(RandomF32(xd, 1), DType::kFloat16)},
+                                                 {"cos", NarrowFromFloat(RandomF32(cd, 2, -1, 1), DType::kFloat16)},
+                                                 {"sin", NarrowFromFloat(RandomF32(cd, 3, -1, 1), DType::kFloat16)}};
+    std::string plan = RunBoth(*model, feeds, 0, 2e-3, 2e-3);
+    EXPECT_TRUE(RanNatively(plan)) << plan;
+    EXPECT_EQ(plan.find("x/widen"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("narrow"), std::string::npos) << plan;
+  }
+}
+
 TEST(RotaryKernelTest, EveryFormMatchesTheReference) {
   for (bool four_d : {true, false}) {
     for (bool interleaved : {false, true}) {
