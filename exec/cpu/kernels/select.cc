@@ -30,9 +30,6 @@ inline bool Better(float a, float b) {
 // against the k-th best; a compare and branch per element took 1.3x ONNX
 // Runtime's time over one row of 32000 (k 5, Zen 3). A NaN never beats t,
 // nor anything a NaN t, as Better's ordered compares.
-template <bool kLargest>
-int64_t NextBetter(const float* v, int64_t j, int64_t n, float t);
-
 #ifdef AIC_HAVE_AVX2_MATH
 template <bool kLargest>
 AIC_AVX2 int64_t NextBetterAvx2(const float* v, int64_t j, int64_t n, float t) {
