@@ -265,8 +265,12 @@ void ScoreAll(const PackedForest& f, const PackedTreeNode<S>* nodes, const float
     if (f.dense) dense = f.dense_d.data();
   }
   ParallelFor(blocks, kTreeRowBlock * steps, [&](int64_t b) {
-    TargetScores scores[kTreeRowBlock];
-    std::vector<double> acc(static_cast<size_t>(kTreeRowBlock * f.n_targets));
+    // Per thread and kept between runs: two vectors a row, allocated anew
+    // for every block, were a third of a single depth-12 tree's run over 256
+    // rows (malloc and free; 1.9x ORT's time).
+    thread_local TargetScores scores[kTreeRowBlock];
+    thread_local std::vector<double> acc;
+    acc.resize(static_cast<size_t>(kTreeRowBlock * f.n_targets));
     const int64_t begin = b * kTreeRowBlock;
     const int64_t count = std::min(kTreeRowBlock, rows - begin);
     ScoreBlock<A>(f, nodes, dense, x, features, begin, count, scores, acc.data(), take);
