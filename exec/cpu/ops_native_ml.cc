@@ -21,6 +21,7 @@
 #include "absl/container/inlined_vector.h"
 
 #include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/gather.h"
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/svm_kernel.h"
 #include "exec/cpu/kernels/tree_ensemble.h"
@@ -337,7 +338,6 @@ bool LowerArrayFeatureExtractor(Lowerer& L, const Node& n) {
   if (slot < 0) return false;
   const std::string where = n.Describe();
   NativeStep* step = AddNativeStep(L, n, {ins_x, ins_i}, slot, [=](const void* const* ins, void* out) {
-    const auto* src = static_cast<const char*>(ins[0]);
     const auto* idx = static_cast<const int64_t*>(ins[1]);
     for (int64_t j = 0; j < k; ++j) {
       if (idx[j] < 0 || idx[j] >= features) {
@@ -345,30 +345,7 @@ bool LowerArrayFeatureExtractor(Lowerer& L, const Node& n) {
             absl::StrCat(where, ": index ", idx[j], " out of range for ", features, " features"));
       }
     }
-    // Typed element moves (a memcpy call per element of runtime size was
-    // 2 µs for [256, 2]: skl2onnx's PolynomialFeatures has one per term).
-    auto gather = [&](auto zero) {
-      using T = decltype(zero);
-      const auto* s = reinterpret_cast<const T*>(src);
-      auto* d = static_cast<T*>(out);
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < k; ++j) d[r * k + j] = s[r * features + idx[j]];
-      }
-    };
-    switch (elem) {
-      case 1: gather(uint8_t{}); break;
-      case 2: gather(uint16_t{}); break;
-      case 4: gather(uint32_t{}); break;
-      case 8: gather(uint64_t{}); break;
-      default: {
-        auto* dst = static_cast<char*>(out);
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t j = 0; j < k; ++j) {
-            std::memcpy(dst + (r * k + j) * elem, src + (r * features + idx[j]) * elem, elem);
-          }
-        }
-      }
-    }
+    kernels::Gather(ins[0], idx, sizeof(int64_t), k, out, rows, features, elem);  // indices checked above
     return absl::OkStatus();
   });
   step->kind = "gather";

@@ -1,5 +1,6 @@
 #include "exec/cpu/kernels/gather.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -7,29 +8,71 @@
 
 namespace aic::cpu::kernels {
 
+namespace {
+
+// Items [0, outer·num_indices) in chunks of about 16 KB of output, each a
+// run of (o, j) pairs walked without a division per item:
+// move(item, o·axis_dim + wrapped index j).
+template <typename I, typename Move>
+void GatherItems(const I* idx, int64_t num_indices, int64_t outer, int64_t axis_dim, size_t slice_bytes,
+                 Move move) {
+  const int64_t items = outer * num_indices;
+  const int64_t per_chunk = std::max<int64_t>(1, 16384 / static_cast<int64_t>(std::max<size_t>(slice_bytes, 1)));
+  const int64_t chunks = (items + per_chunk - 1) / per_chunk;
+  ParallelFor(chunks, per_chunk * (static_cast<int64_t>(slice_bytes) / 4 + 1), [&](int64_t c) {
+    int64_t item = c * per_chunk;
+    const int64_t end = std::min(items, item + per_chunk);
+    int64_t o = item / num_indices, j = item % num_indices;
+    for (; item < end; ++item) {
+      int64_t k = static_cast<int64_t>(idx[j]);
+      if (k < 0) k += axis_dim;
+      move(item, o * axis_dim + k);
+      if (++j == num_indices) {
+        j = 0;
+        ++o;
+      }
+    }
+  });
+}
+
+}  // namespace
+
 int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_t num_indices, void* out,
                int64_t outer, int64_t axis_dim, size_t slice_bytes) {
-  std::atomic<int64_t> bad{-1};
+  // The same indices serve every outer row: checked once, before anything
+  // is written, so the first bad one is reported whatever the threads do.
+  for (int64_t j = 0; j < num_indices; ++j) {
+    const int64_t k = index_bytes == 4 ? static_cast<int64_t>(static_cast<const int32_t*>(indices)[j])
+                                       : static_cast<const int64_t*>(indices)[j];
+    if (k < -axis_dim || k >= axis_dim) return j;
+  }
+  if (outer * num_indices == 0) return -1;
+  // Slices of one element move as that type; a memcpy call of run-time
+  // size per slice, and a division per item, were most of a gather of 4-byte
+  // slices (ArrayFeatureExtractor over [256, 12]: 2 µs for 512 values).
+  if (AxisIndexElementSize(slice_bytes)) {
+    WithElementAndIndex(slice_bytes, index_bytes, [&](auto elem, auto index) {
+      using T = decltype(elem);
+      const T* src = static_cast<const T*>(data);
+      T* dst = static_cast<T*>(out);
+      GatherItems(static_cast<const decltype(index)*>(indices), num_indices, outer, axis_dim, slice_bytes,
+                  [&](int64_t item, int64_t from) { dst[item] = src[from]; });
+      return 0;
+    });
+    return -1;
+  }
   const char* src = static_cast<const char*>(data);
   char* dst = static_cast<char*>(out);
-  auto index = [&](int64_t j) {
-    return index_bytes == 4 ? static_cast<int64_t>(static_cast<const int32_t*>(indices)[j])
-                            : static_cast<const int64_t*>(indices)[j];
+  auto copy = [&](int64_t item, int64_t from) {
+    std::memcpy(dst + static_cast<size_t>(item) * slice_bytes, src + static_cast<size_t>(from) * slice_bytes,
+                slice_bytes);
   };
-  int64_t work = static_cast<int64_t>(slice_bytes) / 4 + 1;
-  ParallelFor(outer * num_indices, work, [&](int64_t item) {
-    int64_t o = item / num_indices, j = item % num_indices;
-    int64_t k = index(j);
-    if (k < 0) k += axis_dim;
-    if (k < 0 || k >= axis_dim) {
-      int64_t expected = -1;
-      bad.compare_exchange_strong(expected, j);
-      return;
-    }
-    std::memcpy(dst + static_cast<size_t>(item) * slice_bytes,
-                src + static_cast<size_t>(o * axis_dim + k) * slice_bytes, slice_bytes);
-  });
-  return bad.load();
+  if (index_bytes == 4) {
+    GatherItems(static_cast<const int32_t*>(indices), num_indices, outer, axis_dim, slice_bytes, copy);
+  } else {
+    GatherItems(static_cast<const int64_t*>(indices), num_indices, outer, axis_dim, slice_bytes, copy);
+  }
+  return -1;
 }
 
 std::optional<TupleIndexMap> MakeTupleIndexMap(const std::vector<int64_t>& data_dims,

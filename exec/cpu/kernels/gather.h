@@ -15,7 +15,7 @@ namespace aic::cpu::kernels {
 
 // out[o, j, :] = data[o, idx[j], :] with idx wrapped when negative; indices
 // are int32 (`index_bytes` 4) or int64 (8). Returns the position of the first
-// out-of-range index, or -1 when all were valid (out is then complete).
+// out-of-range index (nothing written then), or -1 when all were valid.
 int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_t num_indices, void* out,
                int64_t outer, int64_t axis_dim, size_t slice_bytes);
 
