@@ -82,6 +82,10 @@ absl::StatusOr<std::optional<Tensor>> ConstantOfShape(const Node& node, int64_t,
   for (int64_t d : *dims) {
     if (d < 0) return std::optional<Tensor>();
   }
+  // A value attribute of other than one element is the reference's error to report.
+  if (const Attribute* a = node.FindAttr("value"); a != nullptr && a->t.num_elements() != 1) {
+    return std::optional<Tensor>();
+  }
   const Tensor value = ConstantOfShapeFill(node);
   if (value.dtype() == DType::kString || IsSubByte(value.dtype())) {
     return std::optional<Tensor>();
