@@ -519,15 +519,17 @@ bool LowerPatchDeconv(Lowerer& L, const Node& n, const Tensor& w, const Tensor* 
   if (strides != k || dil != std::vector<int64_t>{1, 1} || pads != std::vector<int64_t>{0, 0, 0, 0}) return false;
   int64_t nb = xd[0], ic = xd[1], h = xd[2], wd = xd[3], oc = w.dim(1), kk = k[0] * k[1];
   if (od != std::vector<int64_t>{nb, oc, h * k[0], wd * k[1]} || w.dim(0) != ic) return false;
-  const int slot = NativeOutSlot(L, out);
-  if (slot < 0) return false;
   int64_t hw = h * wd, rows = oc * kk;
   // W is [ic, oc·kh·kw] in memory: read transposed in place as the GEMM's A.
   const memory::desc w_md(memory::dims{1, rows, ic}, memory::data_type::f32, memory::dims{rows * ic, 1, rows});
   const memory::desc x_md = PlainMd({nb, ic, hw});
   const memory::desc y_md = PlainMd({nb, rows, hw});
   Plan& plan = L.plan();
+  // Everything that can decline (oneDNN throws, no slot for the output)
+  // comes before the plan gains a step or a slot.
   dnnl::matmul::primitive_desc mm(dnnl::matmul::desc(w_md, x_md, y_md), plan.engine);
+  const int slot = NativeOutSlot(L, out);
+  if (slot < 0) return false;
   const int ws = L.ConstSlot(w, w_md);
   const int xs = L.PlainSlot(x);
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(mm), "deconv_gemm", n);

@@ -120,16 +120,11 @@ void PanelMatrix::Multiply(const float* a, int64_t m, int64_t lda, float* c, int
     for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n_, 0.0f);
     return;
   }
-#ifdef AIC_HAVE_AVX2_MATH
-  static const bool avx2 = avx2::HaveAvx2Fma();
-#else
-  static const bool avx2 = false;
-#endif
   ParallelFor(panels_, threaded ? m * k_ * kP : 0, [&](int64_t q) {
     const float* panel = packed_.data() + q * k_ * kP;
     const int64_t cols = std::min(kP, n_ - q * kP);
 #ifdef AIC_HAVE_AVX2_MATH
-    if (avx2) return PanelAvx2(a, m, lda, panel, k_, c + q * kP, ldc, cols);
+    if (avx2::HaveAvx2Fma()) return PanelAvx2(a, m, lda, panel, k_, c + q * kP, ldc, cols);
 #endif
     PanelPortable(a, m, lda, panel, k_, c + q * kP, ldc, cols);
   });

@@ -116,6 +116,19 @@ template <bool kIsMax>
   return p;
 }
 
+// Σ f(x[i]) in double (kShortRun: short runs by a plain loop).
+template <typename F>
+[[gnu::always_inline]] inline double SumInDouble(const float* x, int64_t n, F f) {
+  double s = 0;
+  if (n < kShortRun) {
+    for (int64_t i = 0; i < n; ++i) s += f(static_cast<double>(x[i]));
+    return s;
+  }
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += f(static_cast<double>(x[i]));
+  return s;
+}
+
 [[gnu::always_inline]] inline float ReduceRun(const float* x, int64_t n, ReduceKind kind) {
   switch (kind) {
     case ReduceKind::kMax: return ExtremeRun<true>(x, n);
@@ -142,17 +155,10 @@ template <bool kIsMax>
     default: break;
   }
   double s = 0;
-  if (n < kShortRun && kind != ReduceKind::kSum && kind != ReduceKind::kMean && kind != ReduceKind::kLogSum) {
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = x[i];
-      s += kind == ReduceKind::kL1 ? std::fabs(v) : v * v;
-    }
-  } else if (kind == ReduceKind::kSumSquare || kind == ReduceKind::kL2) {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  if (kind == ReduceKind::kSumSquare || kind == ReduceKind::kL2) {
+    s = SumInDouble(x, n, [](double v) { return v * v; });
   } else if (kind == ReduceKind::kL1) {
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(x[i]));
+    s = SumInDouble(x, n, [](double v) { return std::fabs(v); });
   } else {
     // f32 partial sums of 256-element blocks (vector lanes side by side),
     // added in double: the accuracy of a blocked pairwise sum at the speed
@@ -201,12 +207,11 @@ AIC_KERNEL_CLONES void ReduceRows(const float* x, float* out, int64_t begin, int
   }
 }
 
-// Rows [first, last) of a block folded into acc in one call: a block of a
-// channel-blocked conv output is 8 or 16 floats wide, and a dispatched call
-// per row of them (an SE block's spatial mean over [1, 64, 56, 56]: 3136
-// rows of 8 per block) cost 2.5x ONNX Runtime's time.
-// Sums of one block of 8 lanes kept in four registers (the rows' additions
-// interleaved: one chain is bound by the add's latency).
+// Rows [first, last) of a block folded into acc. A sum over a block 8 or 16
+// floats wide (a channel-blocked conv output's spatial mean: 3136 rows of 8
+// per block on [1, 64, 56, 56]) keeps each 8 lanes in four registers, the
+// rows' additions interleaved; a loop over the block's width per row ran at
+// 2.5x ONNX Runtime's time (SE blocks).
 AIC_KERNEL_CLONES void AccumulateRows(const float* base, int64_t stride, int64_t first, int64_t last, float* acc,
                                       int64_t n, ReduceKind kind) {
   if ((kind == ReduceKind::kSum || kind == ReduceKind::kMean) && n % 8 == 0 && n <= 16) {
