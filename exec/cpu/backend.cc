@@ -3,6 +3,7 @@
 #include "exec/cpu/backend.h"
 
 #include "exec/common/specialize.h"
+#include "exec/cpu/kernels/pair_gemm.h"
 #include "exec/cpu/lowering.h"
 
 namespace aic::cpu {
@@ -53,8 +54,9 @@ exec::Backend CpuBackend(const CpuOptions& options) {
   b.description = "the fast CPU executor (oneDNN in blocked layouts, own vectorized kernels, one memory plan)";
   b.aic_ops = LoweredAicOps();  // what its lowering table covers
   // int8 through oneDNN (ops_conv.cc, ops_native_integer.cc) where its u8·s8
-  // products are exact; elsewhere QDQ models keep computing in float.
-  if (ExactInt8Products()) b.qoperator_ops = {"QLinearConv", "QLinearMatMul"};
+  // products are exact, through our pair kernels (kernels/pair_gemm.h) on
+  // other AVX2 CPUs; elsewhere QDQ models keep computing in float.
+  if (ExactInt8Products() || kernels::PairGemmAvailable()) b.qoperator_ops = {"QLinearConv", "QLinearMatMul"};
   b.default_opt_level = 2;
   b.create = [options](const Model& model,
                        const exec::BackendOptions& backend_options) -> absl::StatusOr<std::unique_ptr<exec::Executor>> {

@@ -10,6 +10,9 @@
 
 #include "absl/strings/match.h"
 #include "exec/cpu/kernels/depthwise_conv.h"
+#include "exec/cpu/kernels/pair_conv.h"
+#include "exec/cpu/kernels/pair_depthwise.h"
+#include "exec/cpu/kernels/pair_gemm.h"
 #include "exec/cpu/kernels/patch_scatter.h"
 #include "exec/cpu/kernels/vector_math_avx512.h"
 #include "exec/cpu/kernels/conv1d.h"
@@ -789,6 +792,125 @@ bool ReadsAnyEightBitLayout(const Node& c) {
 
 }  // namespace
 
+namespace {
+
+// QLinearConv on CPUs without VNNI, where oneDNN's u8·s8 products
+// saturate: our pair kernels (kernels/pair_conv.h), exact integer sums
+// requantized as the reference kernel does. Covered: constant scales, zero
+// points, weights (int8 or uint8, any zero points) and bias, any groups,
+// 1-D to 3-D spatial, sums that cannot pass 2^31. Anything else runs the
+// reference kernel.
+bool LowerPairQLinearConv(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  if (!kernels::PairGemmAvailable() || out == nullptr || !NativeReady(L, x)) return false;
+  const ValueState& xs_state = L.V(x);
+  const ValueState& os = L.V(out);
+  if (!IsEightBitInteger(xs_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
+  const Tensor* xs = L.Const(n.input(1));
+  const Tensor* xz = L.Const(n.input(2));
+  const Tensor* w = L.Const(n.input(3));
+  const Tensor* ws = L.Const(n.input(4));
+  const Tensor* wz = n.has_input(5) ? L.Const(n.input(5)) : nullptr;
+  const Tensor* ys = L.Const(n.input(6));
+  const Tensor* yz = n.has_input(7) ? L.Const(n.input(7)) : nullptr;
+  const Tensor* b = n.has_input(8) ? L.Const(n.input(8)) : nullptr;
+  if (xs == nullptr || xz == nullptr || w == nullptr || ws == nullptr || ys == nullptr) return false;
+  if ((n.has_input(5) && wz == nullptr) || (n.has_input(7) && yz == nullptr) || (n.has_input(8) && b == nullptr)) {
+    return false;
+  }
+  if (xs->dtype() != DType::kFloat || ws->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
+      xs->num_elements() != 1 || ys->num_elements() != 1 || xz->num_elements() != 1 ||
+      (yz != nullptr && yz->num_elements() != 1) || !IsEightBitInteger(w->dtype())) {
+    return false;
+  }
+  const std::vector<int64_t>& xd = xs_state.dims;
+  const std::vector<int64_t>& od = os.dims;
+  const size_t sp = xd.size() - 2;
+  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size()) || od.size() != xd.size()) {
+    return false;
+  }
+  const int64_t oc = w->dim(0), groups = n.GetInt("group", 1);
+  if (groups < 1 || oc % groups != 0 || xd[1] % groups != 0 || xd[1] / groups != w->dim(1) || od[1] != oc ||
+      od[0] != xd[0] || NumElements(od) == 0) {
+    return false;
+  }
+  const int64_t nscale = ws->num_elements();
+  if (nscale != 1 && nscale != oc) return false;
+  if (wz != nullptr && wz->num_elements() != 1 && wz->num_elements() != oc) return false;
+  if (b != nullptr && (b->dtype() != DType::kInt32 || b->num_elements() != oc)) return false;
+  Window win;
+  if (!ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), false, &win)) return false;
+
+  kernels::PairConvShape shape;
+  shape.batch = xd[0];
+  shape.in_channels = xd[1];
+  shape.out_channels = oc;
+  shape.groups = groups;
+  for (size_t i = 0; i < sp; ++i) {
+    const size_t d = 3 - sp + i;
+    shape.in[d] = xd[2 + i];
+    shape.out[d] = od[2 + i];
+    shape.kernel[d] = win.kernel[i];
+    shape.stride[d] = win.strides[i];
+    shape.dilation[d] = win.dilations[i] + 1;
+    shape.pad[d] = win.pad_l[i];
+  }
+  kernels::PairConvQuant q;
+  q.x_zero = static_cast<int32_t>(xz->ElementAsDouble(0));
+  q.x_signed = xs_state.dtype == DType::kInt8;
+  q.y_zero = yz != nullptr ? static_cast<int32_t>(yz->ElementAsDouble(0)) : 0;
+  q.y_signed = os.dtype == DType::kInt8;
+  if (wz != nullptr) {
+    for (int64_t c = 0; c < wz->num_elements(); ++c) q.w_zero.push_back(static_cast<int32_t>(wz->ElementAsDouble(c)));
+  }
+  // Every sum exact in int32: |x - x_zero|, |w - w_zero| <= 255.
+  int64_t bias_max = 0;
+  if (b != nullptr) {
+    for (int64_t c = 0; c < oc; ++c) {
+      q.bias.push_back(b->data<int32_t>()[c]);
+      bias_max = std::max<int64_t>(bias_max, std::abs(static_cast<int64_t>(q.bias.back())));
+    }
+  }
+  const int64_t depth = w->num_elements() / oc;
+  if (depth * 255 * 255 + bias_max >= (int64_t{1} << 31)) return false;
+  // The reference's scale: the f32 product xs·ws[c]/ys, applied in double.
+  double scale_max = 0;
+  for (int64_t c = 0; c < nscale; ++c) {
+    const float scale = xs->data<float>()[0] * ws->data<float>()[c] / ys->data<float>()[0];
+    if (!std::isfinite(scale)) return false;
+    q.scales.push_back(scale);
+    scale_max = std::max(scale_max, std::abs(static_cast<double>(scale)));
+  }
+  q.sums_fit = static_cast<double>(depth * 255 * 255 + bias_max) * scale_max < 2147483647.0;
+  // Output slot first: nothing is emitted before the last way to decline.
+  const int y_slot = NativeOutSlot(L, out);
+  if (y_slot < 0) return false;
+  const int x_slot = L.PlainSlot(x);
+  const bool w_signed = w->dtype() == DType::kInt8;
+  if (kernels::PairDepthwiseConv::Covers(shape)) {
+    auto conv = std::make_shared<kernels::PairDepthwiseConv>(shape, w->raw_data(), w_signed, std::move(q));
+    NativeStep* step = AddNativeStep(L, n, {x_slot}, y_slot, [conv](const void* const* i, void* y) {
+      conv->Run(i[0], y);
+      return absl::OkStatus();
+    });
+    step->kind = "qconv";
+    step->label += " [int8 pairs, depthwise]";
+    return true;
+  }
+  auto conv = std::make_shared<kernels::PairConv>(shape, w->raw_data(), w_signed, std::move(q));
+  const int scratch = L.NewArenaSlot(nullptr, PlainMd({(conv->ScratchBytes() + 3) / 4 + 1}), true);
+  NativeStep* step = AddNativeStep(L, n, {x_slot}, {y_slot, scratch}, [conv](const void* const* i, void* const* o) {
+    conv->Run(i[0], o[0], o[1]);
+    return absl::OkStatus();
+  });
+  step->kind = "qconv";
+  step->label += " [int8 pairs]";
+  return true;
+}
+
+}  // namespace
+
 // QLinearConv (what the session's rewriter makes of a QDQ Conv,
 // rewrite/rules/quantized_rules.cc) as oneDNN's int8 convolution: u8/s8
 // activations, s8 weights packed once, the s32 bias added to the accumulator,
@@ -806,7 +928,8 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   using dt = memory::data_type;
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  if (!ExactInt8Products() || out == nullptr || !NativeReady(L, x) || L.V(x).slot < 0) return false;
+  if (!ExactInt8Products()) return LowerPairQLinearConv(L, n);
+  if (out == nullptr || !NativeReady(L, x) || L.V(x).slot < 0) return false;
   const ValueState& xs_state = L.V(x);
   const ValueState& os = L.V(out);
   auto eight_bit = [](DType t) { return t == DType::kUint8 || t == DType::kInt8; };

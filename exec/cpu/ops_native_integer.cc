@@ -10,10 +10,12 @@
 // here. When the product's one reader is Cast to float and that Cast's one
 // reader a Mul by a scalar (the scales quantize_dynamic multiplies in), the
 // pass writes the Mul's f32 output directly, with the rounding of each op.
+// On CPUs without VNNI oneDNN's u8·s8 pairs go through vpmaddubsw, which
+// saturates at int16: there both ops run on our exact pair kernels
+// (exec/cpu/kernels/pair_gemm.h) with a constant B instead.
 // What is not covered returns false and the reference kernel runs it: a
-// computed b zero point, B of rank other than 2, zero points of other sizes,
-// and CPUs without VNNI (oneDNN's u8·s8 pairs then go through vpmaddubsw,
-// which saturates at int16).
+// computed b zero point (or, without VNNI, a computed B), B of rank other
+// than 2, zero points of other sizes.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -24,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/dynamic_quantize.h"
 #include "exec/cpu/kernels/integer_matmul.h"
+#include "exec/cpu/kernels/pair_gemm.h"
 #include "exec/cpu/native_step.h"
 
 namespace aic::cpu {
@@ -240,19 +243,216 @@ bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
   return true;
 }
 
+namespace {
+
+// The zero points of a constant B: none, one value or one per column, as
+// int32 (false when the tensor is none of those).
+bool ColumnZeros(const Tensor* z, int64_t cols, std::vector<int32_t>* zeros) {
+  if (z == nullptr) return true;
+  if (!IsEightBitInteger(z->dtype()) || (z->num_elements() != 1 && z->num_elements() != cols)) return false;
+  for (int64_t j = 0; j < z->num_elements(); ++j) zeros->push_back(static_cast<int32_t>(z->ElementAsDouble(j)));
+  return true;
+}
+
+// B' = B - b_zero packed into the pair kernels' panels, once.
+std::shared_ptr<const std::vector<int16_t>> PackedPairWeights(const Tensor& b, const std::vector<int32_t>& zeros) {
+  const int64_t k = b.dim(0), cols = b.dim(1);
+  auto panels = std::make_shared<std::vector<int16_t>>(static_cast<size_t>(kernels::PairPanelsSize(k, cols)));
+  kernels::PackPairPanels(b.raw_data(), b.dtype() == DType::kInt8, k, cols, cols, zeros.empty() ? nullptr : zeros.data(),
+                          zeros.size() > 1, panels->data());
+  return panels;
+}
+
+// MatMulInteger with a constant B on CPUs without VNNI: A - a_zp widened
+// each run, times the packed B' on the pair kernels (exact, wrapping modulo
+// 2^32 as the reference's narrowing does). With the Cast -> Mul(scale)
+// reader (quantize_dynamic's dequantization), the kernel writes the Mul's
+// f32 output directly, with the rounding of each op. a_zp: none, one value
+// or one per row (read each run: DynamicQuantizeLinear computes it).
+bool LowerPairMatMulInteger(Lowerer& L, const Node& n) {
+  const Value* a = n.input(0);
+  const Value* b = n.input(1);
+  const Value* azp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
+  const Value* bzp = n.num_inputs() > 3 && n.has_input(3) ? n.input(3) : nullptr;
+  const Value* out = n.output(0);
+  const Tensor* bc = L.Const(b);
+  if (!kernels::PairGemmAvailable() || out == nullptr || bc == nullptr || !NativeReady(L, a)) return false;
+  const DType at = L.V(a).dtype;
+  if (!IsEightBitInteger(at) || !IsEightBitInteger(bc->dtype()) || bc->rank() != 2 ||
+      L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) {
+    return false;
+  }
+  const std::vector<int64_t>& ad = L.V(a).dims;
+  const int64_t k = bc->dim(0), cols = bc->dim(1);
+  if (ad.empty() || ad.back() != k || k == 0) return false;
+  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
+  od.push_back(cols);
+  if (L.V(out).dims != od || NumElements(od) == 0) return false;
+  const int64_t rows = NumElements(od) / cols;
+  // a_zp: one value, or one per row of each matrix (the reference's
+  // indexing: row r takes entry r % m); read each run.
+  const int64_t m = ad.size() >= 2 ? ad[ad.size() - 2] : 1;
+  int64_t zero_count = 1;
+  if (azp != nullptr) {
+    if (!NativeReady(L, azp) || L.V(azp).dtype != at) return false;
+    zero_count = NumElements(L.V(azp).dims);
+    if (zero_count != 1 && zero_count != m) return false;
+  }
+  std::vector<int32_t> zeros;
+  if (bzp != nullptr && !ColumnZeros(L.Const(bzp), cols, &zeros)) return false;
+  auto panels = PackedPairWeights(*bc, zeros);
+
+  const Value* scale = nullptr;
+  const Node* mul = ScaledCastOf(L, out, &scale);
+  // Output slot first: nothing is emitted before the last way to decline.
+  const int y_slot = NativeOutSlot(L, mul != nullptr ? mul->output(0) : out);
+  if (y_slot < 0) return false;
+  const int a_slot = L.PlainSlot(a);
+  const int azp_slot = azp != nullptr ? L.PlainSlot(azp) : -1;
+  const int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
+  const int64_t k_pairs = kernels::PairCount(k);
+  const int widened = ScratchSlot(L, kernels::PairRowsSize(rows, k) * 2);
+  const bool a_signed = at == DType::kInt8;
+  NativeStep* step = AddNativeStep(
+      L, n, {a_slot, azp_slot, scale_slot}, {y_slot, widened},
+      [=](const void* const* i, void* const* o) {
+        thread_local std::vector<int32_t> zeros;
+        zeros.resize(static_cast<size_t>(zero_count));
+        for (int64_t r = 0; r < zero_count && i[1] != nullptr; ++r) {
+          zeros[r] = a_signed ? static_cast<const int8_t*>(i[1])[r] : static_cast<const uint8_t*>(i[1])[r];
+        }
+        auto* a16 = static_cast<int16_t*>(o[1]);
+        kernels::WidenPairRows(i[0], a_signed, rows, k, k, i[1] != nullptr ? zeros.data() : nullptr, zero_count, a16);
+        kernels::PairGemmOutput y;
+        y.y = o[0];
+        y.ldy = cols;
+        if (i[2] != nullptr) {
+          y.kind = kernels::PairGemmOutput::Kind::kScaled;
+          y.scale = *static_cast<const float*>(i[2]);
+        }
+        kernels::PairGemm(a16, rows, panels->data(), k_pairs, cols, y);
+        return absl::OkStatus();
+      });
+  step->kind = "matmul_integer";
+  step->label += " [int8 pairs]";
+  if (mul != nullptr) {
+    const Node* cast = L.V(out).consumers[0];
+    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
+    L.MarkFused(cast);
+    L.MarkFused(mul);
+  }
+  return true;
+}
+
+// QLinearMatMul (and ai.aic's QLinearMatMulBias) with a constant B on CPUs
+// without VNNI: A - a_zp widened each run, times the packed B - b_zp on the
+// pair kernels, plus the bias, requantized in the kernel's registers as the
+// reference does (double product with (as·bs[j]) / ys, half to even, zero
+// point added, saturated): equal to the reference's bytes. Covered: constant
+// scalar a/y scales and zero points, B of rank 2 with any zero points, sums
+// that cannot pass 2^31.
+bool LowerPairQLinearMatMul(Lowerer& L, const Node& n) {
+  const Value* a = n.input(0);
+  const Value* out = n.output(0);
+  if (!kernels::PairGemmAvailable() || out == nullptr || !NativeReady(L, a) || n.num_inputs() < 8) return false;
+  const ValueState& as_state = L.V(a);
+  const ValueState& os = L.V(out);
+  if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
+  const Tensor* as = L.Const(n.input(1));
+  const Tensor* az = L.Const(n.input(2));
+  const Tensor* b = L.Const(n.input(3));
+  const Tensor* bs = L.Const(n.input(4));
+  const Tensor* bz = L.Const(n.input(5));
+  const Tensor* ys = L.Const(n.input(6));
+  const Tensor* yz = L.Const(n.input(7));
+  if (as == nullptr || az == nullptr || b == nullptr || bs == nullptr || bz == nullptr || ys == nullptr ||
+      yz == nullptr) {
+    return false;
+  }
+  const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
+  const Tensor* bias = has_bias ? L.Const(n.input(8)) : nullptr;
+  if (has_bias && bias == nullptr) return false;
+  if (as->dtype() != DType::kFloat || bs->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
+      as->num_elements() != 1 || az->num_elements() != 1 || ys->num_elements() != 1 || yz->num_elements() != 1 ||
+      !IsEightBitInteger(b->dtype()) || b->rank() != 2 || yz->dtype() != os.dtype) {
+    return false;
+  }
+  const int64_t k = b->dim(0), cols = b->dim(1);
+  const std::vector<int64_t>& ad = as_state.dims;
+  if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;
+  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
+  od.push_back(cols);
+  if (os.dims != od || NumElements(od) == 0) return false;
+  const int64_t rows = NumElements(od) / cols;
+  const int64_t nscale = bs->num_elements();
+  if (nscale != 1 && nscale != cols) return false;
+  if (bias != nullptr && (bias->dtype() != DType::kInt32 || bias->num_elements() != cols)) return false;
+  std::vector<int32_t> zeros;
+  if (!ColumnZeros(bz, cols, &zeros)) return false;
+
+  // The reference's scale per column: the f32 product as·bs[j], over ys in double.
+  auto scales = std::make_shared<std::vector<double>>();
+  double scale_max = 0;
+  for (int64_t j = 0; j < nscale; ++j) {
+    const double s = static_cast<double>(as->data<float>()[0] * bs->data<float>()[j]) / ys->data<float>()[0];
+    if (!std::isfinite(s)) return false;
+    scales->push_back(s);
+    scale_max = std::max(scale_max, std::abs(s));
+  }
+  auto bias_values = std::make_shared<std::vector<int32_t>>();
+  int64_t bias_max = 0;
+  if (bias != nullptr) {
+    bias_values->assign(bias->data<int32_t>(), bias->data<int32_t>() + cols);
+    for (int32_t v : *bias_values) bias_max = std::max<int64_t>(bias_max, std::abs(static_cast<int64_t>(v)));
+  }
+  // Every sum exact in int32: |a - a_zero|, |b - b_zero| <= 255.
+  const int64_t sum_max = k * 255 * 255 + bias_max;
+  if (sum_max >= (int64_t{1} << 31)) return false;
+  auto panels = PackedPairWeights(*b, zeros);
+
+  kernels::PairGemmOutput y;
+  y.kind = kernels::PairGemmOutput::Kind::kQuantize;
+  y.ldy = cols;
+  y.bias = bias_values->empty() ? nullptr : bias_values->data();
+  y.scales = nscale == 1 ? nullptr : scales->data();
+  y.scale_one = (*scales)[0];
+  y.zero = static_cast<int32_t>(yz->ElementAsDouble(0));
+  y.out_signed = os.dtype == DType::kInt8;
+  y.sums_fit = static_cast<double>(sum_max) * scale_max < 2147483647.0;
+  const int32_t a_zero = static_cast<int32_t>(az->ElementAsDouble(0));
+  const bool a_signed = as_state.dtype == DType::kInt8;
+
+  // Output slot first: nothing is emitted before the last way to decline.
+  const int y_slot = NativeOutSlot(L, out);
+  if (y_slot < 0) return false;
+  const int a_slot = L.PlainSlot(a);
+  const int64_t k_pairs = kernels::PairCount(k);
+  const int widened = ScratchSlot(L, kernels::PairRowsSize(rows, k) * 2);
+  NativeStep* step = AddNativeStep(L, n, {a_slot}, {y_slot, widened},
+                                   [=](const void* const* i, void* const* o) {
+                                     auto* a16 = static_cast<int16_t*>(o[1]);
+                                     kernels::WidenPairRows(i[0], a_signed, rows, k, k, &a_zero, 1, a16);
+                                     kernels::PairGemmOutput to = y;
+                                     to.y = o[0];
+                                     (void)scales, (void)bias_values;  // kept alive by the closure
+                                     kernels::PairGemm(a16, rows, panels->data(), k_pairs, cols, to);
+                                     return absl::OkStatus();
+                                   });
+  step->kind = "matmul";
+  step->label += " [int8 pairs]";
+  return true;
+}
+
+}  // namespace
+
 bool LowerMatMulInteger(Lowerer& L, const Node& n) {
+  if (!ExactInt8Products()) return LowerPairMatMulInteger(L, n);
   const Value* a = n.input(0);
   const Value* b = n.input(1);
   const Value* azp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
   const Value* bzp = n.num_inputs() > 3 && n.has_input(3) ? n.input(3) : nullptr;
   const Value* out = n.output(0);
   if (!NativeReady(L, a) || !NativeReady(L, b) || out == nullptr) return false;
-  // Without VNNI oneDNN's u8·s8 pair products saturate in int16 once a
-  // pair's weights sum past 128 in magnitude; B' = 2·H + L with H = B' >> 1
-  // (|H| <= 64) and L in {0, 1} keeps every pair under 2^15, so S is the
-  // exact 2·(A·H) + A·L: two products for one, on a constant B only.
-  const bool split_b = !ExactInt8Products();
-  if (split_b && L.Const(b) == nullptr) return false;
   DType at = L.V(a).dtype, bt = L.V(b).dtype;
   if (!IsEightBitInteger(at) || !IsEightBitInteger(bt) || L.V(out).dtype != DType::kInt32 || !L.V(out).is_static) return false;
   const std::vector<int64_t>& ad = L.V(a).dims;
@@ -315,7 +515,7 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   }
   // |A - a_zp| <= 255 and |B'| <= 128: every partial sum below 2^24.
   constexpr int64_t kExactF32 = int64_t{1} << 24;
-  if (!split_b && mul != nullptr && shifted_b != nullptr && !any_b_zero && !a_per_row && ad.size() >= 2 &&
+  if (mul != nullptr && shifted_b != nullptr && !any_b_zero && !a_per_row && ad.size() >= 2 &&
       k * 255 * 128 < kExactF32) {
     ScaledProduct p{L.V(out).consumers[0], mul, scale, a, azp, a_md.data_type(), ad, k, cols, shifted_b, col_sums};
     if (LowerScaledProduct(L, n, p)) return true;
@@ -328,16 +528,8 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
   int azp_slot = azp != nullptr ? L.PlainSlot(azp) : -1;
   int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
 
-  int b_slot = -1, sums_slot = -1, b_low_slot = -1;
-  if (split_b) {
-    Tensor high(DType::kInt8, {k, cols}), low(DType::kInt8, {k, cols});
-    kernels::SplitForPairSums(shifted_b->data<int8_t>(), k * cols, high.mutable_data<int8_t>(),
-                              low.mutable_data<int8_t>());
-    plan.constants.push_back(high);
-    b_slot = L.PackedConstSlot(plan.constants.back(), b_plain, pd.weights_desc());
-    plan.constants.push_back(low);
-    b_low_slot = L.PackedConstSlot(plan.constants.back(), b_plain, pd.weights_desc());
-  } else if (shifted_b != nullptr) {
+  int b_slot = -1, sums_slot = -1;
+  if (shifted_b != nullptr) {
     b_slot = L.PackedConstSlot(*shifted_b, b_plain, pd.weights_desc());
   } else {
     int raw = L.PlainSlot(b);
@@ -358,22 +550,10 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
 
   // The product: straight into out, or into a scratch the scaled pass reads.
   int s_slot = mul != nullptr ? ScratchSlot(L, rows * cols * 4) : y_slot;
-  const int high_slot = split_b ? ScratchSlot(L, rows * cols * 4) : s_slot;
   DnnlStep* step = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
   step->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
   step->AddArg(DNNL_ARG_WEIGHTS, b_slot, pd.weights_desc(), false);
-  step->AddArg(DNNL_ARG_DST, high_slot, c_md, true);
-  if (split_b) {
-    DnnlStep* low = L.AddDnnlStep(dnnl::matmul(pd), "matmul_integer", n);
-    low->AddArg(DNNL_ARG_SRC, a_slot, a_md, false);
-    low->AddArg(DNNL_ARG_WEIGHTS, b_low_slot, pd.weights_desc(), false);
-    low->AddArg(DNNL_ARG_DST, s_slot, c_md, true);
-    const int64_t count = rows * cols;
-    AddNativeStep(L, n, {s_slot, high_slot}, s_slot, [count](const void* const* i, void* y) {
-      kernels::AddDoubled(static_cast<const int32_t*>(i[1]), count, static_cast<int32_t*>(y));
-      return absl::OkStatus();
-    })->kind = "split_products";
-  }
+  step->AddArg(DNNL_ARG_DST, s_slot, c_md, true);
 
   kernels::IntegerMatMulFixup f;
   f.rows = rows;
@@ -431,7 +611,8 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
   using dt = memory::data_type;
   const Value* a = n.input(0);
   const Value* out = n.output(0);
-  if (!ExactInt8Products() || out == nullptr || !NativeReady(L, a) || n.num_inputs() < 8) return false;
+  if (!ExactInt8Products()) return LowerPairQLinearMatMul(L, n);
+  if (out == nullptr || !NativeReady(L, a) || n.num_inputs() < 8) return false;
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;

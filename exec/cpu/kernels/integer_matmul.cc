@@ -101,23 +101,6 @@ AIC_KERNEL_CLONES void ColumnSums(const int8_t* b, int64_t k, int64_t n, int32_t
   }
 }
 
-AIC_KERNEL_CLONES void SplitForPairSums(const int8_t* b, int64_t count, int8_t* high, int8_t* low) {
-#pragma omp simd
-  for (int64_t i = 0; i < count; ++i) {
-    high[i] = static_cast<int8_t>(b[i] >> 1);
-    low[i] = static_cast<int8_t>(b[i] & 1);
-  }
-}
-
-void AddDoubled(const int32_t* high, int64_t count, int32_t* y) {
-  ParallelPieces(count, [&](int64_t begin, int64_t length) {
-    uint32_t* out = reinterpret_cast<uint32_t*>(y) + begin;
-    const uint32_t* h = reinterpret_cast<const uint32_t*>(high) + begin;
-#pragma omp simd
-    for (int64_t i = 0; i < length; ++i) out[i] += 2u * h[i];
-  });
-}
-
 AIC_KERNEL_CLONES void ShiftToSigned(const uint8_t* x, int64_t count, int8_t* y) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) y[i] = static_cast<int8_t>(x[i] ^ 0x80u);

@@ -37,14 +37,6 @@ void ApplyZeroPoints(const IntegerMatMulFixup& f, int32_t* c);
 // the rounding of each of those ops.
 void ApplyZeroPointsScaled(const IntegerMatMulFixup& f, const int32_t* s, float scale, float* y);
 
-// b = 2·high + low with high = b >> 1 (in [-64, 63]) and low = b & 1: int8
-// weights whose adjacent pairs cannot saturate an int16 pair sum of u8·s8
-// products (CPUs without VNNI).
-void SplitForPairSums(const int8_t* b, int64_t count, int8_t* high, int8_t* low);
-// y += 2·high, wrapping modulo 2^32 as the products do: the two halves' sums
-// joined.
-void AddDoubled(const int32_t* high, int64_t count, int32_t* y);
-
 // bias[j] = -a_zp·col_sums[j] (wrapping), a_zp one int8 (a_signed) or uint8
 // value: the zero point folded into a bias of the raw product.
 void ZeroPointBias(const void* a_zero, bool a_signed, const int32_t* col_sums, int64_t n, int32_t* bias);

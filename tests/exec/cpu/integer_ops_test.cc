@@ -120,12 +120,12 @@ void RunProduct(const ProductCase& c, uint32_t seed) {
   std::map<std::string, RuntimeValue> feeds = {{"a", Eight(c.a, c.a_dims, seed)}};
   if (!c.b_constant) feeds["b"] = bt;
   if (c.a_zero >= 0 && !c.a_per_row) feeds["azp"] = EightScalar(c.a, c.a_zero);
-  // Without VNNI a constant B runs as two exact products (split_products).
-  const bool native = HasVnni() || c.b_constant;
+  // Without VNNI a constant B runs on the pair kernels.
+  const bool native = HasVnni() || (c.b_constant && kernels::PairGemmAvailable());
   std::string plan = RunBoth(*model, feeds, native ? 0 : 1, 0, 0);
   if (native) {
     EXPECT_NE(plan.find("matmul_integer"), std::string::npos) << plan;
-    EXPECT_EQ(plan.find("split_products") != std::string::npos, !HasVnni()) << plan;
+    EXPECT_EQ(plan.find("[int8 pairs]") != std::string::npos, !HasVnni()) << plan;
   }
 }
 
@@ -173,14 +173,15 @@ TEST(MatMulIntegerTest, DynamicallyQuantizedLinearLayersRunWithoutReferenceSteps
   b.Output(layer(h, 600, 40, 3));
   auto model = b.Build(13);
   std::string plan = RunBoth(*model, {{"x", RandomF32({1, 24, 96}, 5)}}, 0, 0, 0);
-  EXPECT_NE(plan.find("zero_points_scaled"), std::string::npos) << plan;
   EXPECT_NE(plan.find("+ [1 scale Mul]"), std::string::npos) << plan;  // x_scale * w_scale in the quantize step
   EXPECT_EQ(plan.find("fallback"), std::string::npos) << plan;
   if (!HasVnni()) {
-    // Each product as two exact halves; the one-primitive form needs VNNI.
-    EXPECT_NE(plan.find("split_products"), std::string::npos) << plan;
-    GTEST_SKIP() << "no VNNI: the products run split in two, not as one primitive with the scale fused";
+    // Each product one pair-kernel step writing the Mul's output.
+    EXPECT_EQ(CountOf(plan, "[int8 pairs] + [Cast"), 3) << plan;
+    GTEST_SKIP() << "no VNNI: the products run on the pair kernels, not as one oneDNN primitive with the "
+                    "scale and bias fused";
   }
+  EXPECT_NE(plan.find("zero_points_scaled"), std::string::npos) << plan;
   EXPECT_NE(plan.find("+ [Mul(scale),Add(const)"), std::string::npos) << plan;
 }
 
@@ -202,8 +203,8 @@ TEST(MatMulIntegerTest, ScaledProductOfSignedActivations) {
                                 {"azp", EightScalar(DType::kInt8, -37)},
                                 {"s", Tensor::Scalar<float>(0.0173f)}},
                                0, 0, 0);
-    // Without VNNI: the split products and the exact scaled pass.
-    EXPECT_NE(plan.find(HasVnni() ? "Mul(scale)" : "split_products"), std::string::npos) << plan;
+    // Without VNNI: one pair-kernel step writing the Mul's output.
+    EXPECT_NE(plan.find(HasVnni() ? "Mul(scale)" : "[int8 pairs] + [Cast"), std::string::npos) << plan;
   }
 }
 

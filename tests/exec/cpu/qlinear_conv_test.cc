@@ -112,12 +112,13 @@ TEST(QLinearConvTest, ChainedConvsAreExactWithPowerOfTwoScales) {
                                      b.Constant("z", Scalar<uint8_t>(DType::kUint8, 128))}));
   auto model = b.Build(13);
   std::string plan = RunBoth(*model, {{"x", RandomInts<uint8_t>({1, 16, 12, 12}, 4, 0, 255)}}, 0, 0, 0);
-  EXPECT_NE(plan.find("[int8]"), std::string::npos) << plan;
-  // x to the first conv's layout, the DequantizeLinear's and the graph
-  // output's copies to plain; none between the convs.
+  EXPECT_NE(plan.find("[int8"), std::string::npos) << plan;
+  // oneDNN: x to the first conv's layout, the DequantizeLinear's and the
+  // graph output's copies to plain; none between the convs. The pair
+  // kernels read and write plain layouts: none at all.
   int reorders = 0;
   for (size_t at = plan.find("reorder\t"); at != std::string::npos; at = plan.find("reorder\t", at + 1)) ++reorders;
-  EXPECT_EQ(reorders, 3) << plan;
+  EXPECT_EQ(reorders, PairInt8() ? 0 : 3) << plan;
 }
 
 TEST(QLinearConvTest, QdqConvEndToEndWithinOneStep) {
@@ -149,7 +150,7 @@ TEST(QLinearConvTest, QdqConvEndToEndWithinOneStep) {
     ASSERT_TRUE(plan.ok());
     std::string desc = DescribePlan(**plan);
     EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << desc;
-    EXPECT_NE(desc.find("[int8]"), std::string::npos) << desc;
+    EXPECT_NE(desc.find("[int8"), std::string::npos) << desc;
   }
 }
 

@@ -1,0 +1,122 @@
+// The patches are packed pair by pair: rows k and k+1 of the patch matrix
+// (one input channel and kernel offset each, one value per output position)
+// are built as int16 rows, then interleaved into the panels. A row is built
+// output row by output row: the span of output columns whose input column
+// lies inside the image is a strided run of the input row (widened 16 at a
+// time for strides 1 and 2), the rest is zero.
+#include "exec/cpu/kernels/pair_conv.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "exec/cpu/kernels/pair_gemm.h"
+#include "exec/cpu/kernels/parallel.h"
+
+namespace aic::cpu::kernels {
+
+PairConv::PairConv(const PairConvShape& shape, const void* w, bool w_signed, PairConvQuant quant)
+    : s_(shape), q_(std::move(quant)) {
+  group_in_ = s_.in_channels / s_.groups;
+  group_out_ = s_.out_channels / s_.groups;
+  k_ = group_in_ * s_.kernel[0] * s_.kernel[1] * s_.kernel[2];
+  k_pairs_ = PairCount(k_);
+  positions_ = s_.out[0] * s_.out[1] * s_.out[2];
+  pointwise_ = true;
+  for (int d = 0; d < 3; ++d) {
+    pointwise_ = pointwise_ && s_.kernel[d] == 1 && s_.stride[d] == 1 && s_.pad[d] == 0 && s_.in[d] == s_.out[d];
+  }
+  // w - w_zero per group, packed in row tiles.
+  std::vector<int16_t> rows(static_cast<size_t>(group_out_ * k_));
+  weights_.resize(static_cast<size_t>(s_.groups * PairRowsSize(group_out_, k_)));
+  for (int64_t g = 0; g < s_.groups; ++g) {
+    for (int64_t r = 0; r < group_out_; ++r) {
+      const int64_t c = g * group_out_ + r;
+      const int32_t zero = q_.w_zero.empty() ? 0 : q_.w_zero[q_.w_zero.size() == 1 ? 0 : c];
+      for (int64_t i = 0; i < k_; ++i) {
+        const int64_t at = c * k_ + i;
+        const int32_t v = w_signed ? static_cast<const int8_t*>(w)[at] : static_cast<const uint8_t*>(w)[at];
+        rows[r * k_ + i] = static_cast<int16_t>(v - zero);
+      }
+    }
+    PackPairRows(rows.data(), k_, group_out_, k_, weights_.data() + g * PairRowsSize(group_out_, k_));
+  }
+  const int64_t kw = s_.kernel[2], sw = s_.stride[2], in_w = s_.in[2], out_w = s_.out[2];
+  for (int64_t j = 0; j < kw; ++j) {
+    const int64_t origin = j * s_.dilation[2] - s_.pad[2];  // input column of output column 0
+    const int64_t lo = origin >= 0 ? 0 : (-origin + sw - 1) / sw;
+    const int64_t last = in_w - 1 - origin;
+    const int64_t hi = last < 0 ? 0 : std::min(out_w, last / sw + 1);
+    col_lo_.push_back(std::min(lo, out_w));
+    col_hi_.push_back(std::max(std::min(lo, out_w), hi));
+    col_origin_.push_back(origin);
+  }
+}
+
+int64_t PairConv::ScratchBytes() const { return PairPanelsSize(k_, positions_) * 2; }
+
+void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int16_t* panels) const {
+  const int64_t in_plane = s_.in[0] * s_.in[1] * s_.in[2];
+  if (pointwise_) {
+    // The patch rows are the input's channel planes.
+    const auto* plane = static_cast<const uint8_t*>(x_image) + (g * group_in_ + 2 * p) * in_plane;
+    InterleavePairBytes(plane, 2 * p + 1 < k_ ? plane + in_plane : nullptr, q_.x_signed, positions_, q_.x_zero, p,
+                        k_pairs_, panels);
+    return;
+  }
+  thread_local std::vector<int16_t> rows;
+  rows.resize(static_cast<size_t>(2 * positions_));
+  const int64_t taps = s_.kernel[0] * s_.kernel[1] * s_.kernel[2];
+  const int64_t out_h = s_.out[1], out_w = s_.out[2];
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t k = 2 * p + half;
+    if (k >= k_) break;
+    int16_t* row = rows.data() + half * positions_;
+    const int64_t c = g * group_in_ + k / taps, t = k % taps;
+    const int64_t kd = t / (s_.kernel[1] * s_.kernel[2]), kh = t / s_.kernel[2] % s_.kernel[1], kw = t % s_.kernel[2];
+    const auto* plane = static_cast<const uint8_t*>(x_image) + c * in_plane;  // bytes: int8 or uint8
+    const int64_t lo = col_lo_[kw], hi = col_hi_[kw], origin = col_origin_[kw];
+    for (int64_t od = 0; od < s_.out[0]; ++od) {
+      const int64_t id = od * s_.stride[0] - s_.pad[0] + kd * s_.dilation[0];
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        const int64_t ih = oh * s_.stride[1] - s_.pad[1] + kh * s_.dilation[1];
+        int16_t* dst = row + (od * out_h + oh) * out_w;
+        if (id < 0 || id >= s_.in[0] || ih < 0 || ih >= s_.in[1] || hi == lo) {
+          std::fill(dst, dst + out_w, int16_t{0});
+          continue;
+        }
+        const uint8_t* src = plane + (id * s_.in[1] + ih) * s_.in[2];
+        std::fill(dst, dst + lo, int16_t{0});
+        WidenStrided(src + lo * s_.stride[2] + origin, q_.x_signed, s_.stride[2], hi - lo, q_.x_zero, dst + lo);
+        std::fill(dst + hi, dst + out_w, int16_t{0});
+      }
+    }
+  }
+  InterleavePairRows(rows.data(), 2 * p + 1 < k_ ? rows.data() + positions_ : nullptr, positions_, p, k_pairs_,
+                     panels);
+}
+
+void PairConv::Run(const void* x, void* y, void* scratch) const {
+  auto* panels = static_cast<int16_t*>(scratch);
+  const int64_t in_image = s_.in_channels * s_.in[0] * s_.in[1] * s_.in[2];
+  PairGemmOutput out;
+  out.kind = PairGemmOutput::Kind::kQuantize;
+  out.ldy = positions_;
+  out.zero = q_.y_zero;
+  out.out_signed = q_.y_signed;
+  out.per_row = true;
+  out.sums_fit = q_.sums_fit;
+  if (q_.scales.size() == 1) out.scale_one = q_.scales[0];
+  for (int64_t b = 0; b < s_.batch; ++b) {
+    const void* image = static_cast<const uint8_t*>(x) + b * in_image;
+    for (int64_t g = 0; g < s_.groups; ++g) {
+      ParallelFor(k_pairs_, 2 * positions_, [&](int64_t p) { PackPair(image, g, p, panels); });
+      const int64_t c0 = g * group_out_;
+      out.y = static_cast<uint8_t*>(y) + (b * s_.out_channels + c0) * positions_;
+      out.bias = q_.bias.empty() ? nullptr : q_.bias.data() + c0;
+      out.scales = q_.scales.size() == 1 ? nullptr : q_.scales.data() + c0;
+      PairGemm(weights_.data() + g * PairRowsSize(group_out_, k_), group_out_, panels, k_pairs_, positions_, out);
+    }
+  }
+}
+
+}  // namespace aic::cpu::kernels
