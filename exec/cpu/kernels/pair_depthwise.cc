@@ -72,6 +72,15 @@ PairDepthwiseConv::PairDepthwiseConv(const PairConvShape& shape, const void* w, 
     }
   }
   if (taps_ % 2 != 0) tap_offsets_.push_back(tap_offsets_[0]);
+  // The input columns of each column phase b: from the first ≡ b - pad_l
+  // (mod sw) on, every sw-th, while inside the padded width.
+  const int64_t in_w = s_.in[2], pad_l = s_.pad[2];
+  const int64_t cols = std::max<int64_t>(0, std::min(in_w, plane_cols_ * sw - pad_l));
+  for (int64_t b = 0; b < sw; ++b) {
+    const int64_t first = ((b - pad_l) % sw + sw) % sw;
+    if (first >= cols) continue;
+    phase_columns_.push_back({first, (cols - first + sw - 1) / sw, b * plane_size_, (first + pad_l) / sw});
+  }
   for (int64_t oc = 0; oc < s_.out_channels; ++oc) {
     const int32_t zero = q_.w_zero.empty() ? 0 : q_.w_zero[q_.w_zero.size() == 1 ? 0 : oc];
     auto weight = [&](int64_t t) -> int32_t {
@@ -90,8 +99,8 @@ void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_im
 #ifdef AIC_HAVE_AVX2_MATH
   const int64_t sh = s_.stride[1], sw = s_.stride[2], phases = sh * sw;
   const int64_t in_h = s_.in[1], in_w = s_.in[2], out_h = s_.out[1], out_w = s_.out[2];
-  const int64_t pad_t = s_.pad[1], pad_l = s_.pad[2];
-  const int64_t padded_h = plane_rows_ * sh, padded_w = plane_cols_ * sw;
+  const int64_t pad_t = s_.pad[1];
+  const int64_t padded_h = plane_rows_ * sh;
   // The planes' padding is zeroed when this conv takes the thread's buffer
   // over; its channels then rewrite only the interior.
   thread_local std::vector<int16_t> planes;
@@ -102,18 +111,19 @@ void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_im
     planes_owner = id_;
   }
   grid_out.resize(static_cast<size_t>(grid_));
-  // x - x_zero into the phase planes; the border stays zero.
-  const int64_t cols = std::max<int64_t>(0, std::min(in_w, padded_w - pad_l));
-  for (int64_t ih = 0; ih < in_h; ++ih) {
-    const int64_t r = ih + pad_t;
-    if (r >= padded_h) break;
-    int16_t* row = planes.data() + (r % sh) * sw * plane_size_ + (r / sh) * plane_cols_;
+  // x - x_zero into the phase planes; the border stays zero. Padded row r
+  // is row r / sh of the phases (r % sh, ·), counted without divisions.
+  const int64_t rows = std::min(in_h, padded_h - pad_t);
+  int64_t phase_row = pad_t % sh, plane_row = pad_t / sh;
+  for (int64_t ih = 0; ih < rows; ++ih) {
+    int16_t* row = planes.data() + phase_row * sw * plane_size_ + plane_row * plane_cols_;
     const uint8_t* src = x_plane + ih * in_w;
-    for (int64_t b = 0; b < sw; ++b) {
-      const int64_t iw0 = ((b - pad_l) % sw + sw) % sw;  // first input column of phase b
-      if (iw0 >= cols) continue;
-      WidenStrided(src + iw0, q_.x_signed, sw, (cols - iw0 + sw - 1) / sw, q_.x_zero,
-                   row + b * plane_size_ + (iw0 + pad_l) / sw);
+    for (const PhaseColumns& p : phase_columns_) {
+      WidenStrided(src + p.first, q_.x_signed, sw, p.count, q_.x_zero, row + p.plane + p.column);
+    }
+    if (++phase_row == sh) {
+      phase_row = 0;
+      ++plane_row;
     }
   }
   const avx2::RequantizeConstants k = avx2::MakeRequantizeConstants(q_.y_zero, q_.y_signed, q_.sums_fit);

@@ -45,6 +45,12 @@ class PairDepthwiseConv {
   // int16 offset of each tap in the phase planes; an odd count's missing
   // last tap repeats the first (its weight is 0).
   std::vector<int64_t> tap_offsets_;
+  // Per column phase with input columns: the first of them, how many, and
+  // where they go (the phase plane's offset, the column in it).
+  struct PhaseColumns {
+    int64_t first, count, plane, column;
+  };
+  std::vector<PhaseColumns> phase_columns_;
 };
 
 }  // namespace aic::cpu::kernels

@@ -80,7 +80,9 @@ struct ScaledWriter {
 struct QuantizeWriter {
   const PairGemmOutput* o;
   avx2::RequantizeConstants k;
-  AIC_AVX2 void operator()(int64_t row, int64_t col0, int64_t cols, __m256i lo, __m256i hi) const {
+  // Inlined into the tile: called once per row, a call cost more than the
+  // requantization of a short-k product (MobileNet's 16-channel 1x1 convs).
+  AIC_AVX2 __attribute__((always_inline)) void operator()(int64_t row, int64_t col0, int64_t cols, __m256i lo, __m256i hi) const {
     // A partial panel's bias and scales are copied with zeros past n.
     alignas(32) int32_t bias_buf[kP];
     alignas(32) double scale_buf[kP];
@@ -123,13 +125,23 @@ struct QuantizeWriter {
   }
 };
 
-// a: the tile's packed rows, kRows pairs (one per row) for each pair step.
+// a: the tile's packed rows from its first pair step on, kRows pairs (one
+// per row) a step; k_pairs steps. partial: null (the sums start at zero) or
+// the tile's sums so far (int32, row stride ldp), when k is taken in chunks.
 template <int kRows, typename Writer>
-AIC_AVX2 void TileAvx2(const int16_t* a, const int16_t* panel, int64_t k_pairs, int64_t row0, int64_t col0,
-                       int64_t cols, const Writer& write) {
+AIC_AVX2 void TileAvx2(const int16_t* a, const int16_t* panel, int64_t k_pairs, const int32_t* partial, int64_t ldp,
+                       int64_t row0, int64_t col0, int64_t cols, const Writer& write) {
   __m256i acc[kRows][2];
+  if (partial == nullptr) {
 #pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  } else {
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      acc[r][0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(partial + r * ldp));
+      acc[r][1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(partial + r * ldp + 8));
+    }
+  }
 #pragma GCC unroll 2
   for (int64_t p = 0; p < k_pairs; ++p) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + p * 2 * kP));
@@ -147,44 +159,81 @@ AIC_AVX2 void TileAvx2(const int16_t* a, const int16_t* panel, int64_t k_pairs, 
   for (int r = 0; r < kRows; ++r) write(row0 + r, col0, cols, acc[r][0], acc[r][1]);
 }
 
-// Rows [row0, row0 + rows) against one panel.
+// Which pair steps a pass over the tiles covers, and where the sums of the
+// passes before it are (null: none).
+struct PairChunk {
+  int64_t k_pairs;  // all of the product's
+  int64_t first, count;
+  const int32_t* partial;
+  int64_t ldp;
+};
+
+// Rows [row0, row0 + rows) against one panel, over one chunk of pairs.
 template <typename Writer>
-AIC_AVX2 void RowsAgainstPanel(const int16_t* a, int64_t row0, int64_t rows, const int16_t* panel, int64_t k_pairs,
-                               int64_t col0, int64_t cols, const Writer& write) {
+AIC_AVX2 void RowsAgainstPanel(const int16_t* a, int64_t row0, int64_t rows, const int16_t* panel,
+                               const PairChunk& k, int64_t col0, int64_t cols, const Writer& write) {
   int64_t r = row0;
   const int64_t end = row0 + rows;
+  const int16_t* chunk_panel = panel + k.first * 2 * kP;
+  auto partial = [&](int64_t row) { return k.partial == nullptr ? nullptr : k.partial + row * k.ldp + col0; };
   // Tiles start at multiples of kTileRows, each at r·2·k_pairs in the packing.
   for (; r + kTileRows <= end; r += kTileRows) {
-    TileAvx2<kTileRows>(a + r * 2 * k_pairs, panel, k_pairs, r, col0, cols, write);
+    TileAvx2<kTileRows>(a + r * 2 * k.k_pairs + k.first * kTileRows * 2, chunk_panel, k.count, partial(r), k.ldp, r,
+                        col0, cols, write);
   }
-  const int16_t* tail = a + r * 2 * k_pairs;
-  switch (end - r) {
-    case 5: TileAvx2<5>(tail, panel, k_pairs, r, col0, cols, write); break;
-    case 4: TileAvx2<4>(tail, panel, k_pairs, r, col0, cols, write); break;
-    case 3: TileAvx2<3>(tail, panel, k_pairs, r, col0, cols, write); break;
-    case 2: TileAvx2<2>(tail, panel, k_pairs, r, col0, cols, write); break;
-    case 1: TileAvx2<1>(tail, panel, k_pairs, r, col0, cols, write); break;
+  const int64_t rest = end - r;
+  const int16_t* tail = a + r * 2 * k.k_pairs + k.first * rest * 2;
+  switch (rest) {
+    case 5: TileAvx2<5>(tail, chunk_panel, k.count, partial(r), k.ldp, r, col0, cols, write); break;
+    case 4: TileAvx2<4>(tail, chunk_panel, k.count, partial(r), k.ldp, r, col0, cols, write); break;
+    case 3: TileAvx2<3>(tail, chunk_panel, k.count, partial(r), k.ldp, r, col0, cols, write); break;
+    case 2: TileAvx2<2>(tail, chunk_panel, k.count, partial(r), k.ldp, r, col0, cols, write); break;
+    case 1: TileAvx2<1>(tail, chunk_panel, k.count, partial(r), k.ldp, r, col0, cols, write); break;
     default: break;
   }
 }
 
-// The product in row blocks sized for L2, each block against every panel;
-// items (block, panel) split over threads.
+// The product in row blocks sized for L2, each block against every panel,
+// items (block, panel) split over threads. A long k is taken in chunks of
+// about kChunkPairs: a panel's chunk (16 KB) then stays in L1 for the
+// block's tiles and the block's chunk in L2 for every panel, where a whole
+// panel of a deep convolution (147 KB at k = 4608) came from L2 or L3 for
+// each tile. The chunks' sums pass through an int32 buffer; the last chunk's
+// go to the output.
 template <typename Writer>
 AIC_AVX2 void ProductAvx2(const int16_t* a, int64_t rows, const int16_t* panels, int64_t k_pairs, int64_t n,
                           const Writer& write, bool threaded) {
-  // The block's A' (rows × pairs × 4 bytes) stays in L2 while every panel passes it.
-  constexpr int64_t kBlockBytes = 192 * 1024;
-  int64_t block = std::max<int64_t>(1, kBlockBytes / std::max<int64_t>(1, k_pairs * 4) / kTileRows) * kTileRows;
-  block = std::min(block, rows);
+  constexpr int64_t kChunkPairs = 256, kBlockBytes = 192 * 1024;
+  const int64_t chunks = k_pairs <= kChunkPairs * 3 / 2 ? 1 : (k_pairs + kChunkPairs - 1) / kChunkPairs;
+  const int64_t chunk = (k_pairs + chunks - 1) / chunks;
+  // The block's chunk of A' (rows × pairs × 4 bytes) stays in L2 while every panel passes it.
+  // Blocks of equal size (in whole tiles): threads split the items
+  // (block, panel) in halves, so a 204-row block beside a 52-row one left a
+  // thread idle for most of a product.
+  const int64_t max_block =
+      std::max<int64_t>(1, kBlockBytes / std::max<int64_t>(1, chunk * 4) / kTileRows) * kTileRows;
+  const int64_t wanted = (rows + max_block - 1) / max_block;
+  const int64_t block = std::min(rows, (rows + wanted * kTileRows - 1) / (wanted * kTileRows) * kTileRows);
   const int64_t blocks = (rows + block - 1) / block, count = PairPanelCount(n);
-  const int64_t panel_size = k_pairs * 2 * kP;
-  ParallelFor(blocks * count, threaded ? block * k_pairs * 2 * kP : 0, [&](int64_t item) {
-    const int64_t b = item / count, q = item % count;
-    const int64_t row0 = b * block;
-    RowsAgainstPanel(a, row0, std::min(block, rows - row0), panels + q * panel_size, k_pairs, q * kP,
-                     std::min(kP, n - q * kP), write);
-  });
+  const int64_t panel_size = k_pairs * 2 * kP, ldp = count * kP;
+  thread_local std::vector<int32_t> partial_sums;
+  if (chunks > 1) partial_sums.resize(static_cast<size_t>(rows * ldp));
+  int32_t* partial = partial_sums.data();
+  const Int32Writer to_partial{partial, ldp};
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t first = c * chunk;
+    const PairChunk k{k_pairs, first, std::min(chunk, k_pairs - first), c == 0 ? nullptr : partial, ldp};
+    const bool last = c + 1 == chunks;
+    ParallelFor(blocks * count, threaded ? block * k.count * 2 * kP : 0, [&](int64_t item) {
+      const int64_t b = item / count, q = item % count;
+      const int64_t row0 = b * block, block_rows = std::min(block, rows - row0);
+      if (last) {
+        RowsAgainstPanel(a, row0, block_rows, panels + q * panel_size, k, q * kP, std::min(kP, n - q * kP), write);
+      } else {
+        RowsAgainstPanel(a, row0, block_rows, panels + q * panel_size, k, q * kP, kP, to_partial);
+      }
+    });
+  }
 }
 
 AIC_AVX2 void InterleaveAvx2(const int16_t* r0, const int16_t* r1, int64_t n, int64_t p, int64_t k_pairs,

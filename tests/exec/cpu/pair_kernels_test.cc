@@ -81,7 +81,7 @@ TEST(PairGemmTest, SumsEqualInt64Products) {
   AIC_SKIP_WITHOUT_PAIR_KERNELS();
   uint32_t seed = 1;
   for (int64_t rows : {1, 5, 6, 7, 13, 40}) {
-    for (int64_t k : {1, 2, 7, 16, 33, 300}) {
+    for (int64_t k : {1, 2, 7, 16, 33, 300, 1537}) {
       for (int64_t n : {1, 15, 16, 17, 50}) {
         for (bool as : {false, true}) {
           SCOPED_TRACE(absl::StrCat(rows, "x", k, "x", n, as ? " int8 A" : " uint8 A"));
