@@ -254,6 +254,28 @@ bool ColumnZeros(const Tensor* z, int64_t cols, std::vector<int32_t>* zeros) {
   return true;
 }
 
+// The Add reading `v` alone (not a graph output) with a constant f32 vector
+// of `cols` values broadcast along the last axis (the bias of a linear
+// layer): its values in *bias.
+const Node* ColumnBiasAddOf(Lowerer& L, const Value* v, int64_t cols, std::shared_ptr<std::vector<float>>* bias) {
+  const ValueState& st = L.V(v);
+  if (st.graph_output || st.consumers.size() != 1) return nullptr;
+  const Node* add = st.consumers[0];
+  if (add->op_type != "Add" || !add->domain.empty() || add->num_inputs() != 2 || add->output(0) == nullptr ||
+      add->input(0) == add->input(1) || !L.IsF32(add->output(0)) || L.V(add->output(0)).dims != st.dims) {
+    return nullptr;
+  }
+  const Tensor* t = L.Const(add->input(0) == v ? add->input(1) : add->input(0));
+  if (t == nullptr || t->dtype() != DType::kFloat || t->num_elements() != cols || t->rank() > static_cast<int64_t>(st.dims.size())) {
+    return nullptr;
+  }
+  for (int64_t d = 0; d + 1 < t->rank(); ++d) {
+    if (t->dim(d) != 1) return nullptr;
+  }
+  *bias = std::make_shared<std::vector<float>>(t->data<float>(), t->data<float>() + cols);
+  return add;
+}
+
 // B' = B - b_zero packed into the pair kernels' panels, once.
 std::shared_ptr<const std::vector<int16_t>> PackedPairWeights(const Tensor& b, const std::vector<int32_t>& zeros) {
   const int64_t k = b.dim(0), cols = b.dim(1);
@@ -266,8 +288,9 @@ std::shared_ptr<const std::vector<int16_t>> PackedPairWeights(const Tensor& b, c
 // MatMulInteger with a constant B on CPUs without VNNI: A - a_zp widened
 // each run, times the packed B' on the pair kernels (exact, wrapping modulo
 // 2^32 as the reference's narrowing does). With the Cast -> Mul(scale)
-// reader (quantize_dynamic's dequantization), the kernel writes the Mul's
-// f32 output directly, with the rounding of each op. a_zp: none, one value
+// reader (quantize_dynamic's dequantization), and the linear layer's bias
+// Add after it, the kernel writes the last op's f32 output directly, with
+// the rounding of each op. a_zp: none, one value
 // or one per row (read each run: DynamicQuantizeLinear computes it).
 bool LowerPairMatMulInteger(Lowerer& L, const Node& n) {
   const Value* a = n.input(0);
@@ -304,8 +327,11 @@ bool LowerPairMatMulInteger(Lowerer& L, const Node& n) {
 
   const Value* scale = nullptr;
   const Node* mul = ScaledCastOf(L, out, &scale);
+  std::shared_ptr<std::vector<float>> bias;
+  const Node* add = mul != nullptr ? ColumnBiasAddOf(L, mul->output(0), cols, &bias) : nullptr;
+  const Value* y = add != nullptr ? add->output(0) : mul != nullptr ? mul->output(0) : out;
   // Output slot first: nothing is emitted before the last way to decline.
-  const int y_slot = NativeOutSlot(L, mul != nullptr ? mul->output(0) : out);
+  const int y_slot = NativeOutSlot(L, y);
   if (y_slot < 0) return false;
   const int a_slot = L.PlainSlot(a);
   const int azp_slot = azp != nullptr ? L.PlainSlot(azp) : -1;
@@ -323,23 +349,26 @@ bool LowerPairMatMulInteger(Lowerer& L, const Node& n) {
         }
         auto* a16 = static_cast<int16_t*>(o[1]);
         kernels::WidenPairRows(i[0], a_signed, rows, k, k, i[1] != nullptr ? zeros.data() : nullptr, zero_count, a16);
-        kernels::PairGemmOutput y;
-        y.y = o[0];
-        y.ldy = cols;
+        kernels::PairGemmOutput to;
+        to.y = o[0];
+        to.ldy = cols;
         if (i[2] != nullptr) {
-          y.kind = kernels::PairGemmOutput::Kind::kScaled;
-          y.scale = *static_cast<const float*>(i[2]);
+          to.kind = kernels::PairGemmOutput::Kind::kScaled;
+          to.scale = *static_cast<const float*>(i[2]);
+          to.column_bias = bias != nullptr ? bias->data() : nullptr;
         }
-        kernels::PairGemm(a16, rows, panels->data(), k_pairs, cols, y);
+        kernels::PairGemm(a16, rows, panels->data(), k_pairs, cols, to);
         return absl::OkStatus();
       });
   step->kind = "matmul_integer";
   step->label += " [int8 pairs]";
   if (mul != nullptr) {
     const Node* cast = L.V(out).consumers[0];
-    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
+    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(),
+                    add != nullptr ? ", " + add->Describe() : std::string(), "]");
     L.MarkFused(cast);
     L.MarkFused(mul);
+    if (add != nullptr) L.MarkFused(add);
   }
   return true;
 }

@@ -60,11 +60,25 @@ struct ScaledWriter {
   float* y;
   int64_t ldy;
   float scale;
-  AIC_AVX2 void operator()(int64_t row, int64_t col0, int64_t cols, __m256i lo, __m256i hi) const {
+  const float* bias;  // per column, or null
+  AIC_AVX2 __attribute__((always_inline)) void operator()(int64_t row, int64_t col0, int64_t cols, __m256i lo,
+                                                          __m256i hi) const {
     float* dst = y + row * ldy + col0;
     const __m256 s = _mm256_set1_ps(scale);
-    const __m256 flo = _mm256_mul_ps(_mm256_cvtepi32_ps(lo), s);
-    const __m256 fhi = _mm256_mul_ps(_mm256_cvtepi32_ps(hi), s);
+    __m256 flo = _mm256_mul_ps(_mm256_cvtepi32_ps(lo), s);
+    __m256 fhi = _mm256_mul_ps(_mm256_cvtepi32_ps(hi), s);
+    if (bias != nullptr) {
+      // Added after the rounded product, as the Add op does (no fused multiply-add).
+      alignas(32) float bias_buf[kP];
+      const float* b = bias + col0;
+      if (cols < kP) {
+        std::fill(bias_buf, bias_buf + kP, 0.0f);
+        std::copy(b, b + cols, bias_buf);
+        b = bias_buf;
+      }
+      flo = _mm256_add_ps(flo, _mm256_loadu_ps(b));
+      fhi = _mm256_add_ps(fhi, _mm256_loadu_ps(b + 8));
+    }
     if (cols == kP) {
       _mm256_storeu_ps(dst, flo);
       _mm256_storeu_ps(dst + 8, fhi);
@@ -441,7 +455,7 @@ void PairGemm(const int16_t* a, int64_t rows, const int16_t* panels, int64_t k_p
                          threaded);
     case PairGemmOutput::Kind::kScaled:
       return ProductAvx2(a, rows, panels, k_pairs, n,
-                         ScaledWriter{static_cast<float*>(out.y), out.ldy, out.scale}, threaded);
+                         ScaledWriter{static_cast<float*>(out.y), out.ldy, out.scale, out.column_bias}, threaded);
     case PairGemmOutput::Kind::kQuantize:
       return ProductAvx2(a, rows, panels, k_pairs, n,
                          QuantizeWriter{&out, avx2::MakeRequantizeConstants(out.zero, out.out_signed, out.sums_fit)}, threaded);

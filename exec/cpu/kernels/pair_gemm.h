@@ -65,13 +65,14 @@ void WidenPairRows(const void* a, bool a_signed, int64_t rows, int64_t k, int64_
 struct PairGemmOutput {
   enum class Kind {
     kInt32,     // C, int32 at row stride ldy
-    kScaled,    // float(C) * scale (f32 rounding of each op: Cast then Mul)
+    kScaled,    // float(C) * scale [+ column_bias[j]] (f32 rounding of each op: Cast, Mul, Add)
     kQuantize,  // saturate(nearbyint(double(C + bias) * scale) + zero) in uint8/int8
   };
   Kind kind = Kind::kInt32;
   void* y = nullptr;
   int64_t ldy = 0;
-  float scale = 1;  // kScaled
+  float scale = 1;                      // kScaled
+  const float* column_bias = nullptr;   // kScaled: n values, or null
   // kQuantize: bias (int32, added wrapping; null: none) and scales, each one
   // per row (per_row) or one per column; `scales` null: one value, scale_one.
   const int32_t* bias = nullptr;

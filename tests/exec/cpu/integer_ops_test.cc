@@ -176,8 +176,9 @@ TEST(MatMulIntegerTest, DynamicallyQuantizedLinearLayersRunWithoutReferenceSteps
   EXPECT_NE(plan.find("+ [1 scale Mul]"), std::string::npos) << plan;  // x_scale * w_scale in the quantize step
   EXPECT_EQ(plan.find("fallback"), std::string::npos) << plan;
   if (!HasVnni()) {
-    // Each product one pair-kernel step writing the Mul's output.
+    // Each product one pair-kernel step writing the bias Add's output.
     EXPECT_EQ(CountOf(plan, "[int8 pairs] + [Cast"), 3) << plan;
+    EXPECT_EQ(CountOf(plan, "binary\t"), 0) << plan;
     GTEST_SKIP() << "no VNNI: the products run on the pair kernels, not as one oneDNN primitive with the "
                     "scale and bias fused";
   }
