@@ -2,20 +2,29 @@
 // exactly? Times GEMM inner loops that hold a 6x16 (or 4x8) output tile in
 // registers over a packed operand that stays in L1, and prints multiply-adds
 // per second for:
-//   f32      FMA on floats (what aic-onnx runs a QDQ model's products in);
-//   s16      both operands widened to int16, VPMADDWD (exact);
+//   f32      FMA on floats;
+//   s16      both operands widened to int16, VPMADDWD (exact): the project's
+//            own pair kernel (exec/cpu/kernels/pair_gemm.h), what aic-onnx
+//            runs QDQ and dynamically quantized products in on such CPUs, on
+//            a 6 x 16 product of k = 512 (a 6x16 tile written here the same
+//            way, at -O2 or -O3, had GCC hoist its six broadcasts and keep
+//            the accumulators on the stack: half the speed);
 //   nibble   weights split into signed nibbles, w = 16·hi + lo with hi, lo in
 //            [-8, 8], two VPMADDUBSW whose pair sums stay far from int16's
 //            bounds, accumulated in int16 for 8 steps (exact);
 //   u8s8sat  one VPMADDUBSW then VPMADDWD by ones: ONNX Runtime's AVX2 form,
 //            whose pair sums a0·w0 + a1·w1 saturate in int16 (not exact).
 // Build and run (not part of the project's build):
-//   g++ -O3 -march=native bench/int8_products.cc -o /tmp/int8_products && /tmp/int8_products
+//   g++ -O3 -march=native -fopenmp -I. bench/int8_products.cc exec/cpu/kernels/pair_gemm.cc \
+//       -o /tmp/int8_products && OMP_NUM_THREADS=1 /tmp/int8_products
 #include <immintrin.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <vector>
+
+#include "exec/cpu/kernels/pair_gemm.h"
 
 namespace {
 
@@ -71,7 +80,12 @@ __attribute__((noinline)) void NibbleTile(const int32_t* a, const int8_t* b, int
 template <typename Product>
 __attribute__((noinline)) void IntTile(const int32_t* a, const int8_t* b, int32_t* c, Product product) {
   __m256i acc[6][2];
-  for (auto& r : acc) r[0] = r[1] = _mm256_setzero_si256();
+  // Every loop over the accumulators unrolled: rolled, GCC keeps them on the
+  // stack (a load and a store per multiply: an earlier version of this file
+  // measured VPMADDWD slower than FMA that way).
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+#pragma GCC unroll 2
   for (int k = 0; k < kSteps; ++k) {
     const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 64 * k));
     const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + 64 * k + 32));
@@ -82,15 +96,11 @@ __attribute__((noinline)) void IntTile(const int32_t* a, const int8_t* b, int32_
       acc[r][1] = _mm256_add_epi32(acc[r][1], product(av, b1));
     }
   }
+#pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + 16 * r), acc[r][0]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + 16 * r + 8), acc[r][1]);
   }
-}
-
-// Each step two k per lane: both operands widened to int16, exact.
-void S16Tile(const int32_t* a, const int8_t* b, int32_t* c) {
-  IntTile(a, b, c, [](__m256i av, __m256i bv) { return _mm256_madd_epi16(av, bv); });
 }
 
 // Each step four k (bytes) per lane: u8 by s8 pairs saturating in int16.
@@ -125,7 +135,22 @@ int main() {
   for (auto& x : a_i32) x = 0x01010101;
   for (auto& x : b_s8) x = 1;
   const double f32 = Gmacs([] { F32Tile(a_f32, b_f32, c_f32); }, 6.0 * 16 * kSteps);
-  const double s16 = Gmacs([] { S16Tile(a_i32, b_s8, c_i32); }, 6.0 * 16 * 2 * kSteps);
+  // The pair kernel: A (6 x k) and B (k x 16) as int16 with zero points
+  // subtracted, packed as it packs them.
+  constexpr int64_t kDepth = 512;
+  std::vector<uint8_t> a8(6 * kDepth, 200);
+  std::vector<int8_t> b8(kDepth * 16, -100);
+  std::vector<int16_t> a16(static_cast<size_t>(aic::cpu::kernels::PairRowsSize(6, kDepth)));
+  std::vector<int16_t> panels(static_cast<size_t>(aic::cpu::kernels::PairPanelsSize(kDepth, 16)));
+  const int32_t a_zero = 3;
+  aic::cpu::kernels::WidenPairRows(a8.data(), false, 6, kDepth, kDepth, &a_zero, 1, a16.data());
+  aic::cpu::kernels::PackPairPanels(b8.data(), true, kDepth, 16, 16, nullptr, false, panels.data());
+  aic::cpu::kernels::PairGemmOutput out;
+  out.y = c_i32;
+  out.ldy = 16;
+  const double s16 = Gmacs(
+      [&] { aic::cpu::kernels::PairGemm(a16.data(), 6, panels.data(), kDepth / 2, 16, out, false); },
+      6.0 * 16 * kDepth);
   const double nibble = Gmacs([] { NibbleTile(a_i32, b_s8, c_i32); }, 4.0 * 8 * 4 * kSteps);
   const double sat = Gmacs([] { SaturatingTile(a_i32, b_s8, c_i32); }, 6.0 * 16 * 4 * kSteps);
   std::printf("multiply-adds per second, one core (best of 5):\n");

@@ -856,6 +856,60 @@ qdq_binary_case("Add", [1, 128, 768], relu=False)
 qdq_binary_case("Mul", [1, 128, 768], relu=False)
 
 
+def qdq_product_weights(b, shape, axis, per):
+    """int8 weights (std about 73, zero point 0) dequantized with `per` scales along `axis`."""
+    wq = b.rng.integers(-127, 128, shape, dtype=np.int8)
+    ws = (0.004 + 0.0005 * (np.arange(per) % 7)).astype(np.float32)
+    return b.node("DequantizeLinear", [b.const("wq", wq), b.const("ws", ws, keep=True),
+                                       b.const("wz", np.zeros(per, np.int8))], axis=axis), ws
+
+
+def qdq_conv_case(variant, shape, cout, k, group=1, stride=1):
+    """A statically quantized conv as quantize_static writes it: uint8 activations,
+    int8 weights per output channel, an int32 bias at scale xs·ws[c], uint8 out
+    with zero point 0 (the Relu it absorbs; ORT: QLinearConv). The y scale spans
+    about three deviations of the sums."""
+    def fn(b):
+        b.opset = 19
+        cin = shape[1]
+        xs = np.float32(0.021)
+        a = b.input("x", b.rng.integers(0, 256, shape, dtype=np.uint8))
+        da = b.node("DequantizeLinear", [a, b.const("xs", np.array(xs), keep=True), b.const("xz", np.array(128, np.uint8))])
+        dw, ws = qdq_product_weights(b, (cout, cin // group, k, k), 0, cout)
+        bias = b.rng.integers(-20000, 20000, cout, dtype=np.int32)
+        db = b.node("DequantizeLinear", [b.const("bq", bias), b.const("bs", (xs * ws).astype(np.float32), keep=True),
+                                         b.const("bz", np.zeros(cout, np.int32))], axis=0)
+        y = b.node("Conv", [da, dw, db], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=group)
+        ys = np.float32(np.sqrt(cin // group * k * k) * 74 * 73 * xs * 0.0055 * 3 / 128)
+        b.out(b.node("QuantizeLinear", [y, b.const("ys", np.array(ys), keep=True), b.const("yz", np.array(0, np.uint8))], ["y"]),
+              elem=TensorProto.UINT8)
+    case(f"QDQ Conv/u8-{variant}/{sname(shape)}", fn)
+
+
+def qdq_matmul_case(shape, n):
+    """A statically quantized linear layer: uint8 activations times int8 weights per
+    column, uint8 out (ORT: QLinearMatMul)."""
+    def fn(b):
+        b.opset = 19
+        k = shape[-1]
+        xs = np.float32(0.021)
+        a = b.input("x", b.rng.integers(0, 256, shape, dtype=np.uint8))
+        da = b.node("DequantizeLinear", [a, b.const("xs", np.array(xs), keep=True), b.const("xz", np.array(128, np.uint8))])
+        dw, _ = qdq_product_weights(b, (k, n), 1, n)
+        ys = np.float32(np.sqrt(k) * 74 * 73 * xs * 0.0055 * 3 / 128)
+        y = b.node("MatMul", [da, dw])
+        b.out(b.node("QuantizeLinear", [y, b.const("ys", np.array(ys), keep=True), b.const("yz", np.array(128, np.uint8))], ["y"]),
+              elem=TensorProto.UINT8)
+    case(f"QDQ MatMul/u8/{sname(shape)}x{n}", fn)
+
+
+qdq_conv_case("3x3", SHP["c56"], 64, 3)
+qdq_conv_case("3x3", SHP["c14"], 256, 3)
+qdq_conv_case("1x1", SHP["c56"], 256, 1)
+qdq_conv_case("depthwise3x3", SHP["c112"], 64, 3, group=64)
+qdq_matmul_case(SHP["tok"], 768)
+
+
 def select(filt=None):
     return [c for c in CASES if not filt or filt in c.id]
 

@@ -195,12 +195,23 @@ def compare(case, model, feeds, want_names, want, out_dir):
                 # A quantized output: ORT's fused QLinear kernels round in
                 # their own order and may land one step from the QDQ graph's
                 # float32 result, which onnx.reference computes as the spec does.
-                as_reference = False
-                if case.op.startswith("QDQ") and np.max(np.abs(got.astype(np.int64) - w.astype(np.int64))) <= 1:
+                # A product (QDQ Conv/MatMul): without VNNI ORT's u8·s8 pair
+                # sums saturate in int16, so it lands several steps off; the
+                # exact integer sum requantized once may still sit one step
+                # from onnx.reference's float32 sums at a tie.
+                product = case.op in ("QDQ Conv", "QDQ MatMul")
+                ort_steps = int(np.max(np.abs(got.astype(np.int64) - w.astype(np.int64))))
+                as_reference, ties = False, 0
+                if case.op.startswith("QDQ") and (ort_steps <= 1 or product):
                     reference = reference or reference_outputs(model, feeds)
-                    as_reference = np.array_equal(got, reference[name])
+                    r = reference[name].astype(np.int64)
+                    steps = np.abs(got.astype(np.int64) - r)
+                    ties = int((steps != 0).sum())
+                    as_reference = ties == 0 or (product and int(steps.max()) <= 1 and ties * 1000 <= r.size)
                 if as_reference:
-                    notes.append(f"{name}: ORT one step off on {differ}/{w.size}; equal to onnx.reference")
+                    tie_note = f"; one step from onnx.reference on {ties} (ties of its float32 sums)" if ties else \
+                        "; equal to onnx.reference"
+                    notes.append(f"{name}: ORT off on {differ}/{w.size} (up to {ort_steps} steps){tie_note}")
                 else:
                     ok = False
                     notes.append(f"{name}: {differ}/{w.size} differ")

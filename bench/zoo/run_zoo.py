@@ -278,10 +278,10 @@ def int8_sentence(models):
     return [f"int8 on this CPU: **ORT's u8·s8 products saturate** (MatMulInteger probe of 255·127 over 64 terms: "
             f"{got:,}, exactly {exact:,}): without VNNI, ORT multiplies with VPMADDUBSW, whose pair sums clamp "
             "to int16, so its int8 models compute another function than the QDQ standard here "
-            "(bench/INT8_OPS.md measures its kernels op by op). aic-onnx computes the standard exactly, and an "
-            "exact u8·s8 product runs here at most as fast as f32 FMA (bench/int8_products.cc times the forms: "
-            "int16 VPMADDWD, nibble-split VPMADDUBSW, against the saturating one), so its int8 models run their "
-            "convolutions and MatMuls in float and trail ORT's by what the saturating products gain.", ""]
+            "(bench/INT8_OPS.md measures its kernels op by op). aic-onnx computes QLinearConv, QLinearMatMul and "
+            "MatMulInteger exactly here with int16 VPMADDWD products (exec/cpu/kernels/pair_gemm.h), which run at "
+            "the saturating form's multiply-add rate (bench/int8_products.cc times the forms), and rounds as the "
+            "reference kernels do.", ""]
 
 
 def geomean(xs):

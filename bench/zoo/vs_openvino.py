@@ -63,7 +63,7 @@ AIC_KIND = {"matmul": "matmul", "gemm": "matmul", "linear": "matmul", "conv": "c
             "pool": "pool/reduce", "window_pool": "pool/reduce", "reduce": "pool/reduce",
             "argmax": "pool/reduce", "topk": "pool/reduce", "quantize": "quantize", "dequantize": "quantize",
             "qadd": "quantize", "qmul": "quantize", "lookup": "quantize", "dynamic_quantize": "quantize",
-            "matmul_integer": "matmul", "split_products": "matmul", "integer_weights": "matmul",
+            "matmul_integer": "matmul", "integer_weights": "matmul", "qconv": "conv",
             "gather_nd": "data movement", "gather_elements": "data movement", "resize": "data movement"}
 AIC_OP = {"MatMul": "matmul", "Gemm": "matmul", "MatMulInteger": "matmul", "QLinearMatMul": "matmul",
           "Conv": "conv", "ConvTranspose": "conv", "QLinearConv": "conv", "Softmax": "softmax",
