@@ -38,45 +38,46 @@ template <bool kSigned>
 #ifdef AIC_HAVE_AVX2_MATH
 AIC_AVX2
 #endif
-void BuildPatchRow(const PatchRowGeometry& g, const uint8_t* plane, const uint8_t* image_end, int16_t* row) {
+void BuildPatchRow(const PatchRowGeometry& g, const uint8_t* plane, const uint8_t* image_end, int64_t first,
+                   int64_t last, int16_t* row) {
   using T = std::conditional_t<kSigned, int8_t, uint8_t>;
   const PairConvShape& s = *g.s;
   const int64_t out_h = s.out[1], out_w = s.out[2], sw = s.stride[2], count = g.hi - g.lo;
 #ifdef AIC_HAVE_AVX2_MATH
   const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(g.zero));
 #endif
-  for (int64_t od = 0; od < s.out[0]; ++od) {
+  // Output rows (od, oh) flattened, [first, last).
+  for (int64_t r = first; r < last; ++r) {
+    const int64_t od = r / out_h, oh = r % out_h;
     const int64_t id = od * s.stride[0] - s.pad[0] + g.kd * s.dilation[0];
-    for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int64_t ih = oh * s.stride[1] - s.pad[1] + g.kh * s.dilation[1];
-      int16_t* dst = row + (od * out_h + oh) * out_w;
-      if (id < 0 || id >= s.in[0] || ih < 0 || ih >= s.in[1] || count == 0) {
-        for (int64_t j = 0; j < out_w; ++j) dst[j] = 0;
-        continue;
-      }
-      const T* src = reinterpret_cast<const T*>(plane + (id * s.in[1] + ih) * s.in[2] + g.lo * sw + g.origin);
-      for (int64_t j = 0; j < g.lo; ++j) dst[j] = 0;
-      int16_t* out = dst + g.lo;
-      int64_t i = 0;
-#ifdef AIC_HAVE_AVX2_MATH
-      if (sw == 1) {
-        for (; i < count && reinterpret_cast<const uint8_t*>(src + i + 16) <= image_end; i += 16) {
-          const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-          const __m256i v = kSigned ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
-        }
-      } else if (sw == 2) {
-        for (; i < count && reinterpret_cast<const uint8_t*>(src + 2 * i + 32) <= image_end; i += 16) {
-          const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
-          const __m256i v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8)
-                                    : _mm256_and_si256(bytes, _mm256_set1_epi16(0xff));
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
-        }
-      }
-#endif
-      for (; i < count; ++i) out[i] = static_cast<int16_t>(src[i * sw] - g.zero);
-      for (int64_t j = g.hi; j < out_w; ++j) dst[j] = 0;
+    const int64_t ih = oh * s.stride[1] - s.pad[1] + g.kh * s.dilation[1];
+    int16_t* dst = row + (r - first) * out_w;
+    if (id < 0 || id >= s.in[0] || ih < 0 || ih >= s.in[1] || count == 0) {
+      for (int64_t j = 0; j < out_w; ++j) dst[j] = 0;
+      continue;
     }
+    const T* src = reinterpret_cast<const T*>(plane + (id * s.in[1] + ih) * s.in[2] + g.lo * sw + g.origin);
+    for (int64_t j = 0; j < g.lo; ++j) dst[j] = 0;
+    int16_t* out = dst + g.lo;
+    int64_t i = 0;
+#ifdef AIC_HAVE_AVX2_MATH
+    if (sw == 1) {
+      for (; i < count && reinterpret_cast<const uint8_t*>(src + i + 16) <= image_end; i += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        const __m256i v = kSigned ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
+      }
+    } else if (sw == 2) {
+      for (; i < count && reinterpret_cast<const uint8_t*>(src + 2 * i + 32) <= image_end; i += 16) {
+        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+        const __m256i v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8)
+                                  : _mm256_and_si256(bytes, _mm256_set1_epi16(0xff));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
+      }
+    }
+#endif
+    for (; i < count; ++i) out[i] = static_cast<int16_t>(src[i * sw] - g.zero);
+    for (int64_t j = g.hi; j < out_w; ++j) dst[j] = 0;
   }
 }
 
@@ -89,6 +90,10 @@ PairConv::PairConv(const PairConvShape& shape, const void* w, bool w_signed, Pai
   k_ = group_in_ * s_.kernel[0] * s_.kernel[1] * s_.kernel[2];
   k_pairs_ = PairCount(k_);
   positions_ = s_.out[0] * s_.out[1] * s_.out[2];
+  // Output rows per block: packed patches of about 2 MB (k·positions·2 bytes).
+  constexpr int64_t kBlockBytes = int64_t{2} << 20;
+  const int64_t block_positions = std::max<int64_t>(kPairPanelCols, kBlockBytes / (4 * k_pairs_));
+  block_rows_ = std::clamp<int64_t>(block_positions / s_.out[2], 1, s_.out[0] * s_.out[1]);
   pointwise_ = true;
   for (int d = 0; d < 3; ++d) {
     pointwise_ = pointwise_ && s_.kernel[d] == 1 && s_.stride[d] == 1 && s_.pad[d] == 0 && s_.in[d] == s_.out[d];
@@ -120,20 +125,22 @@ PairConv::PairConv(const PairConvShape& shape, const void* w, bool w_signed, Pai
   }
 }
 
-int64_t PairConv::ScratchBytes() const { return PairPanelsSize(k_, positions_) * 2; }
+int64_t PairConv::ScratchBytes() const { return PairPanelsSize(k_, block_rows_ * s_.out[2]) * 2; }
 
-void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int16_t* panels) const {
+void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int64_t first, int64_t last,
+                        int16_t* panels) const {
   const int64_t in_plane = s_.in[0] * s_.in[1] * s_.in[2];
+  const int64_t out_w = s_.out[2], begin = first * out_w, n = (last - first) * out_w;
   if (pointwise_) {
     // The patch rows are the input's channel planes.
-    const auto* plane = static_cast<const uint8_t*>(x_image) + (g * group_in_ + 2 * p) * in_plane;
-    InterleavePairBytes(plane, 2 * p + 1 < k_ ? plane + in_plane : nullptr, q_.x_signed, positions_, q_.x_zero, p,
-                        k_pairs_, panels);
+    const auto* plane = static_cast<const uint8_t*>(x_image) + (g * group_in_ + 2 * p) * in_plane + begin;
+    InterleavePairBytes(plane, 2 * p + 1 < k_ ? plane + in_plane : nullptr, q_.x_signed, n, q_.x_zero, p, k_pairs_,
+                        panels);
     return;
   }
-  // Two rows of positions, and the slack a row's last partial 16 may spill into.
+  // Two rows of n positions, and the slack a row's last partial 16 may spill into.
   thread_local std::vector<int16_t> rows;
-  rows.resize(static_cast<size_t>(2 * positions_ + 16));
+  rows.resize(static_cast<size_t>(2 * n + 16));
   const int64_t taps = s_.kernel[0] * s_.kernel[1] * s_.kernel[2];
   const auto* image = static_cast<const uint8_t*>(x_image);
   const uint8_t* image_end = image + s_.in_channels * in_plane;
@@ -143,15 +150,14 @@ void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int16_t* pane
     const int64_t c = g * group_in_ + k / taps, t = k % taps;
     const int64_t kd = t / (s_.kernel[1] * s_.kernel[2]), kh = t / s_.kernel[2] % s_.kernel[1], kw = t % s_.kernel[2];
     const PatchRowGeometry geometry{&s_, kd, kh, col_lo_[kw], col_hi_[kw], col_origin_[kw], q_.x_zero};
-    int16_t* row = rows.data() + half * positions_;
+    int16_t* row = rows.data() + half * n;
     if (q_.x_signed) {
-      BuildPatchRow<true>(geometry, image + c * in_plane, image_end, row);
+      BuildPatchRow<true>(geometry, image + c * in_plane, image_end, first, last, row);
     } else {
-      BuildPatchRow<false>(geometry, image + c * in_plane, image_end, row);
+      BuildPatchRow<false>(geometry, image + c * in_plane, image_end, first, last, row);
     }
   }
-  InterleavePairRows(rows.data(), 2 * p + 1 < k_ ? rows.data() + positions_ : nullptr, positions_, p, k_pairs_,
-                     panels);
+  InterleavePairRows(rows.data(), 2 * p + 1 < k_ ? rows.data() + n : nullptr, n, p, k_pairs_, panels);
 }
 
 void PairConv::Run(const void* x, void* y, void* scratch) const {
@@ -165,15 +171,23 @@ void PairConv::Run(const void* x, void* y, void* scratch) const {
   out.per_row = true;
   out.sums_fit = q_.sums_fit;
   if (q_.scales.size() == 1) out.scale_one = q_.scales[0];
+  const int64_t output_rows = s_.out[0] * s_.out[1];
   for (int64_t b = 0; b < s_.batch; ++b) {
     const void* image = static_cast<const uint8_t*>(x) + b * in_image;
     for (int64_t g = 0; g < s_.groups; ++g) {
-      ParallelFor(k_pairs_, 2 * positions_, [&](int64_t p) { PackPair(image, g, p, panels); });
       const int64_t c0 = g * group_out_;
-      out.y = static_cast<uint8_t*>(y) + (b * s_.out_channels + c0) * positions_;
       out.bias = q_.bias.empty() ? nullptr : q_.bias.data() + c0;
       out.scales = q_.scales.size() == 1 ? nullptr : q_.scales.data() + c0;
-      PairGemm(weights_.data() + g * PairRowsSize(group_out_, k_), group_out_, panels, k_pairs_, positions_, out);
+      // Output rows in blocks whose packed patches stay near L2 (a video
+      // conv's whole patch matrix was 87 MB).
+      for (int64_t first = 0; first < output_rows; first += block_rows_) {
+        const int64_t last = std::min(output_rows, first + block_rows_);
+        ParallelFor(k_pairs_, 2 * (last - first) * s_.out[2],
+                    [&](int64_t p) { PackPair(image, g, p, first, last, panels); });
+        out.y = static_cast<uint8_t*>(y) + (b * s_.out_channels + c0) * positions_ + first * s_.out[2];
+        PairGemm(weights_.data() + g * PairRowsSize(group_out_, k_), group_out_, panels, k_pairs_,
+                 (last - first) * s_.out[2], out);
+      }
     }
   }
 }

@@ -37,18 +37,21 @@ class PairConv {
   // w: out_channels × in_channels/groups × kernel, int8 (w_signed) or uint8.
   PairConv(const PairConvShape& shape, const void* w, bool w_signed, PairConvQuant quant);
 
-  // Bytes of the scratch Run needs (the packed patches of one image and group).
+  // Bytes of the scratch Run needs (the packed patches of one block of output
+  // rows of one image and group).
   int64_t ScratchBytes() const;
   // y = QLinearConv(x) for the whole batch, NCDHW in and out.
   void Run(const void* x, void* y, void* scratch) const;
 
  private:
-  // Patch rows k0 and k0+1 of image b, group g into pair p of the panels.
-  void PackPair(const void* x_image, int64_t g, int64_t p, int16_t* panels) const;
+  // Patch rows 2p and 2p+1 of one image and group g, over the output rows
+  // (od, oh) in [first, last), into pair p of the panels.
+  void PackPair(const void* x_image, int64_t g, int64_t p, int64_t first, int64_t last, int16_t* panels) const;
 
   PairConvShape s_;
   PairConvQuant q_;
   int64_t group_in_ = 0, group_out_ = 0, k_ = 0, k_pairs_ = 0, positions_ = 0;
+  int64_t block_rows_ = 1;  // output rows (od, oh) packed and multiplied at a time
   bool pointwise_ = false;  // 1x1, stride 1, no padding: patch rows are input planes
   std::vector<int16_t> weights_;  // per group, w - w_zero packed in row tiles (PackPairRows)
   // Per kernel column: the output columns whose input column is inside the

@@ -298,6 +298,10 @@ TEST(PairConvTest, QLinearConvMatchesTheReferenceBitForBit) {
       {"depthwise stride 3, kernel past the input", {1, 4, 4, 5}, 4, {5, 5}, {3, 3}, {3, 3, 3, 3}, {}, 4},
       {"depthwise 7x7 on 7x7", {1, 32, 7, 7}, 32, {7, 7}, {1, 1}, {3, 3, 3, 3}, {}, 32},
       {"depthwise 1-D", {1, 10, 40}, 10, {9}, {1}, {4, 4}, {}, 10},
+      // Patches past 2 MB are packed and multiplied a block of output rows at a time.
+      {"3x3 on 100x100, two blocks of output rows", {1, 16, 100, 100}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {"pointwise on 80x80, two blocks", {1, 200, 80, 80}, 4, {1, 1}},
+      {"3-D, blocks across depth", {1, 16, 6, 40, 40}, 4, {3, 3, 3}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
   };
   for (const ConvCase& c : cases) {
     SCOPED_TRACE(c.name);
