@@ -794,6 +794,35 @@ bool ReadsAnyEightBitLayout(const Node& c) {
 
 namespace {
 
+// QLinearConv's operands after x, all constants, with one f32 scale for x and
+// y, scalar zero points and f32 weight scales (what both int8 lowerings
+// take); absent optional inputs are null.
+struct QLinearConvConstants {
+  const Tensor *xs, *xz, *w, *ws, *wz, *ys, *yz, *b;
+};
+
+std::optional<QLinearConvConstants> ConstantOperands(Lowerer& L, const Node& n) {
+  QLinearConvConstants k{L.Const(n.input(1)),
+                         L.Const(n.input(2)),
+                         L.Const(n.input(3)),
+                         L.Const(n.input(4)),
+                         n.has_input(5) ? L.Const(n.input(5)) : nullptr,
+                         L.Const(n.input(6)),
+                         n.has_input(7) ? L.Const(n.input(7)) : nullptr,
+                         n.has_input(8) ? L.Const(n.input(8)) : nullptr};
+  if (k.xs == nullptr || k.xz == nullptr || k.w == nullptr || k.ws == nullptr || k.ys == nullptr) return std::nullopt;
+  if ((n.has_input(5) && k.wz == nullptr) || (n.has_input(7) && k.yz == nullptr) ||
+      (n.has_input(8) && k.b == nullptr)) {
+    return std::nullopt;
+  }
+  if (k.xs->dtype() != DType::kFloat || k.ws->dtype() != DType::kFloat || k.ys->dtype() != DType::kFloat ||
+      k.xs->num_elements() != 1 || k.ys->num_elements() != 1 || k.xz->num_elements() != 1 ||
+      (k.yz != nullptr && k.yz->num_elements() != 1)) {
+    return std::nullopt;
+  }
+  return k;
+}
+
 // QLinearConv on CPUs without VNNI, where oneDNN's u8·s8 products
 // saturate: our pair kernels (kernels/pair_conv.h), exact integer sums
 // requantized as the reference kernel does. Covered: constant scales, zero
@@ -807,29 +836,15 @@ bool LowerPairQLinearConv(Lowerer& L, const Node& n) {
   const ValueState& xs_state = L.V(x);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(xs_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
-  const Tensor* xs = L.Const(n.input(1));
-  const Tensor* xz = L.Const(n.input(2));
-  const Tensor* w = L.Const(n.input(3));
-  const Tensor* ws = L.Const(n.input(4));
-  const Tensor* wz = n.has_input(5) ? L.Const(n.input(5)) : nullptr;
-  const Tensor* ys = L.Const(n.input(6));
-  const Tensor* yz = n.has_input(7) ? L.Const(n.input(7)) : nullptr;
-  const Tensor* b = n.has_input(8) ? L.Const(n.input(8)) : nullptr;
-  if (xs == nullptr || xz == nullptr || w == nullptr || ws == nullptr || ys == nullptr) return false;
-  if ((n.has_input(5) && wz == nullptr) || (n.has_input(7) && yz == nullptr) || (n.has_input(8) && b == nullptr)) {
-    return false;
-  }
-  if (xs->dtype() != DType::kFloat || ws->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
-      xs->num_elements() != 1 || ys->num_elements() != 1 || xz->num_elements() != 1 ||
-      (yz != nullptr && yz->num_elements() != 1) || !IsEightBitInteger(w->dtype())) {
-    return false;
-  }
+  std::optional<QLinearConvConstants> k = ConstantOperands(L, n);
+  if (!k || !IsEightBitInteger(k->w->dtype())) return false;
+  const Tensor *xs = k->xs, *xz = k->xz, *w = k->w, *ws = k->ws, *wz = k->wz, *ys = k->ys, *yz = k->yz, *b = k->b;
   const std::vector<int64_t>& xd = xs_state.dims;
   const std::vector<int64_t>& od = os.dims;
-  const size_t sp = xd.size() - 2;
   if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size()) || od.size() != xd.size()) {
     return false;
   }
+  const size_t sp = xd.size() - 2;
   const int64_t oc = w->dim(0), groups = n.GetInt("group", 1);
   if (groups < 1 || oc % groups != 0 || xd[1] % groups != 0 || xd[1] / groups != w->dim(1) || od[1] != oc ||
       od[0] != xd[0] || NumElements(od) == 0) {
@@ -934,23 +949,9 @@ bool LowerQLinearConv(Lowerer& L, const Node& n) {
   const ValueState& os = L.V(out);
   auto eight_bit = [](DType t) { return t == DType::kUint8 || t == DType::kInt8; };
   if (!eight_bit(xs_state.dtype) || !eight_bit(os.dtype) || !os.is_static) return false;
-  const Tensor* xs = L.Const(n.input(1));
-  const Tensor* xz = L.Const(n.input(2));
-  const Tensor* w = L.Const(n.input(3));
-  const Tensor* ws = L.Const(n.input(4));
-  const Tensor* wz = n.has_input(5) ? L.Const(n.input(5)) : nullptr;
-  const Tensor* ys = L.Const(n.input(6));
-  const Tensor* yz = n.has_input(7) ? L.Const(n.input(7)) : nullptr;
-  const Tensor* b = n.has_input(8) ? L.Const(n.input(8)) : nullptr;
-  if (xs == nullptr || xz == nullptr || w == nullptr || ws == nullptr || ys == nullptr) return false;
-  if ((n.has_input(5) && wz == nullptr) || (n.has_input(7) && yz == nullptr) || (n.has_input(8) && b == nullptr)) {
-    return false;
-  }
-  if (xs->dtype() != DType::kFloat || ws->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
-      xs->num_elements() != 1 || ys->num_elements() != 1 || xz->num_elements() != 1 ||
-      (yz != nullptr && yz->num_elements() != 1) || w->dtype() != DType::kInt8) {
-    return false;
-  }
+  std::optional<QLinearConvConstants> k = ConstantOperands(L, n);
+  if (!k || k->w->dtype() != DType::kInt8) return false;
+  const Tensor *xs = k->xs, *xz = k->xz, *w = k->w, *ws = k->ws, *wz = k->wz, *ys = k->ys, *yz = k->yz, *b = k->b;
   const std::vector<int64_t>& xd = xs_state.dims;
   const std::vector<int64_t>& od = os.dims;
   if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size())) return false;

@@ -245,6 +245,30 @@ bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
 
 namespace {
 
+// QLinearMatMul's (and QLinearMatMulBias') operands after A, all constants,
+// with scalar f32 a/y scales, scalar zero points, y's of the output's type
+// and a 2-D B (what both int8 lowerings take); bias null when absent.
+struct QLinearMatMulConstants {
+  const Tensor *as, *az, *b, *bs, *bz, *ys, *yz, *bias;
+};
+
+std::optional<QLinearMatMulConstants> ConstantOperands(Lowerer& L, const Node& n, DType out_type) {
+  const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
+  QLinearMatMulConstants c{L.Const(n.input(1)), L.Const(n.input(2)), L.Const(n.input(3)),
+                           L.Const(n.input(4)), L.Const(n.input(5)), L.Const(n.input(6)),
+                           L.Const(n.input(7)), has_bias ? L.Const(n.input(8)) : nullptr};
+  if (c.as == nullptr || c.az == nullptr || c.b == nullptr || c.bs == nullptr || c.bz == nullptr ||
+      c.ys == nullptr || c.yz == nullptr || (has_bias && c.bias == nullptr)) {
+    return std::nullopt;
+  }
+  if (c.as->dtype() != DType::kFloat || c.bs->dtype() != DType::kFloat || c.ys->dtype() != DType::kFloat ||
+      c.as->num_elements() != 1 || c.az->num_elements() != 1 || c.ys->num_elements() != 1 ||
+      c.yz->num_elements() != 1 || c.b->rank() != 2 || c.yz->dtype() != out_type) {
+    return std::nullopt;
+  }
+  return c;
+}
+
 // The zero points of a constant B: none, one value or one per column, as
 // int32 (false when the tensor is none of those).
 bool ColumnZeros(const Tensor* z, int64_t cols, std::vector<int32_t>* zeros) {
@@ -387,25 +411,10 @@ bool LowerPairQLinearMatMul(Lowerer& L, const Node& n) {
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
-  const Tensor* as = L.Const(n.input(1));
-  const Tensor* az = L.Const(n.input(2));
-  const Tensor* b = L.Const(n.input(3));
-  const Tensor* bs = L.Const(n.input(4));
-  const Tensor* bz = L.Const(n.input(5));
-  const Tensor* ys = L.Const(n.input(6));
-  const Tensor* yz = L.Const(n.input(7));
-  if (as == nullptr || az == nullptr || b == nullptr || bs == nullptr || bz == nullptr || ys == nullptr ||
-      yz == nullptr) {
-    return false;
-  }
-  const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
-  const Tensor* bias = has_bias ? L.Const(n.input(8)) : nullptr;
-  if (has_bias && bias == nullptr) return false;
-  if (as->dtype() != DType::kFloat || bs->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
-      as->num_elements() != 1 || az->num_elements() != 1 || ys->num_elements() != 1 || yz->num_elements() != 1 ||
-      !IsEightBitInteger(b->dtype()) || b->rank() != 2 || yz->dtype() != os.dtype) {
-    return false;
-  }
+  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, os.dtype);
+  if (!c || !IsEightBitInteger(c->b->dtype())) return false;
+  const Tensor *as = c->as, *az = c->az, *b = c->b, *bs = c->bs, *bz = c->bz, *ys = c->ys, *yz = c->yz;
+  const Tensor* bias = c->bias;
   const int64_t k = b->dim(0), cols = b->dim(1);
   const std::vector<int64_t>& ad = as_state.dims;
   if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;
@@ -645,25 +654,10 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
-  const Tensor* as = L.Const(n.input(1));
-  const Tensor* az = L.Const(n.input(2));
-  const Tensor* b = L.Const(n.input(3));
-  const Tensor* bs = L.Const(n.input(4));
-  const Tensor* bz = L.Const(n.input(5));
-  const Tensor* ys = L.Const(n.input(6));
-  const Tensor* yz = L.Const(n.input(7));
-  if (as == nullptr || az == nullptr || b == nullptr || bs == nullptr || bz == nullptr || ys == nullptr ||
-      yz == nullptr) {
-    return false;
-  }
-  const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
-  const Tensor* given_bias = has_bias ? L.Const(n.input(8)) : nullptr;
-  if (has_bias && given_bias == nullptr) return false;
-  if (as->dtype() != DType::kFloat || bs->dtype() != DType::kFloat || ys->dtype() != DType::kFloat ||
-      as->num_elements() != 1 || az->num_elements() != 1 || ys->num_elements() != 1 || yz->num_elements() != 1 ||
-      b->dtype() != DType::kInt8 || b->rank() != 2 || yz->dtype() != os.dtype) {
-    return false;
-  }
+  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, os.dtype);
+  if (!c || c->b->dtype() != DType::kInt8) return false;
+  const Tensor *as = c->as, *az = c->az, *b = c->b, *bs = c->bs, *bz = c->bz, *ys = c->ys, *yz = c->yz;
+  const Tensor* given_bias = c->bias;
   const int64_t k = b->dim(0), cols = b->dim(1);
   const std::vector<int64_t>& ad = as_state.dims;
   if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;

@@ -250,6 +250,14 @@ AIC_AVX2 void ProductAvx2(const int16_t* a, int64_t rows, const int16_t* panels,
   }
 }
 
+// 16 columns of two rows, x and y, as the panel's pairs (x[j], y[j]).
+AIC_AVX2 inline void StorePairs(__m256i x, __m256i y, int16_t* dst) {
+  // unpack works within 128-bit lanes: lo = cols 0-3 | 8-11, hi = 4-7 | 12-15.
+  const __m256i lo = _mm256_unpacklo_epi16(x, y), hi = _mm256_unpackhi_epi16(x, y);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kP), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
 AIC_AVX2 void InterleaveAvx2(const int16_t* r0, const int16_t* r1, int64_t n, int64_t p, int64_t k_pairs,
                              int16_t* panels) {
   const int64_t panel_size = k_pairs * 2 * kP;
@@ -258,11 +266,7 @@ AIC_AVX2 void InterleaveAvx2(const int16_t* r0, const int16_t* r1, int64_t n, in
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + j));
     const __m256i y = r1 != nullptr ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + j))
                                     : _mm256_setzero_si256();
-    // unpack works within 128-bit lanes: lo = cols 0-3 | 8-11, hi = 4-7 | 12-15.
-    const __m256i lo = _mm256_unpacklo_epi16(x, y), hi = _mm256_unpackhi_epi16(x, y);
-    int16_t* dst = panels + (j / kP) * panel_size + p * 2 * kP;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kP), _mm256_permute2x128_si256(lo, hi, 0x31));
+    StorePairs(x, y, panels + (j / kP) * panel_size + p * 2 * kP);
   }
   if (j < n) {
     int16_t* dst = panels + (j / kP) * panel_size + p * 2 * kP;
@@ -293,10 +297,7 @@ AIC_AVX2 void InterleaveBytesAvx2(const void* r0_bytes, const void* r1_bytes, in
   for (; j + kP <= n; j += kP) {
     const __m256i x = WidenSixteen<kSigned>(r0 + j, z);
     const __m256i y = r1 != nullptr ? WidenSixteen<kSigned>(r1 + j, z) : _mm256_setzero_si256();
-    const __m256i lo = _mm256_unpacklo_epi16(x, y), hi = _mm256_unpackhi_epi16(x, y);
-    int16_t* dst = panels + (j / kP) * panel_size + p * 2 * kP;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kP), _mm256_permute2x128_si256(lo, hi, 0x31));
+    StorePairs(x, y, panels + (j / kP) * panel_size + p * 2 * kP);
   }
   if (j < n) {
     int16_t* dst = panels + (j / kP) * panel_size + p * 2 * kP;

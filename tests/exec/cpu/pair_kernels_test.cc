@@ -18,6 +18,7 @@
 #include "exec/cpu/kernels/pair_depthwise.h"
 #include "exec/cpu/kernels/pair_gemm.h"
 #include "gtest/gtest.h"
+#include "tests/exec/cpu/exact_qlinear_conv.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -214,15 +215,8 @@ struct ConvCase {
   std::string auto_pad = "NOTSET";
 };
 
-template <typename T>
-Tensor ScalarOf(DType t, T v) {
-  Tensor s(t, {});
-  *static_cast<T*>(s.mutable_raw_data()) = v;
-  return s;
-}
-
 Tensor EightScalar(DType t, int v) {
-  return t == DType::kUint8 ? ScalarOf<uint8_t>(t, static_cast<uint8_t>(v)) : ScalarOf<int8_t>(t, static_cast<int8_t>(v));
+  return t == DType::kUint8 ? Scalar<uint8_t>(t, static_cast<uint8_t>(v)) : Scalar<int8_t>(t, static_cast<int8_t>(v));
 }
 
 std::unique_ptr<Model> ConvModel(const ConvCase& c, uint32_t seed) {
@@ -250,12 +244,12 @@ std::unique_ptr<Model> ConvModel(const ConvCase& c, uint32_t seed) {
   GraphBuilder b;
   Value* x = b.Input("x", c.x_type, D(c.x_dims));
   std::vector<Value*> in = {x,
-                            b.Constant("xs", ScalarOf<float>(DType::kFloat, xs)),
+                            b.Constant("xs", Scalar<float>(DType::kFloat, xs)),
                             b.Constant("xz", EightScalar(c.x_type, c.x_type == DType::kUint8 ? 131 : -7)),
                             b.Constant("w", w),
                             b.Constant("ws", ws),
                             b.Constant("wz", wz),
-                            b.Constant("ys", ScalarOf<float>(DType::kFloat, ys)),
+                            b.Constant("ys", Scalar<float>(DType::kFloat, ys)),
                             b.Constant("yz", EightScalar(c.y_type, c.y_type == DType::kUint8 ? 120 : -3)),
                             b.Constant("b", RandomInts<int32_t>({c.m}, seed + 1, -20000, 20000))};
   std::vector<Attribute> attrs = {Attribute::Ints("kernel_shape", c.kernel), Attribute::Int("group", c.group)};
