@@ -246,13 +246,18 @@ bool LowerDynamicQuantizeLinear(Lowerer& L, const Node& n) {
 namespace {
 
 // QLinearMatMul's (and QLinearMatMulBias') operands after A, all constants,
-// with scalar f32 a/y scales, scalar zero points, y's of the output's type
-// and a 2-D B (what both int8 lowerings take); bias null when absent.
+// with scalar f32 a/y scales, scalar zero points, y's of the output's type,
+// a 2-D B matching A (of `a_dims`) and the output, b scales per tensor or
+// column and an int32 bias per column (null when absent): what both int8
+// lowerings take. k, cols: B's dims; rows: A's rows, leading dims folded.
 struct QLinearMatMulConstants {
   const Tensor *as, *az, *b, *bs, *bz, *ys, *yz, *bias;
+  int64_t k = 0, cols = 0, rows = 0;
 };
 
-std::optional<QLinearMatMulConstants> ConstantOperands(Lowerer& L, const Node& n, DType out_type) {
+std::optional<QLinearMatMulConstants> ConstantOperands(Lowerer& L, const Node& n, const std::vector<int64_t>& a_dims,
+                                                       const ValueState& out) {
+  const DType out_type = out.dtype;
   const bool has_bias = n.num_inputs() > 8 && n.has_input(8);  // QLinearMatMulBias
   QLinearMatMulConstants c{L.Const(n.input(1)), L.Const(n.input(2)), L.Const(n.input(3)),
                            L.Const(n.input(4)), L.Const(n.input(5)), L.Const(n.input(6)),
@@ -264,6 +269,18 @@ std::optional<QLinearMatMulConstants> ConstantOperands(Lowerer& L, const Node& n
   if (c.as->dtype() != DType::kFloat || c.bs->dtype() != DType::kFloat || c.ys->dtype() != DType::kFloat ||
       c.as->num_elements() != 1 || c.az->num_elements() != 1 || c.ys->num_elements() != 1 ||
       c.yz->num_elements() != 1 || c.b->rank() != 2 || c.yz->dtype() != out_type) {
+    return std::nullopt;
+  }
+  c.k = c.b->dim(0);
+  c.cols = c.b->dim(1);
+  if (a_dims.size() < 2 || a_dims.back() != c.k || c.k == 0 || c.cols == 0) return std::nullopt;
+  std::vector<int64_t> od(a_dims.begin(), a_dims.end() - 1);
+  od.push_back(c.cols);
+  if (out.dims != od || NumElements(od) == 0) return std::nullopt;
+  c.rows = NumElements(od) / c.cols;
+  const int64_t nscale = c.bs->num_elements();
+  if (nscale != 1 && nscale != c.cols) return std::nullopt;
+  if (c.bias != nullptr && (c.bias->dtype() != DType::kInt32 || c.bias->num_elements() != c.cols)) {
     return std::nullopt;
   }
   return c;
@@ -411,20 +428,11 @@ bool LowerPairQLinearMatMul(Lowerer& L, const Node& n) {
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
-  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, os.dtype);
+  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, as_state.dims, os);
   if (!c || !IsEightBitInteger(c->b->dtype())) return false;
   const Tensor *as = c->as, *az = c->az, *b = c->b, *bs = c->bs, *bz = c->bz, *ys = c->ys, *yz = c->yz;
   const Tensor* bias = c->bias;
-  const int64_t k = b->dim(0), cols = b->dim(1);
-  const std::vector<int64_t>& ad = as_state.dims;
-  if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;
-  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
-  od.push_back(cols);
-  if (os.dims != od || NumElements(od) == 0) return false;
-  const int64_t rows = NumElements(od) / cols;
-  const int64_t nscale = bs->num_elements();
-  if (nscale != 1 && nscale != cols) return false;
-  if (bias != nullptr && (bias->dtype() != DType::kInt32 || bias->num_elements() != cols)) return false;
+  const int64_t k = c->k, cols = c->cols, rows = c->rows, nscale = bs->num_elements();
   std::vector<int32_t> zeros;
   if (!ColumnZeros(bz, cols, &zeros)) return false;
 
@@ -654,22 +662,11 @@ bool LowerQLinearMatMul(Lowerer& L, const Node& n) {
   const ValueState& as_state = L.V(a);
   const ValueState& os = L.V(out);
   if (!IsEightBitInteger(as_state.dtype) || !IsEightBitInteger(os.dtype) || !os.is_static) return false;
-  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, os.dtype);
+  std::optional<QLinearMatMulConstants> c = ConstantOperands(L, n, as_state.dims, os);
   if (!c || c->b->dtype() != DType::kInt8) return false;
   const Tensor *as = c->as, *az = c->az, *b = c->b, *bs = c->bs, *bz = c->bz, *ys = c->ys, *yz = c->yz;
   const Tensor* given_bias = c->bias;
-  const int64_t k = b->dim(0), cols = b->dim(1);
-  const std::vector<int64_t>& ad = as_state.dims;
-  if (ad.size() < 2 || ad.back() != k || k == 0 || cols == 0) return false;
-  std::vector<int64_t> od(ad.begin(), ad.end() - 1);
-  od.push_back(cols);
-  if (os.dims != od || NumElements(od) == 0) return false;
-  const int64_t rows = NumElements(od) / cols;
-  const int64_t nscale = bs->num_elements();
-  if (nscale != 1 && nscale != cols) return false;
-  if (given_bias != nullptr && (given_bias->dtype() != DType::kInt32 || given_bias->num_elements() != cols)) {
-    return false;
-  }
+  const int64_t k = c->k, cols = c->cols, rows = c->rows, nscale = bs->num_elements();
   for (int64_t i = 0; i < bz->num_elements(); ++i) {
     if (bz->ElementAsDouble(i) != 0) return false;  // oneDNN's weights have no zero point
   }
