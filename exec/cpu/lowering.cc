@@ -44,6 +44,7 @@ const exec::LoweringTable<LowerFn>& LowerTable() {
       {"Div", LowerBinaryOrNative},    {"Max", LowerBinaryOrNative},
       {"Min", LowerBinaryOrNative},    {"Conv", LowerConv},
       {"QLinearConv", LowerQLinearConv},
+      {"ConvInteger", LowerConvInteger},
       {"ConvTranspose", LowerConvTranspose}, {"MaxPool", LowerPool},
       {"AveragePool", LowerPool},      {"GlobalAveragePool", LowerGlobalPoolOrNative},
       {"GlobalMaxPool", LowerGlobalPoolOrNative},    {"MatMul", LowerMatMul},

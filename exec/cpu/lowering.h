@@ -273,6 +273,12 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n);
 bool LowerQLinearMatMul(Lowerer& L, const Node& n);  // int8, constant B
 // Whether oneDNN's u8·s8 products are exact here (VNNI; ops_native_integer.cc).
 bool ExactInt8Products();
+// The Mul reading `out` through a Cast to float, when both are out's and the
+// Cast's only readers, neither is a graph output, and the Mul's other operand
+// is a one-element f32 value: then *scale is that operand
+// (quantize_dynamic's dequantization of an integer product).
+const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale);
+bool LowerConvInteger(Lowerer& L, const Node& n);  // on the pair kernels (ops_conv.cc)
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerCumSum(Lowerer& L, const Node& n);
 bool LowerReduceOrNative(Lowerer& L, const Node& n);   // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSumExp}

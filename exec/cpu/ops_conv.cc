@@ -823,6 +823,38 @@ std::optional<QLinearConvConstants> ConstantOperands(Lowerer& L, const Node& n) 
   return k;
 }
 
+// The convolution geometry of node n (a conv of x [N, C, spatial...] to
+// `od` with weights w) for the pair kernels; false where it is not one
+// (rank, channels, groups, padding).
+bool PairShapeOf(const Node& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& od, const Tensor& w,
+                 kernels::PairConvShape* shape) {
+  if (xd.size() < 3 || xd.size() > 5 || w.rank() != static_cast<int64_t>(xd.size()) || od.size() != xd.size()) {
+    return false;
+  }
+  const size_t sp = xd.size() - 2;
+  const int64_t oc = w.dim(0), groups = n.GetInt("group", 1);
+  if (groups < 1 || oc % groups != 0 || xd[1] % groups != 0 || xd[1] / groups != w.dim(1) || od[1] != oc ||
+      od[0] != xd[0] || NumElements(od) == 0) {
+    return false;
+  }
+  Window win;
+  if (!ComputeWindow(n, Spatial(w.dims()), Spatial(xd), Spatial(od), false, &win)) return false;
+  shape->batch = xd[0];
+  shape->in_channels = xd[1];
+  shape->out_channels = oc;
+  shape->groups = groups;
+  for (size_t i = 0; i < sp; ++i) {
+    const size_t d = 3 - sp + i;
+    shape->in[d] = xd[2 + i];
+    shape->out[d] = od[2 + i];
+    shape->kernel[d] = win.kernel[i];
+    shape->stride[d] = win.strides[i];
+    shape->dilation[d] = win.dilations[i] + 1;
+    shape->pad[d] = win.pad_l[i];
+  }
+  return true;
+}
+
 // QLinearConv on CPUs without VNNI, where oneDNN's u8·s8 products
 // saturate: our pair kernels (kernels/pair_conv.h), exact integer sums
 // requantized as the reference kernel does. Covered: constant scales, zero
@@ -839,38 +871,13 @@ bool LowerPairQLinearConv(Lowerer& L, const Node& n) {
   std::optional<QLinearConvConstants> k = ConstantOperands(L, n);
   if (!k || !IsEightBitInteger(k->w->dtype())) return false;
   const Tensor *xs = k->xs, *xz = k->xz, *w = k->w, *ws = k->ws, *wz = k->wz, *ys = k->ys, *yz = k->yz, *b = k->b;
-  const std::vector<int64_t>& xd = xs_state.dims;
-  const std::vector<int64_t>& od = os.dims;
-  if (xd.size() < 3 || xd.size() > 5 || w->rank() != static_cast<int64_t>(xd.size()) || od.size() != xd.size()) {
-    return false;
-  }
-  const size_t sp = xd.size() - 2;
-  const int64_t oc = w->dim(0), groups = n.GetInt("group", 1);
-  if (groups < 1 || oc % groups != 0 || xd[1] % groups != 0 || xd[1] / groups != w->dim(1) || od[1] != oc ||
-      od[0] != xd[0] || NumElements(od) == 0) {
-    return false;
-  }
+  kernels::PairConvShape shape;
+  if (!PairShapeOf(n, xs_state.dims, os.dims, *w, &shape)) return false;
+  const int64_t oc = shape.out_channels;
   const int64_t nscale = ws->num_elements();
   if (nscale != 1 && nscale != oc) return false;
   if (wz != nullptr && wz->num_elements() != 1 && wz->num_elements() != oc) return false;
   if (b != nullptr && (b->dtype() != DType::kInt32 || b->num_elements() != oc)) return false;
-  Window win;
-  if (!ComputeWindow(n, Spatial(w->dims()), Spatial(xd), Spatial(od), false, &win)) return false;
-
-  kernels::PairConvShape shape;
-  shape.batch = xd[0];
-  shape.in_channels = xd[1];
-  shape.out_channels = oc;
-  shape.groups = groups;
-  for (size_t i = 0; i < sp; ++i) {
-    const size_t d = 3 - sp + i;
-    shape.in[d] = xd[2 + i];
-    shape.out[d] = od[2 + i];
-    shape.kernel[d] = win.kernel[i];
-    shape.stride[d] = win.strides[i];
-    shape.dilation[d] = win.dilations[i] + 1;
-    shape.pad[d] = win.pad_l[i];
-  }
   kernels::PairConvQuant q;
   q.x_zero = static_cast<int32_t>(xz->ElementAsDouble(0));
   q.x_signed = xs_state.dtype == DType::kInt8;
@@ -925,6 +932,73 @@ bool LowerPairQLinearConv(Lowerer& L, const Node& n) {
 }
 
 }  // namespace
+
+// ConvInteger (what onnxruntime.quantization.quantize_dynamic makes of every
+// Conv: DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul by x_scale·w_scale)
+// on the pair kernels, on every AVX2 CPU (oneDNN has no int8 convolution with
+// an int32 output and a runtime zero point): exact int32 sums, or with the
+// Cast -> Mul(scalar) reader the Mul's f32 output, each op's rounding. x's
+// zero point is read each run. Covered: constant weights (int8 or uint8,
+// zero points per tensor or channel), any groups, 1-D to 3-D, sums that
+// cannot pass 2^31. Anything else runs the reference kernel.
+bool LowerConvInteger(Lowerer& L, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* out = n.output(0);
+  const Tensor* w = n.num_inputs() > 1 ? L.Const(n.input(1)) : nullptr;
+  const Value* xzp = n.num_inputs() > 2 && n.has_input(2) ? n.input(2) : nullptr;
+  const bool has_wz = n.num_inputs() > 3 && n.has_input(3);
+  const Tensor* wz = has_wz ? L.Const(n.input(3)) : nullptr;
+  if (!kernels::PairGemmAvailable() || out == nullptr || w == nullptr || !NativeReady(L, x) || (has_wz && wz == nullptr)) {
+    return false;
+  }
+  const ValueState& xs_state = L.V(x);
+  const ValueState& os = L.V(out);
+  if (!IsEightBitInteger(xs_state.dtype) || !IsEightBitInteger(w->dtype()) || os.dtype != DType::kInt32 ||
+      !os.is_static) {
+    return false;
+  }
+  if (xzp != nullptr &&
+      (!NativeReady(L, xzp) || L.V(xzp).dtype != xs_state.dtype || NumElements(L.V(xzp).dims) != 1)) {
+    return false;
+  }
+  kernels::PairConvShape shape;
+  if (!PairShapeOf(n, xs_state.dims, os.dims, *w, &shape)) return false;
+  if (wz != nullptr && wz->num_elements() != 1 && wz->num_elements() != shape.out_channels) return false;
+  if (w->num_elements() / shape.out_channels * 255 * 255 >= (int64_t{1} << 31)) return false;
+  kernels::PairConvQuant q;
+  q.x_signed = xs_state.dtype == DType::kInt8;
+  if (wz != nullptr) {
+    for (int64_t c = 0; c < wz->num_elements(); ++c) q.w_zero.push_back(static_cast<int32_t>(wz->ElementAsDouble(c)));
+  }
+  auto conv = std::make_shared<kernels::PairConv>(shape, w->raw_data(), w->dtype() == DType::kInt8, std::move(q));
+  const Value* scale = nullptr;
+  const Node* mul = ScaledCastOf(L, out, &scale);
+  // Output slot first: nothing is emitted before the last way to decline.
+  const int y_slot = NativeOutSlot(L, mul != nullptr ? mul->output(0) : out);
+  if (y_slot < 0) return false;
+  const int x_slot = L.PlainSlot(x);
+  const int zero_slot = xzp != nullptr ? L.PlainSlot(xzp) : -1;
+  const int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
+  const int scratch = L.NewArenaSlot(nullptr, PlainMd({(conv->ScratchBytes() + 3) / 4 + 1}), true);
+  const bool x_signed = xs_state.dtype == DType::kInt8;
+  NativeStep* step = AddNativeStep(
+      L, n, {x_slot, zero_slot, scale_slot}, {y_slot, scratch}, [conv, x_signed](const void* const* i, void* const* o) {
+        const int32_t zero = i[1] == nullptr ? 0
+                             : x_signed      ? *static_cast<const int8_t*>(i[1])
+                                             : *static_cast<const uint8_t*>(i[1]);
+        conv->RunSums(i[0], zero, o[0], o[1], static_cast<const float*>(i[2]));
+        return absl::OkStatus();
+      });
+  step->kind = "qconv";
+  step->label += " [int8 pairs]";
+  if (mul != nullptr) {
+    const Node* cast = L.V(out).consumers[0];
+    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
+    L.MarkFused(cast);
+    L.MarkFused(mul);
+  }
+  return true;
+}
 
 // QLinearConv (what the session's rewriter makes of a QDQ Conv,
 // rewrite/rules/quantized_rules.cc) as oneDNN's int8 convolution: u8/s8

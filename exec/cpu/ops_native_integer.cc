@@ -36,34 +36,6 @@ namespace {
 // A scratch arena slot of at least `bytes` bytes.
 int ScratchSlot(Lowerer& L, int64_t bytes) { return L.NewArenaSlot(nullptr, PlainMd({(bytes + 3) / 4}), true); }
 
-// The Mul reading `out` through a Cast to float, when both are out's and the
-// Cast's only readers, neither is a graph output, and the Mul's other operand
-// is a one-element f32 value: then *scale is that operand.
-const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale) {
-  const ValueState& st = L.V(out);
-  if (st.graph_output || st.consumers.size() != 1) return nullptr;
-  const Node* cast = st.consumers[0];
-  if (cast->op_type != "Cast" || !cast->domain.empty() || cast->input(0) != out || cast->output(0) == nullptr ||
-      cast->GetInt("to", 0) != static_cast<int64_t>(DType::kFloat)) {
-    return nullptr;
-  }
-  const Value* f = cast->output(0);
-  const ValueState& fs = L.V(f);
-  if (fs.graph_output || fs.consumers.size() != 1 || !L.IsF32(f)) return nullptr;
-  const Node* mul = fs.consumers[0];
-  if (mul->op_type != "Mul" || !mul->domain.empty() || mul->num_inputs() != 2 || mul->output(0) == nullptr) {
-    return nullptr;
-  }
-  const Value* other = mul->input(0) == f ? mul->input(1) : mul->input(0);
-  if (other == f || !L.IsF32(other) || !NativeReady(L, other) || NumElements(L.V(other).dims) != 1 ||
-      !L.IsF32(mul->output(0)) || L.V(mul->output(0)).dims != fs.dims) {
-    return nullptr;
-  }
-  *scale = other;
-  return mul;
-}
-
-
 // A plain row-major desc of `dims` in type t.
 memory::desc PlainOf(const std::vector<int64_t>& dims, memory::data_type t) {
   memory::dims d = ToDnnlDims(dims);
@@ -175,6 +147,30 @@ bool LowerScaledProduct(Lowerer& L, const Node& n, const ScaledProduct& p) {
 }
 
 }  // namespace
+
+const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale) {
+  const ValueState& st = L.V(out);
+  if (st.graph_output || st.consumers.size() != 1) return nullptr;
+  const Node* cast = st.consumers[0];
+  if (cast->op_type != "Cast" || !cast->domain.empty() || cast->input(0) != out || cast->output(0) == nullptr ||
+      cast->GetInt("to", 0) != static_cast<int64_t>(DType::kFloat)) {
+    return nullptr;
+  }
+  const Value* f = cast->output(0);
+  const ValueState& fs = L.V(f);
+  if (fs.graph_output || fs.consumers.size() != 1 || !L.IsF32(f)) return nullptr;
+  const Node* mul = fs.consumers[0];
+  if (mul->op_type != "Mul" || !mul->domain.empty() || mul->num_inputs() != 2 || mul->output(0) == nullptr) {
+    return nullptr;
+  }
+  const Value* other = mul->input(0) == f ? mul->input(1) : mul->input(0);
+  if (other == f || !L.IsF32(other) || !NativeReady(L, other) || NumElements(L.V(other).dims) != 1 ||
+      !L.IsF32(mul->output(0)) || L.V(mul->output(0)).dims != fs.dims) {
+    return nullptr;
+  }
+  *scale = other;
+  return mul;
+}
 
 // Without VNNI, oneDNN's u8·s8 products saturate in int16: not exact.
 bool ExactInt8Products() {

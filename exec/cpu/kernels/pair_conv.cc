@@ -127,14 +127,14 @@ PairConv::PairConv(const PairConvShape& shape, const void* w, bool w_signed, Pai
 
 int64_t PairConv::ScratchBytes() const { return PairPanelsSize(k_, block_rows_ * s_.out[2]) * 2; }
 
-void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int64_t first, int64_t last,
+void PairConv::PackPair(const void* x_image, int32_t x_zero, int64_t g, int64_t p, int64_t first, int64_t last,
                         int16_t* panels) const {
   const int64_t in_plane = s_.in[0] * s_.in[1] * s_.in[2];
   const int64_t out_w = s_.out[2], begin = first * out_w, n = (last - first) * out_w;
   if (pointwise_) {
     // The patch rows are the input's channel planes.
     const auto* plane = static_cast<const uint8_t*>(x_image) + (g * group_in_ + 2 * p) * in_plane + begin;
-    InterleavePairBytes(plane, 2 * p + 1 < k_ ? plane + in_plane : nullptr, q_.x_signed, n, q_.x_zero, p, k_pairs_,
+    InterleavePairBytes(plane, 2 * p + 1 < k_ ? plane + in_plane : nullptr, q_.x_signed, n, x_zero, p, k_pairs_,
                         panels);
     return;
   }
@@ -149,7 +149,7 @@ void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int64_t first
     if (k >= k_) break;
     const int64_t c = g * group_in_ + k / taps, t = k % taps;
     const int64_t kd = t / (s_.kernel[1] * s_.kernel[2]), kh = t / s_.kernel[2] % s_.kernel[1], kw = t % s_.kernel[2];
-    const PatchRowGeometry geometry{&s_, kd, kh, col_lo_[kw], col_hi_[kw], col_origin_[kw], q_.x_zero};
+    const PatchRowGeometry geometry{&s_, kd, kh, col_lo_[kw], col_hi_[kw], col_origin_[kw], x_zero};
     int16_t* row = rows.data() + half * n;
     if (q_.x_signed) {
       BuildPatchRow<true>(geometry, image + c * in_plane, image_end, first, last, row);
@@ -161,30 +161,46 @@ void PairConv::PackPair(const void* x_image, int64_t g, int64_t p, int64_t first
 }
 
 void PairConv::Run(const void* x, void* y, void* scratch) const {
-  auto* panels = static_cast<int16_t*>(scratch);
-  const int64_t in_image = s_.in_channels * s_.in[0] * s_.in[1] * s_.in[2];
   PairGemmOutput out;
   out.kind = PairGemmOutput::Kind::kQuantize;
-  out.ldy = positions_;
   out.zero = q_.y_zero;
   out.out_signed = q_.y_signed;
   out.per_row = true;
   out.sums_fit = q_.sums_fit;
   if (q_.scales.size() == 1) out.scale_one = q_.scales[0];
+  Convolve(x, q_.x_zero, y, scratch, out);
+}
+
+void PairConv::RunSums(const void* x, int32_t x_zero, void* y, void* scratch, const float* scale) const {
+  PairGemmOutput out;
+  if (scale != nullptr) {
+    out.kind = PairGemmOutput::Kind::kScaled;
+    out.scale = *scale;
+  }
+  Convolve(x, x_zero, y, scratch, out);
+}
+
+void PairConv::Convolve(const void* x, int32_t x_zero, void* y, void* scratch, PairGemmOutput out) const {
+  auto* panels = static_cast<int16_t*>(scratch);
+  const int64_t in_image = s_.in_channels * s_.in[0] * s_.in[1] * s_.in[2];
+  const int64_t out_bytes = out.kind == PairGemmOutput::Kind::kQuantize ? 1 : 4;
+  out.ldy = positions_;
   const int64_t output_rows = s_.out[0] * s_.out[1];
   for (int64_t b = 0; b < s_.batch; ++b) {
     const void* image = static_cast<const uint8_t*>(x) + b * in_image;
     for (int64_t g = 0; g < s_.groups; ++g) {
       const int64_t c0 = g * group_out_;
-      out.bias = q_.bias.empty() ? nullptr : q_.bias.data() + c0;
-      out.scales = q_.scales.size() == 1 ? nullptr : q_.scales.data() + c0;
+      if (out.kind == PairGemmOutput::Kind::kQuantize) {
+        out.bias = q_.bias.empty() ? nullptr : q_.bias.data() + c0;
+        out.scales = q_.scales.size() == 1 ? nullptr : q_.scales.data() + c0;
+      }
       // Output rows in blocks whose packed patches stay near L2 (a video
       // conv's whole patch matrix was 87 MB).
       for (int64_t first = 0; first < output_rows; first += block_rows_) {
         const int64_t last = std::min(output_rows, first + block_rows_);
         ParallelFor(k_pairs_, 2 * (last - first) * s_.out[2],
-                    [&](int64_t p) { PackPair(image, g, p, first, last, panels); });
-        out.y = static_cast<uint8_t*>(y) + (b * s_.out_channels + c0) * positions_ + first * s_.out[2];
+                    [&](int64_t p) { PackPair(image, x_zero, g, p, first, last, panels); });
+        out.y = static_cast<uint8_t*>(y) + ((b * s_.out_channels + c0) * positions_ + first * s_.out[2]) * out_bytes;
         PairGemm(weights_.data() + g * PairRowsSize(group_out_, k_), group_out_, panels, k_pairs_,
                  (last - first) * s_.out[2], out);
       }

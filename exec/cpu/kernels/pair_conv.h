@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "exec/cpu/kernels/pair_gemm.h"
+
 namespace aic::cpu::kernels {
 
 // Spatial arrays are depth, height, width: a 1-D or 2-D conv has leading
@@ -42,11 +44,19 @@ class PairConv {
   int64_t ScratchBytes() const;
   // y = QLinearConv(x) for the whole batch, NCDHW in and out.
   void Run(const void* x, void* y, void* scratch) const;
+  // ConvInteger's int32 sums for x with the zero point given here (a
+  // DynamicQuantizeLinear computes it each run) and the weights' zero points
+  // of the quant; with `scale`, f32(sum)·scale instead (its Cast -> Mul).
+  void RunSums(const void* x, int32_t x_zero, void* y, void* scratch, const float* scale) const;
 
  private:
   // Patch rows 2p and 2p+1 of one image and group g, over the output rows
   // (od, oh) in [first, last), into pair p of the panels.
-  void PackPair(const void* x_image, int64_t g, int64_t p, int64_t first, int64_t last, int16_t* panels) const;
+  void PackPair(const void* x_image, int32_t x_zero, int64_t g, int64_t p, int64_t first, int64_t last,
+                int16_t* panels) const;
+  // The convolution with `out`'s kind of output (its y, ldy, bias and scales
+  // set per group and block here).
+  void Convolve(const void* x, int32_t x_zero, void* y, void* scratch, PairGemmOutput out) const;
 
   PairConvShape s_;
   PairConvQuant q_;

@@ -325,5 +325,59 @@ TEST(PairConvTest, QLinearConvMatchesTheReferenceBitForBit) {
   }
 }
 
+// ConvInteger (quantize_dynamic's form of every Conv) on the pair kernels:
+// int32 sums equal to the reference's, x's zero point a graph input read
+// each run, weights int8 or uint8 with zero points per tensor or channel;
+// then DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul(scale) compiled
+// into one conv step writing the Mul's output, bit for bit.
+TEST(PairConvTest, ConvIntegerMatchesTheReferenceBitForBit) {
+  AIC_SKIP_WITHOUT_PAIR_KERNELS();
+  struct IntCase {
+    const char* name;
+    std::vector<int64_t> x_dims;
+    int64_t m, k, group, stride;
+    DType x_type, w_type;
+    bool per_channel_zero;
+  };
+  const DType s8 = DType::kInt8, u8 = DType::kUint8;
+  std::vector<IntCase> cases = {
+      {"3x3 uint8 x, int8 w", {1, 8, 13, 13}, 12, 3, 1, 1, u8, s8, false},
+      {"3x3 stride 2, uint8 w with per-channel zero points", {2, 6, 11, 11}, 10, 3, 1, 2, u8, u8, true},
+      {"1x1 int8 x", {1, 20, 9, 9}, 7, 1, 1, 1, s8, s8, true},
+      {"depthwise 3x3", {1, 16, 10, 10}, 16, 3, 16, 1, u8, s8, false},
+  };
+  for (const IntCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t cg = c.x_dims[1] / c.group;
+    Tensor w = c.w_type == s8 ? RandomInts<int8_t>({c.m, cg, c.k, c.k}, 5, -128, 127)
+                              : RandomInts<uint8_t>({c.m, cg, c.k, c.k}, 5, 0, 255);
+    Tensor wz = c.per_channel_zero ? (c.w_type == s8 ? RandomInts<int8_t>({c.m}, 6, -9, 9)
+                                                     : RandomInts<uint8_t>({c.m}, 6, 120, 136))
+                                   : EightScalar(c.w_type, c.w_type == s8 ? 3 : 128);
+    GraphBuilder b;
+    Value* x = b.Input("x", c.x_type, D(c.x_dims));
+    Value* xz = b.Input("xz", c.x_type, {});
+    b.Output(b.Op("ConvInteger", {x, b.Constant("w", w), xz, b.Constant("wz", wz)},
+                  {Attribute::Ints("kernel_shape", {c.k, c.k}), Attribute::Ints("strides", {c.stride, c.stride}),
+                   Attribute::Ints("pads", std::vector<int64_t>(4, c.k / 2)), Attribute::Int("group", c.group)}));
+    auto model = b.Build(13);
+    Tensor xv = c.x_type == u8 ? RandomInts<uint8_t>(c.x_dims, 7, 0, 255) : RandomInts<int8_t>(c.x_dims, 7, -128, 127);
+    std::string plan = RunBoth(*model, {{"x", xv}, {"xz", EightScalar(c.x_type, c.x_type == u8 ? 133 : -4)}}, 0, 0, 0);
+    EXPECT_NE(plan.find("ConvInteger"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("[int8 pairs]"), std::string::npos) << plan;
+  }
+  // quantize_dynamic's graph of a conv.
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, 8, 12, 12});
+  std::vector<Value*> q = b.OpN("DynamicQuantizeLinear", {x}, 3);
+  Value* prod = b.Op("ConvInteger", {q[0], b.Constant("w", RandomInts<int8_t>({16, 8, 3, 3}, 8, -127, 127)), q[2]},
+                     {Attribute::Ints("kernel_shape", {3, 3}), Attribute::Ints("pads", {1, 1, 1, 1})});
+  Value* f = b.Op("Cast", {prod}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+  b.Output(b.Op("Mul", {f, b.Op("Mul", {q[1], b.Constant("ws", Scalar<float>(DType::kFloat, 0.0031f))})}));
+  auto model = b.Build(13);
+  std::string plan = RunBoth(*model, {{"x", RandomF32({1, 8, 12, 12}, 9)}}, 0, 0, 0);
+  EXPECT_NE(plan.find("[int8 pairs] + [Cast"), std::string::npos) << plan;
+}
+
 }  // namespace
 }  // namespace aic::cpu
