@@ -970,7 +970,6 @@ bool LowerConvInteger(Lowerer& L, const Node& n) {
   if (wz != nullptr) {
     for (int64_t c = 0; c < wz->num_elements(); ++c) q.w_zero.push_back(static_cast<int32_t>(wz->ElementAsDouble(c)));
   }
-  auto conv = std::make_shared<kernels::PairConv>(shape, w->raw_data(), w->dtype() == DType::kInt8, std::move(q));
   const Value* scale = nullptr;
   const Node* mul = ScaledCastOf(L, out, &scale);
   // Output slot first: nothing is emitted before the last way to decline.
@@ -979,18 +978,30 @@ bool LowerConvInteger(Lowerer& L, const Node& n) {
   const int x_slot = L.PlainSlot(x);
   const int zero_slot = xzp != nullptr ? L.PlainSlot(xzp) : -1;
   const int scale_slot = mul != nullptr ? L.PlainSlot(scale) : -1;
-  const int scratch = L.NewArenaSlot(nullptr, PlainMd({(conv->ScratchBytes() + 3) / 4 + 1}), true);
-  const bool x_signed = xs_state.dtype == DType::kInt8;
-  NativeStep* step = AddNativeStep(
-      L, n, {x_slot, zero_slot, scale_slot}, {y_slot, scratch}, [conv, x_signed](const void* const* i, void* const* o) {
-        const int32_t zero = i[1] == nullptr ? 0
-                             : x_signed      ? *static_cast<const int8_t*>(i[1])
-                                             : *static_cast<const uint8_t*>(i[1]);
-        conv->RunSums(i[0], zero, o[0], o[1], static_cast<const float*>(i[2]));
-        return absl::OkStatus();
-      });
+  const bool x_signed = xs_state.dtype == DType::kInt8, w_signed = w->dtype() == DType::kInt8;
+  auto zero_of = [x_signed](const void* z) -> int32_t {
+    if (z == nullptr) return 0;
+    return x_signed ? *static_cast<const int8_t*>(z) : *static_cast<const uint8_t*>(z);
+  };
+  NativeStep* step = nullptr;
+  if (kernels::PairDepthwiseConv::Covers(shape)) {
+    auto conv = std::make_shared<kernels::PairDepthwiseConv>(shape, w->raw_data(), w_signed, std::move(q));
+    step = AddNativeStep(L, n, {x_slot, zero_slot, scale_slot}, y_slot, [conv, zero_of](const void* const* i, void* y) {
+      conv->RunSums(i[0], zero_of(i[1]), y, static_cast<const float*>(i[2]));
+      return absl::OkStatus();
+    });
+    step->label += " [int8 pairs, depthwise]";
+  } else {
+    auto conv = std::make_shared<kernels::PairConv>(shape, w->raw_data(), w_signed, std::move(q));
+    const int scratch = L.NewArenaSlot(nullptr, PlainMd({(conv->ScratchBytes() + 3) / 4 + 1}), true);
+    step = AddNativeStep(L, n, {x_slot, zero_slot, scale_slot}, {y_slot, scratch},
+                         [conv, zero_of](const void* const* i, void* const* o) {
+                           conv->RunSums(i[0], zero_of(i[1]), o[0], o[1], static_cast<const float*>(i[2]));
+                           return absl::OkStatus();
+                         });
+    step->label += " [int8 pairs]";
+  }
   step->kind = "qconv";
-  step->label += " [int8 pairs]";
   if (mul != nullptr) {
     const Node* cast = L.V(out).consumers[0];
     absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");

@@ -16,10 +16,12 @@ namespace {
 constexpr int64_t kBlock = 16;  // outputs per step: two int32 vectors
 
 #ifdef AIC_HAVE_AVX2_MATH
-// out[o] for o in [0, grid) of one output channel, over its phase planes.
+// out[o] for o in [0, grid) of one output channel, over its phase planes:
+// requantized bytes (k set) or, for ConvInteger, the int32 sums or
+// f32(sum)·scale (f32_scale set).
 AIC_AVX2 void ChannelAvx2(const int16_t* planes, const int64_t* offsets, const int32_t* weight_pairs,
                           int64_t tap_pairs, int64_t grid, int32_t bias, double scale,
-                          const avx2::RequantizeConstants& k, uint8_t* out) {
+                          const avx2::RequantizeConstants* k, const float* f32_scale, void* out) {
   const __m256i b = _mm256_set1_epi32(bias);
   const __m256d s = _mm256_set1_pd(scale);
   for (int64_t o = 0; o < grid; o += kBlock) {
@@ -35,7 +37,19 @@ AIC_AVX2 void ChannelAvx2(const int16_t* planes, const int64_t* offsets, const i
     }
     const __m256i lo = _mm256_add_epi32(_mm256_permute2x128_si256(a, c, 0x20), b);
     const __m256i hi = _mm256_add_epi32(_mm256_permute2x128_si256(a, c, 0x31), b);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + o), avx2::RequantizeSixteen(lo, hi, nullptr, s, k));
+    if (k != nullptr) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(out) + o),
+                       avx2::RequantizeSixteen(lo, hi, nullptr, s, *k));
+    } else if (f32_scale != nullptr) {
+      const __m256 fs = _mm256_set1_ps(*f32_scale);
+      float* y = static_cast<float*>(out) + o;
+      _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(lo), fs));
+      _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(hi), fs));
+    } else {
+      int32_t* y = static_cast<int32_t*>(out) + o;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8), hi);
+    }
   }
 }
 #endif
@@ -95,7 +109,8 @@ PairDepthwiseConv::PairDepthwiseConv(const PairConvShape& shape, const void* w, 
   }
 }
 
-void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_image) const {
+void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, int32_t x_zero, const float* f32_scale,
+                                bool quantized, uint8_t* y_image) const {
 #ifdef AIC_HAVE_AVX2_MATH
   const int64_t sh = s_.stride[1], sw = s_.stride[2], phases = sh * sw;
   const int64_t in_h = s_.in[1], in_w = s_.in[2], out_h = s_.out[1], out_w = s_.out[2];
@@ -104,13 +119,13 @@ void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_im
   // The planes' padding is zeroed when this conv takes the thread's buffer
   // over; its channels then rewrite only the interior.
   thread_local std::vector<int16_t> planes;
-  thread_local std::vector<uint8_t> grid_out;
+  thread_local std::vector<int32_t> grid_out;  // bytes, int32 or f32 by output kind
   thread_local uint64_t planes_owner = 0;
   if (planes_owner != id_) {
     planes.assign(static_cast<size_t>(phases * plane_size_), 0);
     planes_owner = id_;
   }
-  grid_out.resize(static_cast<size_t>(grid_));
+  grid_out.resize(static_cast<size_t>(grid_));  // 4 bytes an output, whatever the kind
   // x - x_zero into the phase planes; the border stays zero. Padded row r
   // is row r / sh of the phases (r % sh, ·), counted without divisions.
   const int64_t rows = std::min(in_h, padded_h - pad_t);
@@ -119,7 +134,7 @@ void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_im
     int16_t* row = planes.data() + phase_row * sw * plane_size_ + plane_row * plane_cols_;
     const uint8_t* src = x_plane + ih * in_w;
     for (const PhaseColumns& p : phase_columns_) {
-      WidenStrided(src + p.first, q_.x_signed, sw, p.count, q_.x_zero, row + p.plane + p.column);
+      WidenStrided(src + p.first, q_.x_signed, sw, p.count, x_zero, row + p.plane + p.column);
     }
     if (++phase_row == sh) {
       phase_row = 0;
@@ -127,26 +142,38 @@ void PairDepthwiseConv::Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_im
     }
   }
   const avx2::RequantizeConstants k = avx2::MakeRequantizeConstants(q_.y_zero, q_.y_signed, q_.sums_fit);
+  const int64_t bytes = quantized ? 1 : 4;  // per output element
+  const auto* grid_bytes = reinterpret_cast<const uint8_t*>(grid_out.data());
   for (int64_t m = 0; m < multiplier_; ++m) {
     const int64_t oc = c * multiplier_ + m;
-    const double scale = q_.scales[q_.scales.size() == 1 ? 0 : oc];
-    const int32_t bias = q_.bias.empty() ? 0 : q_.bias[oc];
+    const double scale = quantized ? q_.scales[q_.scales.size() == 1 ? 0 : oc] : 1.0;
+    const int32_t bias = quantized && !q_.bias.empty() ? q_.bias[oc] : 0;
     ChannelAvx2(planes.data(), tap_offsets_.data(), weight_pairs_.data() + oc * tap_pairs_, tap_pairs_, grid_, bias,
-                scale, k, grid_out.data());
-    uint8_t* y = y_image + oc * out_h * out_w;
-    for (int64_t oh = 0; oh < out_h; ++oh) std::memcpy(y + oh * out_w, grid_out.data() + oh * plane_cols_, out_w);
+                scale, quantized ? &k : nullptr, f32_scale, grid_out.data());
+    uint8_t* y = y_image + oc * out_h * out_w * bytes;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      std::memcpy(y + oh * out_w * bytes, grid_bytes + oh * plane_cols_ * bytes, static_cast<size_t>(out_w * bytes));
+    }
   }
 #else
-  (void)x_plane, (void)c, (void)y_image;
+  (void)x_plane, (void)c, (void)x_zero, (void)f32_scale, (void)quantized, (void)y_image;
 #endif
 }
 
-void PairDepthwiseConv::Run(const void* x, void* y) const {
-  const int64_t in_plane = s_.in[1] * s_.in[2], out_image = s_.out_channels * s_.out[1] * s_.out[2];
+void PairDepthwiseConv::Run(const void* x, void* y) const { Convolve(x, q_.x_zero, nullptr, true, y); }
+
+void PairDepthwiseConv::RunSums(const void* x, int32_t x_zero, void* y, const float* scale) const {
+  Convolve(x, x_zero, scale, false, y);
+}
+
+void PairDepthwiseConv::Convolve(const void* x, int32_t x_zero, const float* f32_scale, bool quantized,
+                                 void* y) const {
+  const int64_t in_plane = s_.in[1] * s_.in[2];
+  const int64_t out_image = s_.out_channels * s_.out[1] * s_.out[2] * (quantized ? 1 : 4);  // bytes
   const int64_t channels = s_.in_channels;
   ParallelFor(s_.batch * channels, plane_size_ * multiplier_ * taps_, [&](int64_t i) {
     const int64_t b = i / channels, c = i % channels;
-    Channel(static_cast<const uint8_t*>(x) + (b * channels + c) * in_plane, c,
+    Channel(static_cast<const uint8_t*>(x) + (b * channels + c) * in_plane, c, x_zero, f32_scale, quantized,
             static_cast<uint8_t*>(y) + b * out_image);
   });
 }

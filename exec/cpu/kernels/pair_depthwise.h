@@ -31,10 +31,16 @@ class PairDepthwiseConv {
 
   // y = QLinearConv(x) for the whole batch, NCHW in and out.
   void Run(const void* x, void* y) const;
+  // ConvInteger's int32 sums with x's zero point given here, or with `scale`
+  // f32(sum)·scale (as PairConv::RunSums).
+  void RunSums(const void* x, int32_t x_zero, void* y, const float* scale) const;
 
  private:
-  // The output channels of input channel c of one image.
-  void Channel(const uint8_t* x_plane, int64_t c, uint8_t* y_image) const;
+  void Convolve(const void* x, int32_t x_zero, const float* f32_scale, bool quantized, void* y) const;
+  // The output channels of input channel c of one image: requantized bytes
+  // (quantized), f32 (f32_scale) or int32.
+  void Channel(const uint8_t* x_plane, int64_t c, int32_t x_zero, const float* f32_scale, bool quantized,
+               uint8_t* y_image) const;
 
   PairConvShape s_;
   PairConvQuant q_;

@@ -345,6 +345,7 @@ TEST(PairConvTest, ConvIntegerMatchesTheReferenceBitForBit) {
       {"3x3 stride 2, uint8 w with per-channel zero points", {2, 6, 11, 11}, 10, 3, 1, 2, u8, u8, true},
       {"1x1 int8 x", {1, 20, 9, 9}, 7, 1, 1, 1, s8, s8, true},
       {"depthwise 3x3", {1, 16, 10, 10}, 16, 3, 16, 1, u8, s8, false},
+      {"depthwise 5x5 stride 2, uint8 w with per-channel zero points", {2, 12, 15, 15}, 12, 5, 12, 2, u8, u8, true},
   };
   for (const IntCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -364,7 +365,7 @@ TEST(PairConvTest, ConvIntegerMatchesTheReferenceBitForBit) {
     Tensor xv = c.x_type == u8 ? RandomInts<uint8_t>(c.x_dims, 7, 0, 255) : RandomInts<int8_t>(c.x_dims, 7, -128, 127);
     std::string plan = RunBoth(*model, {{"x", xv}, {"xz", EightScalar(c.x_type, c.x_type == u8 ? 133 : -4)}}, 0, 0, 0);
     EXPECT_NE(plan.find("ConvInteger"), std::string::npos) << plan;
-    EXPECT_NE(plan.find("[int8 pairs]"), std::string::npos) << plan;
+    EXPECT_NE(plan.find(c.group > 1 ? "[int8 pairs, depthwise]" : "[int8 pairs]"), std::string::npos) << plan;
   }
   // quantize_dynamic's graph of a conv.
   GraphBuilder b;
