@@ -8,7 +8,8 @@ bench/zoo/make_zoo.py wrote into ZOO, writes next to them
                   QUInt8, weights QInt8, MinMax calibration on 8 random inputs drawn the way the
                   sidecar describes (after onnxruntime.quantization.shape_inference.quant_pre_process
                   where that succeeds);
-  NAME_dyn.onnx   onnxruntime.quantization.quantize_dynamic, weights QInt8 (bert_small only),
+  NAME_dyn.onnx   onnxruntime.quantization.quantize_dynamic, weights QInt8 (bert_small: MatMuls
+                  as MatMulInteger; mobilenet_v3_large: every Conv a ConvInteger),
   NAME_bf16.onnx  onnx.version_converter to opset 22 (the first where Conv, pooling and the
                   elementwise ops take bfloat16), every float weight and Constant rounded to
                   bfloat16 (nearest even), Casts to float become Casts to bfloat16, a Cast at
@@ -56,7 +57,7 @@ KINDS = {
     "fp16": ("_fp16", "fp16", ["resnet50", "mobilenet_v3_large", "vit_tiny_patch16_224", "bert_small",
                                "convnext_tiny"]),
     "int8": ("_int8", "int8-qdq", ["resnet50", "mobilenet_v3_large", "vit_tiny_patch16_224", "bert_small"]),
-    "dyn": ("_dyn", "int8-dynamic", ["bert_small"]),
+    "dyn": ("_dyn", "int8-dynamic", ["bert_small", "mobilenet_v3_large"]),
     "bf16": ("_bf16", "bf16", ["resnet50", "vit_tiny_patch16_224", "bert_small"]),
 }
 VARIANTS = {base + suffix: (kind, base) for kind, (suffix, _, bases) in KINDS.items() for base in bases}
