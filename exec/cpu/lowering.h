@@ -278,6 +278,9 @@ bool ExactInt8Products();
 // is a one-element f32 value: then *scale is that operand
 // (quantize_dynamic's dequantization of an integer product).
 const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale);
+// Marks that Cast and Mul (and `add` after them, when given) fused into
+// `step`, which writes the last one's output, and names them in its label.
+void FuseScaledCast(Lowerer& L, const Value* out, const Node* mul, const Node* add, Step* step);
 bool LowerConvInteger(Lowerer& L, const Node& n);  // on the pair kernels (ops_conv.cc)
 bool LowerSoftmaxOrNative(Lowerer& L, const Node& n);  // Softmax, LogSoftmax
 bool LowerCumSum(Lowerer& L, const Node& n);

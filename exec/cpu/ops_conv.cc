@@ -1002,12 +1002,7 @@ bool LowerConvInteger(Lowerer& L, const Node& n) {
     step->label += " [int8 pairs]";
   }
   step->kind = "qconv";
-  if (mul != nullptr) {
-    const Node* cast = L.V(out).consumers[0];
-    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
-    L.MarkFused(cast);
-    L.MarkFused(mul);
-  }
+  if (mul != nullptr) FuseScaledCast(L, out, mul, nullptr, step);
   return true;
 }
 

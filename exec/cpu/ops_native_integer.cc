@@ -172,6 +172,15 @@ const Node* ScaledCastOf(Lowerer& L, const Value* out, const Value** scale) {
   return mul;
 }
 
+void FuseScaledCast(Lowerer& L, const Value* out, const Node* mul, const Node* add, Step* step) {
+  const Node* cast = L.V(out).consumers[0];
+  absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(),
+                  add != nullptr ? ", " + add->Describe() : std::string(), "]");
+  L.MarkFused(cast);
+  L.MarkFused(mul);
+  if (add != nullptr) L.MarkFused(add);
+}
+
 // Without VNNI, oneDNN's u8·s8 products saturate in int16: not exact.
 bool ExactInt8Products() {
   switch (dnnl::get_effective_cpu_isa()) {
@@ -399,14 +408,7 @@ bool LowerPairMatMulInteger(Lowerer& L, const Node& n) {
       });
   step->kind = "matmul_integer";
   step->label += " [int8 pairs]";
-  if (mul != nullptr) {
-    const Node* cast = L.V(out).consumers[0];
-    absl::StrAppend(&step->label, " + [", cast->Describe(), ", ", mul->Describe(),
-                    add != nullptr ? ", " + add->Describe() : std::string(), "]");
-    L.MarkFused(cast);
-    L.MarkFused(mul);
-    if (add != nullptr) L.MarkFused(add);
-  }
+  if (mul != nullptr) FuseScaledCast(L, out, mul, add, step);
   return true;
 }
 
@@ -622,7 +624,6 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
     })->kind = "zero_points";
     return true;
   }
-  const Node* cast = L.V(out).consumers[0];
   NativeStep* scaled = AddNativeStep(L, n, {s_slot, a_slot, azp_slot, sums_slot, scale_slot}, y_slot,
                                      [fixup](const void* const* i, void* y) {
                                        kernels::ApplyZeroPointsScaled(fixup(i), static_cast<const int32_t*>(i[0]),
@@ -631,9 +632,7 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n) {
                                        return absl::OkStatus();
                                      });
   scaled->kind = "zero_points_scaled";
-  absl::StrAppend(&scaled->label, " + [", cast->Describe(), ", ", mul->Describe(), "]");
-  L.MarkFused(cast);
-  L.MarkFused(mul);
+  FuseScaledCast(L, out, mul, nullptr, scaled);
   return true;
 }
 

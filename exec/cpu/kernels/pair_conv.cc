@@ -13,6 +13,7 @@
 #include "exec/cpu/kernels/pair_gemm.h"
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/vector_math_avx2.h"
+#include "exec/cpu/kernels/widen_avx2.h"
 
 namespace aic::cpu::kernels {
 
@@ -63,16 +64,11 @@ void BuildPatchRow(const PatchRowGeometry& g, const uint8_t* plane, const uint8_
 #ifdef AIC_HAVE_AVX2_MATH
     if (sw == 1) {
       for (; i < count && reinterpret_cast<const uint8_t*>(src + i + 16) <= image_end; i += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-        const __m256i v = kSigned ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), avx2::WidenSixteen<kSigned>(src + i, z));
       }
     } else if (sw == 2) {
       for (; i < count && reinterpret_cast<const uint8_t*>(src + 2 * i + 32) <= image_end; i += 16) {
-        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
-        const __m256i v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8)
-                                  : _mm256_and_si256(bytes, _mm256_set1_epi16(0xff));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi16(v, z));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), avx2::WidenSixteenEven<kSigned>(src + 2 * i, z));
       }
     }
 #endif

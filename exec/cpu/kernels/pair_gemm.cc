@@ -8,7 +8,6 @@
 #include "exec/cpu/kernels/pair_gemm.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/requantize_avx2.h"
 #include "exec/cpu/kernels/vector_math_avx2.h"
+#include "exec/cpu/kernels/widen_avx2.h"
 
 namespace aic::cpu::kernels {
 
@@ -30,10 +30,14 @@ int32_t EightBit(const void* p, bool is_signed, int64_t i) {
 
 #ifdef AIC_HAVE_AVX2_MATH
 
-// Writes the first `cols` of 16 values held in `buf` (a partial panel).
+// A partial panel's per-column values (bias, scales): v itself for a full
+// panel, else its `cols` values copied into buf with zeros after them.
 template <typename T>
-void CopyPartial(const T* buf, int64_t cols, T* y) {
-  std::copy(buf, buf + cols, y);
+const T* PanelColumns(const T* v, int64_t cols, T* buf) {
+  if (cols == kP) return v;
+  std::fill(buf, buf + kP, T{0});
+  std::copy(v, v + cols, buf);
+  return buf;
 }
 
 // What a tile does with each row's 16 finished sums (columns [col0,
@@ -52,7 +56,7 @@ struct Int32Writer {
     alignas(32) int32_t buf[kP];
     _mm256_store_si256(reinterpret_cast<__m256i*>(buf), lo);
     _mm256_store_si256(reinterpret_cast<__m256i*>(buf + 8), hi);
-    CopyPartial(buf, cols, dst);
+    std::copy(buf, buf + cols, dst);
   }
 };
 
@@ -70,12 +74,7 @@ struct ScaledWriter {
     if (bias != nullptr) {
       // Added after the rounded product, as the Add op does (no fused multiply-add).
       alignas(32) float bias_buf[kP];
-      const float* b = bias + col0;
-      if (cols < kP) {
-        std::fill(bias_buf, bias_buf + kP, 0.0f);
-        std::copy(b, b + cols, bias_buf);
-        b = bias_buf;
-      }
+      const float* b = PanelColumns(bias + col0, cols, bias_buf);
       flo = _mm256_add_ps(flo, _mm256_loadu_ps(b));
       fhi = _mm256_add_ps(fhi, _mm256_loadu_ps(b + 8));
     }
@@ -87,7 +86,7 @@ struct ScaledWriter {
     alignas(32) float buf[kP];
     _mm256_store_ps(buf, flo);
     _mm256_store_ps(buf + 8, fhi);
-    CopyPartial(buf, cols, dst);
+    std::copy(buf, buf + cols, dst);
   }
 };
 
@@ -97,7 +96,6 @@ struct QuantizeWriter {
   // Inlined into the tile: called once per row, a call cost more than the
   // requantization of a short-k product (MobileNet's 16-channel 1x1 convs).
   AIC_AVX2 __attribute__((always_inline)) void operator()(int64_t row, int64_t col0, int64_t cols, __m256i lo, __m256i hi) const {
-    // A partial panel's bias and scales are copied with zeros past n.
     alignas(32) int32_t bias_buf[kP];
     alignas(32) double scale_buf[kP];
     if (o->bias != nullptr) {
@@ -106,12 +104,7 @@ struct QuantizeWriter {
         lo = _mm256_add_epi32(lo, b);
         hi = _mm256_add_epi32(hi, b);
       } else {
-        const int32_t* b = o->bias + col0;
-        if (cols < kP) {
-          std::fill(bias_buf, bias_buf + kP, 0);
-          std::copy(b, b + cols, bias_buf);
-          b = bias_buf;
-        }
+        const int32_t* b = PanelColumns(o->bias + col0, cols, bias_buf);
         lo = _mm256_add_epi32(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
         hi = _mm256_add_epi32(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8)));
       }
@@ -119,14 +112,7 @@ struct QuantizeWriter {
     const double* s = nullptr;
     const __m256d s_all =
         _mm256_set1_pd(o->scales == nullptr ? o->scale_one : o->per_row ? o->scales[row] : 0.0);
-    if (o->scales != nullptr && !o->per_row) {
-      s = o->scales + col0;
-      if (cols < kP) {
-        std::fill(scale_buf, scale_buf + kP, 0.0);
-        std::copy(s, s + cols, scale_buf);
-        s = scale_buf;
-      }
-    }
+    if (o->scales != nullptr && !o->per_row) s = PanelColumns(o->scales + col0, cols, scale_buf);
     const __m128i bytes = avx2::RequantizeSixteen(lo, hi, s, s_all, k);
     uint8_t* dst = static_cast<uint8_t*>(o->y) + row * o->ldy + col0;
     if (cols == kP) {
@@ -135,7 +121,7 @@ struct QuantizeWriter {
     }
     alignas(16) uint8_t buf[kP];
     _mm_store_si128(reinterpret_cast<__m128i*>(buf), bytes);
-    CopyPartial(buf, cols, dst);
+    std::copy(buf, buf + cols, dst);
   }
 };
 
@@ -258,45 +244,27 @@ AIC_AVX2 inline void StorePairs(__m256i x, __m256i y, int16_t* dst) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kP), _mm256_permute2x128_si256(lo, hi, 0x31));
 }
 
-AIC_AVX2 void InterleaveAvx2(const int16_t* r0, const int16_t* r1, int64_t n, int64_t p, int64_t k_pairs,
+// 16 values at src as int16: loaded, or (8-bit) widened with zero subtracted.
+template <typename T>
+AIC_AVX2 inline __m256i SixteenAsInt16(const T* src, __m256i zero) {
+  if constexpr (std::is_same_v<T, int16_t>) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+  } else {
+    return avx2::WidenSixteen<std::is_signed_v<T>>(src, zero);
+  }
+}
+
+// Pair p of every panel from two rows of n values, int16 (zero 0) or 8-bit
+// (widened with `zero` subtracted); r1 null: zeros.
+template <typename T>
+AIC_AVX2 void InterleaveAvx2(const T* r0, const T* r1, int64_t n, int32_t zero, int64_t p, int64_t k_pairs,
                              int16_t* panels) {
-  const int64_t panel_size = k_pairs * 2 * kP;
-  int64_t j = 0;
-  for (; j + kP <= n; j += kP) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + j));
-    const __m256i y = r1 != nullptr ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + j))
-                                    : _mm256_setzero_si256();
-    StorePairs(x, y, panels + (j / kP) * panel_size + p * 2 * kP);
-  }
-  if (j < n) {
-    int16_t* dst = panels + (j / kP) * panel_size + p * 2 * kP;
-    for (int64_t c = 0; c < kP; ++c) {
-      const bool in = j + c < n;
-      dst[2 * c] = in ? r0[j + c] : 0;
-      dst[2 * c + 1] = in && r1 != nullptr ? r1[j + c] : 0;
-    }
-  }
-}
-
-// 16 bytes at src widened to int16, zero subtracted.
-template <bool kSigned>
-AIC_AVX2 inline __m256i WidenSixteen(const void* src, __m256i zero) {
-  const __m128i bytes = _mm_loadu_si128(static_cast<const __m128i*>(src));
-  return _mm256_sub_epi16(kSigned ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes), zero);
-}
-
-template <bool kSigned>
-AIC_AVX2 void InterleaveBytesAvx2(const void* r0_bytes, const void* r1_bytes, int64_t n, int32_t zero, int64_t p,
-                                  int64_t k_pairs, int16_t* panels) {
-  using T = std::conditional_t<kSigned, int8_t, uint8_t>;
-  const T* r0 = static_cast<const T*>(r0_bytes);
-  const T* r1 = static_cast<const T*>(r1_bytes);
   const int64_t panel_size = k_pairs * 2 * kP;
   const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(zero));
   int64_t j = 0;
   for (; j + kP <= n; j += kP) {
-    const __m256i x = WidenSixteen<kSigned>(r0 + j, z);
-    const __m256i y = r1 != nullptr ? WidenSixteen<kSigned>(r1 + j, z) : _mm256_setzero_si256();
+    const __m256i x = SixteenAsInt16(r0 + j, z);
+    const __m256i y = r1 != nullptr ? SixteenAsInt16(r1 + j, z) : _mm256_setzero_si256();
     StorePairs(x, y, panels + (j / kP) * panel_size + p * 2 * kP);
   }
   if (j < n) {
@@ -326,12 +294,13 @@ AIC_AVX2 void WidenRunAvx2(const void* src_bytes, int64_t stride, int64_t count,
   int64_t i = 0;
   if (stride == 1) {
     for (; i + 16 <= count; i += 16) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), WidenSixteen<kSigned>(src + i, z));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), avx2::WidenSixteen<kSigned>(src + i, z));
     }
     // The short runs of small images (rows of 7 to 28): a last, overlapping
     // 16, or 8 at once.
     if (i < count && count >= 16) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + count - 16), WidenSixteen<kSigned>(src + count - 16, z));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + count - 16),
+                          avx2::WidenSixteen<kSigned>(src + count - 16, z));
       return;
     }
     if (i + 8 <= count) {
@@ -343,10 +312,7 @@ AIC_AVX2 void WidenRunAvx2(const void* src_bytes, int64_t stride, int64_t count,
   } else if (stride == 2) {
     // 32 bytes hold 16 even ones; the last load stays inside the run's span.
     for (; i + 17 <= count; i += 16) {
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
-      const __m256i v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8)
-                                : _mm256_and_si256(bytes, _mm256_set1_epi16(0xff));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_sub_epi16(v, z));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), avx2::WidenSixteenEven<kSigned>(src + 2 * i, z));
     }
   }
   WidenRunPortable(src + i * stride, stride, count - i, zero, dst + i);
@@ -373,7 +339,7 @@ void PackPairPanels(const void* b, bool b_signed, int64_t k, int64_t n, int64_t 
 void InterleavePairRows(const int16_t* r0, const int16_t* r1, int64_t n, int64_t p, int64_t k_pairs,
                         int16_t* panels) {
 #ifdef AIC_HAVE_AVX2_MATH
-  if (avx2::HaveAvx2Fma()) return InterleaveAvx2(r0, r1, n, p, k_pairs, panels);
+  if (avx2::HaveAvx2Fma()) return InterleaveAvx2(r0, r1, n, 0, p, k_pairs, panels);
 #endif
   const int64_t panel_size = k_pairs * 2 * kP;
   for (int64_t j = 0; j < PairPanelCount(n) * kP; ++j) {
@@ -399,8 +365,12 @@ void InterleavePairBytes(const void* r0, const void* r1, bool is_signed, int64_t
                          int64_t k_pairs, int16_t* panels) {
 #ifdef AIC_HAVE_AVX2_MATH
   if (avx2::HaveAvx2Fma()) {
-    return is_signed ? InterleaveBytesAvx2<true>(r0, r1, n, zero, p, k_pairs, panels)
-                     : InterleaveBytesAvx2<false>(r0, r1, n, zero, p, k_pairs, panels);
+    if (is_signed) {
+      return InterleaveAvx2(static_cast<const int8_t*>(r0), static_cast<const int8_t*>(r1), n, zero, p, k_pairs,
+                            panels);
+    }
+    return InterleaveAvx2(static_cast<const uint8_t*>(r0), static_cast<const uint8_t*>(r1), n, zero, p, k_pairs,
+                          panels);
   }
 #endif
   thread_local std::vector<int16_t> rows;
