@@ -107,16 +107,28 @@ AIC_AVX2 __attribute__((always_inline)) inline __m256 Pow8(__m256 x, __m256 y, i
   return _mm256_blendv_ps(r, _mm256_set1_ps(NAN), _mm256_andnot_ps(integer, negative));
 }
 
+// Stores Pow8's lanes at y + at, the lanes marked special redone with
+// std::pow first. Before the store, not after: y may be a (the step runs in
+// place), and a lane's base must be read before the store overwrites it
+// (redone after it, 0^1 read the vector's placeholder 1 back as its base and
+// gave 1).
+template <bool kA, bool kB>
+AIC_AVX2 __attribute__((always_inline)) inline void StorePow8(const float* a, const float* b, float* y, int64_t at,
+                                                              __m256 r, int special) {
+  if (special == 0) return _mm256_storeu_ps(y + at, r);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, r);
+  for (; special != 0; special &= special - 1) {
+    const int j = __builtin_ctz(special);
+    lanes[j] = std::pow(a[kA ? at + j : 0], b[kB ? at + j : 0]);
+  }
+  _mm256_storeu_ps(y + at, _mm256_load_ps(lanes));
+}
+
 template <bool kA, bool kB>
 AIC_AVX2 void PowRun(const float* a, const float* b, float* y, int64_t n) {
   // Sixteen lanes a step: two independent chains for the out-of-order core
   // to overlap.
-  auto fix = [&](int64_t at, int special) {
-    for (; special != 0; special &= special - 1) {
-      const int j = __builtin_ctz(special);
-      y[at + j] = std::pow(a[kA ? at + j : 0], b[kB ? at + j : 0]);
-    }
-  };
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256 x0 = kA ? _mm256_loadu_ps(a + i) : _mm256_set1_ps(a[0]);
@@ -124,18 +136,16 @@ AIC_AVX2 void PowRun(const float* a, const float* b, float* y, int64_t n) {
     const __m256 e0 = kB ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(b[0]);
     const __m256 e1 = kB ? _mm256_loadu_ps(b + i + 8) : e0;
     int special0, special1;
-    _mm256_storeu_ps(y + i, Pow8(x0, e0, &special0));
-    _mm256_storeu_ps(y + i + 8, Pow8(x1, e1, &special1));
-    if ((special0 | special1) != 0) {
-      fix(i, special0);
-      fix(i + 8, special1);
-    }
+    const __m256 r0 = Pow8(x0, e0, &special0);
+    const __m256 r1 = Pow8(x1, e1, &special1);
+    StorePow8<kA, kB>(a, b, y, i, r0, special0);
+    StorePow8<kA, kB>(a, b, y, i + 8, r1, special1);
   }
   for (; i + 8 <= n; i += 8) {
     int special;
-    _mm256_storeu_ps(y + i, Pow8(kA ? _mm256_loadu_ps(a + i) : _mm256_set1_ps(a[0]),
-                                 kB ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(b[0]), &special));
-    fix(i, special);
+    const __m256 r = Pow8(kA ? _mm256_loadu_ps(a + i) : _mm256_set1_ps(a[0]),
+                          kB ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(b[0]), &special);
+    StorePow8<kA, kB>(a, b, y, i, r, special);
   }
   for (; i < n; ++i) y[i] = std::pow(a[kA ? i : 0], b[kB ? i : 0]);
 }
