@@ -146,6 +146,8 @@ int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims)
 // The f32 channel-blocked desc of `dims` (rank 3 to 5) with `block` (8 or
 // 16) channels per block: nCw8c .. nCdhw16c.
 memory::desc ChannelBlockedMd(const std::vector<int64_t>& dims, int64_t block);
+// The dense f32 channels-last desc of `dims` (rank 3 to 5): nwc .. ndhwc.
+memory::desc ChannelsLastMd(const std::vector<int64_t>& dims);
 
 // Builds the steps (compile.cc) and places the arena (arena.cc).
 absl::Status LowerModel(Plan& plan, const CpuOptions& options);

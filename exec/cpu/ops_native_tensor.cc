@@ -457,36 +457,48 @@ std::optional<kernels::AxisParts> PartsAlong(const std::vector<int64_t>& whole, 
 // per image, each input's bytes are one run of the output's, so the copy is
 // a run per input and image (ConcatParts over [N, C/B, spatial·B]). oneDNN
 // 2.6's concat (simple:any) took 20.6 of DenseNet-121's 82 ms at 1 thread on
-// a Zen 3, 5x the time of its copies' bytes; ONNX Runtime's 3.8.
+// a Zen 3, 5x the time of its copies' bytes; ONNX Runtime's 3.8. Inputs all
+// channels-last (what oneDNN's AVX-512 convs write) are the same copy with a
+// run per input and position (ConcatParts over [N·spatial, C]).
 bool LowerChannelBlockedConcat(Lowerer& L, const Node& n, int64_t axis) {
   const Value* out = n.output(0);
   const std::vector<int64_t>& od = L.V(out).dims;
   if (axis != 1 || od.size() < 3 || od.size() > 5 || L.V(out).dtype != DType::kFloat) return false;
   const Plan& plan = L.plan();
-  int64_t block = 0;
-  kernels::AxisParts parts;
-  parts.outer = od[0];
   int64_t spatial = 1;
   for (size_t i = 2; i < od.size(); ++i) spatial *= od[i];
   std::vector<int> ins;
+  bool channels_last = true;
   for (const Value* v : n.inputs()) {
     const ValueState& st = L.V(v);
     if (st.slot < 0 || L.Const(v) != nullptr || st.dtype != DType::kFloat || st.dims.size() != od.size() ||
         plan.slots[st.slot].plain) {
       return false;
     }
-    // The dense blocked layout with whole blocks (no padding, no strides);
-    // channels-last with C = 8 or 16 is the same bytes as one block.
-    const int64_t b = ChannelBlockOf(plan.slots[st.slot].md, st.dims);
-    if ((b != 8 && b != 16) || (block != 0 && b != block) || st.dims[1] % b != 0) return false;
-    block = b;
-    parts.Add(st.dims[1] * spatial * static_cast<int64_t>(sizeof(float)));
+    channels_last = channels_last && plan.slots[st.slot].md == ChannelsLastMd(st.dims);
     ins.push_back(st.slot);
   }
-  if (block == 0 || od[1] % block != 0 || parts.row_bytes != od[1] * spatial * static_cast<int64_t>(sizeof(float))) {
-    return false;
+  kernels::AxisParts parts;
+  int64_t block = 0;
+  if (channels_last) {
+    parts.outer = od[0] * spatial;
+    for (const Value* v : n.inputs()) parts.Add(L.V(v).dims[1] * static_cast<int64_t>(sizeof(float)));
+  } else {
+    parts.outer = od[0];
+    for (const Value* v : n.inputs()) {
+      const ValueState& st = L.V(v);
+      // The dense blocked layout with whole blocks (no padding, no strides);
+      // channels-last with C = 8 or 16 is the same bytes as one block.
+      const int64_t b = ChannelBlockOf(plan.slots[st.slot].md, st.dims);
+      if ((b != 8 && b != 16) || (block != 0 && b != block) || st.dims[1] % b != 0) return false;
+      block = b;
+      parts.Add(st.dims[1] * spatial * static_cast<int64_t>(sizeof(float)));
+    }
+    if (block == 0 || od[1] % block != 0) return false;
   }
-  int slot = L.NewArenaSlot(out, ChannelBlockedMd(od, block), false);
+  const int64_t row_elements = channels_last ? od[1] : od[1] * spatial;
+  if (parts.row_bytes != row_elements * static_cast<int64_t>(sizeof(float))) return false;
+  int slot = L.NewArenaSlot(out, channels_last ? ChannelsLastMd(od) : ChannelBlockedMd(od, block), false);
   AddNativeStep(L, n, ins, slot, [parts](const void* const* in, void* y) {
     kernels::ConcatParts(parts, in, y);
     return absl::OkStatus();

@@ -18,11 +18,15 @@ memory::desc ChannelBlockedMd(const std::vector<int64_t>& dims, int64_t block) {
   return memory::desc(ToDnnlDims(dims), memory::data_type::f32, t);
 }
 
-int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims) {
-  if (dims.size() < 3 || dims.size() > 5) return 0;
+memory::desc ChannelsLastMd(const std::vector<int64_t>& dims) {
   using tag = memory::format_tag;
   const tag channels_last = dims.size() == 3 ? tag::nwc : dims.size() == 4 ? tag::nhwc : tag::ndhwc;
-  if (md == memory::desc(ToDnnlDims(dims), memory::data_type::f32, channels_last)) return dims[1];
+  return memory::desc(ToDnnlDims(dims), memory::data_type::f32, channels_last);
+}
+
+int64_t ChannelBlockOf(const memory::desc& md, const std::vector<int64_t>& dims) {
+  if (dims.size() < 3 || dims.size() > 5) return 0;
+  if (md == ChannelsLastMd(dims)) return dims[1];
   for (int64_t block : {16, 8}) {
     if (md == ChannelBlockedMd(dims, block)) return block;
   }
