@@ -273,6 +273,9 @@ bool LowerMatMulInteger(Lowerer& L, const Node& n);
 bool LowerQLinearMatMul(Lowerer& L, const Node& n);  // int8, constant B
 // Whether oneDNN's u8·s8 products are exact here (VNNI; ops_native_integer.cc).
 bool ExactInt8Products();
+// Tests: true lowers int8 products as on a CPU without VNNI (on the pair
+// kernels, where the CPU has AVX2), so CI on a VNNI machine covers them too.
+void ForceInt8WithoutVnni(bool on);
 // The Mul reading `out` through a Cast to float, when both are out's and the
 // Cast's only readers, neither is a graph output, and the Mul's other operand
 // is a one-element f32 value: then *scale is that operand

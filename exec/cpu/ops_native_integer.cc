@@ -17,6 +17,7 @@
 // computed b zero point (or, without VNNI, a computed B), B of rank other
 // than 2, zero points of other sizes.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -181,8 +182,15 @@ void FuseScaledCast(Lowerer& L, const Value* out, const Node* mul, const Node* a
   if (add != nullptr) L.MarkFused(add);
 }
 
+namespace {
+std::atomic<bool> forced_without_vnni{false};
+}  // namespace
+
+void ForceInt8WithoutVnni(bool on) { forced_without_vnni.store(on); }
+
 // Without VNNI, oneDNN's u8·s8 products saturate in int16: not exact.
 bool ExactInt8Products() {
+  if (forced_without_vnni.load(std::memory_order_relaxed)) return false;
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_vnni:
     case dnnl::cpu_isa::avx512_core_bf16:

@@ -71,9 +71,9 @@ void Avx512Pass(const float* x, void* out, int64_t n, float scale, float zero, f
 // element (QDQ Add of u8 [1,256,56,56] took 3.5x ONNX Runtime's time on a
 // Zen 3); quantize_avx2.h does the same arithmetic 8 lanes at a time.
 template <bool kSigned>
-AIC_AVX2 void Avx2Run(const float* x, void* out, int64_t n, float scale, float zero, float lo, float hi) {
+AIC_AVX2 void Avx2Run(const float* x, void* out, int64_t n, float scale, float zero, float lo, float hi, bool divide) {
   auto* y = static_cast<uint8_t*>(out);
-  const avx2::QuantizeConstants c = avx2::MakeQuantizeConstants(scale, zero, lo, hi);
+  const avx2::QuantizeConstants c = avx2::MakeQuantizeConstants(scale, zero, lo, hi, divide);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), avx2::QuantizedBytes(_mm256_loadu_ps(x + i), c, kSigned));
@@ -98,17 +98,18 @@ AIC_KERNEL_CLONES void DequantizeLoop(const Q* x, float* y, int64_t n, float sca
 
 namespace {
 std::atomic<int> forced_division{-1};
+std::atomic<bool> forced_avx2{false};
 }  // namespace
 
 void ForceQuantizeByDivision(int mode) { forced_division.store(mode); }
+bool ForceQuantizeWithoutAvx512(bool on) { return forced_avx2.exchange(on); }
 
 bool QuantizeByDivision() {
-#ifdef AIC_QUANTIZE_AVX512
   if (const int forced = forced_division.load(std::memory_order_relaxed); forced >= 0) return forced == 1;
   // Both ways give the same bytes, so the faster on this CPU is kept: each
-  // times a pass over 16K values (best of 5), once per process (~0.1 ms).
+  // times a pass over 16K values (best of 5), once per process (~0.1 ms), in
+  // the widest form the CPU has.
   static const bool divide = [] {
-    if (!__builtin_cpu_supports("avx512f")) return false;
     std::vector<float> x(16384);
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000) * 0.37f - 150.0f;
     std::vector<uint8_t> y(x.size());
@@ -121,18 +122,28 @@ bool QuantizeByDivision() {
       }
       return fastest;
     };
-    return best(Avx512Run<false, true>) < best(Avx512Run<false, false>);
+#ifdef AIC_QUANTIZE_AVX512
+    if (__builtin_cpu_supports("avx512f")) return best(Avx512Run<false, true>) < best(Avx512Run<false, false>);
+#endif
+#ifdef AIC_HAVE_AVX2_MATH
+    if (avx2::HaveAvx2Fma()) {
+      auto run = [](bool divide) {
+        return [divide](const float* x, void* y, int64_t n, float s, float z, float lo, float hi) {
+          Avx2Run<false>(x, y, n, s, z, lo, hi, divide);
+        };
+      };
+      return best(run(true)) < best(run(false));
+    }
+#endif
+    return false;
   }();
   return divide;
-#else
-  return false;
-#endif
 }
 
 bool QuantizeRunIsVectorized(float scale) {
 #ifdef AIC_QUANTIZE_AVX512
   static const bool has = __builtin_cpu_supports("avx512f");
-  return has && std::isnormal(scale) && std::isnormal(1.0f / scale);
+  return has && !forced_avx2.load(std::memory_order_relaxed) && std::isnormal(scale) && std::isnormal(1.0f / scale);
 #else
   (void)scale;
   return false;
@@ -152,7 +163,7 @@ void QuantizeRunU8(const float* x, uint8_t* y, int64_t n, float scale, float zer
   if (QuantizeRunIsVectorized(scale)) return Avx512Pass<false>(x, y, n, scale, zero, 0.0f, 255.0f);
 #endif
 #ifdef AIC_HAVE_AVX2_MATH
-  if (avx2::HaveAvx2Fma()) return Avx2Run<false>(x, y, n, scale, zero, 0.0f, 255.0f);
+  if (avx2::HaveAvx2Fma()) return Avx2Run<false>(x, y, n, scale, zero, 0.0f, 255.0f, QuantizeByDivision());
 #endif
   PortableRun(x, y, n, scale, zero, 0.0f, 255.0f);
 }
@@ -162,7 +173,7 @@ void QuantizeRunS8(const float* x, int8_t* y, int64_t n, float scale, float zero
   if (QuantizeRunIsVectorized(scale)) return Avx512Pass<true>(x, y, n, scale, zero, -128.0f, 127.0f);
 #endif
 #ifdef AIC_HAVE_AVX2_MATH
-  if (avx2::HaveAvx2Fma()) return Avx2Run<true>(x, y, n, scale, zero, -128.0f, 127.0f);
+  if (avx2::HaveAvx2Fma()) return Avx2Run<true>(x, y, n, scale, zero, -128.0f, 127.0f, QuantizeByDivision());
 #endif
   PortableRun(x, y, n, scale, zero, -128.0f, 127.0f);
 }

@@ -143,7 +143,7 @@ AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const
   const __m256i a_zero = UnsignedZero(p.a_zero, p.a_signed), b_zero = UnsignedZero(p.b_zero, p.b_signed);
   const __m256i y_zero = UnsignedZero(p.y_zero, p.y_signed);
   const __m256 a_scale = _mm256_set1_ps(p.a_scale), b_scale = _mm256_set1_ps(p.b_scale);
-  const __m256 y_scale = _mm256_set1_ps(p.y_scale);
+  const avx2::QuantizeConstants y_quantize = avx2::MakeQuantizeConstants(p.y_scale, 0.0f, 0.0f, 0.0f, QuantizeByDivision());
   // Rounded quotients are clamped here before the conversion to int32 (which
   // cannot hold every float); the int16 and uint8 packs saturate the rest.
   // vmaxps returns its second operand for NaN: NaN becomes -2^22, then the
@@ -172,7 +172,7 @@ AIC_AVX2 int64_t FusedVectorsAvx2(const QuantizedBinary& p, const void* a, const
       __m256 v = kAdd ? _mm256_add_ps(fa, fb) : _mm256_mul_ps(fa, fb);
       // v < 0 ? 0 : v, NaN kept: vmaxps returns its second operand when one is NaN.
       if (kRelu) v = _mm256_max_ps(_mm256_setzero_ps(), v);
-      __m256 q = _mm256_round_ps(_mm256_div_ps(v, y_scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      __m256 q = avx2::RoundedQuotient(v, y_quantize);
       q = _mm256_min_ps(_mm256_max_ps(q, neg_limit), limit);
       iy[k] = _mm256_add_epi32(_mm256_cvtps_epi32(q), y_zero);
     }

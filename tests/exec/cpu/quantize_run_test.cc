@@ -1,8 +1,9 @@
 // QuantizeRunU8/S8 (exec/cpu/kernels/quantize_run.h) are bit-equal to
 // saturate(nearbyint(f32(x / s)) + z): on random operands, on operands a few
 // ulps either side of every half-integer quotient (where x * (1/s) and x / s
-// can round apart: dropping the tie check fails here), both by division and
-// by the reciprocal with its tie check, on lengths that leave
+// can round apart: dropping the tie check fails here), in the AVX-512 and
+// AVX2 forms, both by division and by the reciprocal with its tie check, on
+// lengths that leave
 // a tail, and on NaN, infinities, zero, huge quotients and scales whose
 // reciprocal is not normal.
 #include <cmath>
@@ -26,22 +27,28 @@ Q Expected(float x, float scale, float zero) {
 }
 
 // Elements quantized differently from Expected, u8 with zero point 128 and
-// s8 with zero point 0.
-// Both ways the AVX-512 pass can take (QuantizeByDivision) are counted.
+// s8 with zero point 0. Every way the pass can take is counted: the AVX-512
+// and the AVX2 forms (on a CPU with AVX-512, ForceQuantizeWithoutAvx512 runs
+// the AVX2 one), each by division and by the reciprocal (QuantizeByDivision).
 int64_t Mismatches(const std::vector<float>& x, float scale) {
   int64_t n = static_cast<int64_t>(x.size()), bad = 0;
   std::vector<uint8_t> u(x.size());
   std::vector<int8_t> s(x.size());
-  for (int divide : {0, 1}) {
-    ForceQuantizeByDivision(divide);
-    QuantizeRunU8(x.data(), u.data(), n, scale, 128.0f);
-    QuantizeRunS8(x.data(), s.data(), n, scale, 0.0f);
-    for (int64_t i = 0; i < n; ++i) {
-      bad += u[i] != Expected<uint8_t>(x[i], scale, 128.0f);
-      bad += s[i] != Expected<int8_t>(x[i], scale, 0.0f);
+  const bool avx2_before = ForceQuantizeWithoutAvx512(false);
+  for (bool avx2 : {false, true}) {
+    ForceQuantizeWithoutAvx512(avx2);
+    for (int divide : {0, 1}) {
+      ForceQuantizeByDivision(divide);
+      QuantizeRunU8(x.data(), u.data(), n, scale, 128.0f);
+      QuantizeRunS8(x.data(), s.data(), n, scale, 0.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        bad += u[i] != Expected<uint8_t>(x[i], scale, 128.0f);
+        bad += s[i] != Expected<int8_t>(x[i], scale, 0.0f);
+      }
     }
   }
   ForceQuantizeByDivision(-1);
+  ForceQuantizeWithoutAvx512(avx2_before);
   return bad;
 }
 

@@ -77,12 +77,15 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
       {"mul last axis", "QLinearMul", {4, 9, 33}, {33}, s8, u8, u8, true},
       {"mul same shape", "QLinearMul", {2, 5, 33}, {2, 5, 33}, u8, s8, u8, true},
   };
-  // Same-shaped operands take the fused AVX-512 pass, which quantizes by
-  // division or by the reciprocal (whichever is faster here): both checked.
-  for (int divide : {0, 1})
+  // Same-shaped operands take the fused AVX-512 or AVX2 pass, which
+  // quantizes by division or by the reciprocal (whichever is faster here):
+  // all four checked (the AVX2 pass too on a CPU with AVX-512).
+  const bool avx2_before = kernels::ForceQuantizeWithoutAvx512(false);
+  for (int way = 0; way < 4; ++way)
   for (const BinaryCase& c : cases) {
-    SCOPED_TRACE(std::string(c.name) + (divide ? " (division)" : " (reciprocal)"));
-    kernels::ForceQuantizeByDivision(divide);
+    SCOPED_TRACE(std::string(c.name) + (way & 2 ? " AVX2" : "") + (way & 1 ? " (division)" : " (reciprocal)"));
+    kernels::ForceQuantizeWithoutAvx512(way & 2);
+    kernels::ForceQuantizeByDivision(way & 1);
     GraphBuilder b;
     Value* a = b.Input("a", c.at, D(c.a));
     Value* x = b.Input("b", c.bt, D(c.b));
@@ -101,6 +104,7 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
     EXPECT_EQ(CountOf(plan, c.op[7] == 'A' ? "qadd\t" : "qmul\t"), 1) << plan;
   }
   kernels::ForceQuantizeByDivision(-1);
+  kernels::ForceQuantizeWithoutAvx512(avx2_before);
 }
 
 // Every (a, b) pair of uint8 values through the fused same-shape pass, at
@@ -109,14 +113,16 @@ TEST(QuantizedElementwiseTest, AddAndMulMatchTheReference) {
 // of the 65536 pairs a step off the reference.
 TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
   const DType u8 = DType::kUint8;
+  const bool avx2_before = kernels::ForceQuantizeWithoutAvx512(false);
   Tensor a(u8, {1, 65536}), x(u8, {1, 65536});
   for (int i = 0; i < 65536; ++i) {
     a.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i / 256);
     x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(i % 256);
   }
-  for (int divide : {0, 1}) {
-    SCOPED_TRACE(divide ? "division" : "reciprocal");
-    kernels::ForceQuantizeByDivision(divide);
+  for (int way = 0; way < 4; ++way) {
+    SCOPED_TRACE(std::string(way & 2 ? "AVX2 " : "") + (way & 1 ? "division" : "reciprocal"));
+    kernels::ForceQuantizeWithoutAvx512(way & 2);
+    kernels::ForceQuantizeByDivision(way & 1);
     GraphBuilder b;
     std::vector<Value*> in = {b.Input("a", u8, {1, 65536}),
                               b.Constant("as", Scalar<float>(DType::kFloat, 0.010731131f)),
@@ -132,6 +138,7 @@ TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
     EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
   }
   kernels::ForceQuantizeByDivision(-1);
+  kernels::ForceQuantizeWithoutAvx512(avx2_before);
 }
 
 // Quotients far outside the 8-bit range (a y_scale of 1e-5) saturate to the
@@ -139,24 +146,29 @@ TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
 // the operands and the output.
 TEST(QuantizedElementwiseTest, FusedPassSaturatesAsTheReference) {
   const DType u8 = DType::kUint8, s8 = DType::kInt8;
-  for (DType at : {u8, s8}) {
-    for (DType yt : {u8, s8}) {
-      SCOPED_TRACE(std::string(at == u8 ? "u8" : "s8") + " -> " + (yt == u8 ? "u8" : "s8"));
-      GraphBuilder b;
-      std::vector<Value*> in = {b.Input("a", at, {2, 70}),
-                                b.Constant("as", Scalar<float>(DType::kFloat, 0.02f)),
-                                ZeroPoint(b, "az", at, at == u8 ? 130 : -5),
-                                b.Input("b", s8, {2, 70}),
-                                b.Constant("bs", Scalar<float>(DType::kFloat, 0.01f)),
-                                ZeroPoint(b, "bz", s8, 3),
-                                b.Constant("ys", Scalar<float>(DType::kFloat, 1e-5f)),
-                                ZeroPoint(b, "yz", yt, yt == u8 ? 7 : -9)};
-      b.Output(b.OpN("QLinearAdd", in, 1, {}, kAicDomain)[0]);
-      auto m = Finish(b);
-      std::string plan = RunBoth(*m, {{"a", RandomEightBit(at, {2, 70}, 3)}, {"b", RandomEightBit(s8, {2, 70}, 4)}}, 0, 0, 0);
-      EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
+  const bool avx2_before = kernels::ForceQuantizeWithoutAvx512(false);
+  for (bool avx2 : {false, true}) {
+    kernels::ForceQuantizeWithoutAvx512(avx2);
+    for (DType at : {u8, s8}) {
+      for (DType yt : {u8, s8}) {
+        SCOPED_TRACE(std::string(at == u8 ? "u8" : "s8") + " -> " + (yt == u8 ? "u8" : "s8") + (avx2 ? " AVX2" : ""));
+        GraphBuilder b;
+        std::vector<Value*> in = {b.Input("a", at, {2, 70}),
+                                  b.Constant("as", Scalar<float>(DType::kFloat, 0.02f)),
+                                  ZeroPoint(b, "az", at, at == u8 ? 130 : -5),
+                                  b.Input("b", s8, {2, 70}),
+                                  b.Constant("bs", Scalar<float>(DType::kFloat, 0.01f)),
+                                  ZeroPoint(b, "bz", s8, 3),
+                                  b.Constant("ys", Scalar<float>(DType::kFloat, 1e-5f)),
+                                  ZeroPoint(b, "yz", yt, yt == u8 ? 7 : -9)};
+        b.Output(b.OpN("QLinearAdd", in, 1, {}, kAicDomain)[0]);
+        auto m = Finish(b);
+        std::string plan = RunBoth(*m, {{"a", RandomEightBit(at, {2, 70}, 3)}, {"b", RandomEightBit(s8, {2, 70}, 4)}}, 0, 0, 0);
+        EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
+      }
     }
   }
+  kernels::ForceQuantizeWithoutAvx512(avx2_before);
 }
 
 // conv -> conv -> residual QLinearAdd with the first conv's output, an SE
