@@ -274,6 +274,46 @@ ClassId DropQdqAroundDataMovement(RuleContext& ctx, ClassId cls, const ENode& q)
   return kNoClass;
 }
 
+// QuantizeLinear(Relu(x), s, z) -> QuantizeLinear(x, s, z) where every zero
+// point is its integer type's lowest value and every scale positive: a
+// negative x quantizes to round(x / s) + z <= z, which saturates to z, what
+// Relu's 0 quantizes to (NaN stays NaN through Relu either way). Quantizers
+// other than quantize_static keep the Relu between a Conv and its
+// QuantizeLinear; without it the pair fuses into QLinearConv (fuse_qdq_conv),
+// and in a file one op less runs in float.
+ClassId DropReluBeforeQuantizeAtMin(RuleContext& ctx, ClassId cls, const ENode& q) {
+  EGraph& g = ctx.g;
+  std::optional<QuantParams> y = ConstQuantParams(g, q);
+  if (!y) return ctx.Decline("scale or zero point not constant");
+  double lowest = 0;  // an absent zero point is uint8's 0
+  switch (g.type(cls).dtype) {
+    case DType::kUint8:
+    case DType::kUint16:
+      lowest = 0;
+      break;
+    case DType::kInt8:
+      lowest = -128;
+      break;
+    case DType::kInt16:
+      lowest = -32768;
+      break;
+    default:
+      return ctx.Decline("not an 8- or 16-bit integer quantization");
+  }
+  for (double z : y->zeros) {
+    if (z != lowest) return ctx.Decline("a zero point above the type's lowest value");
+  }
+  for (double sc : y->scales) {
+    if (!(sc > 0) || !std::isfinite(sc)) return ctx.Decline("a scale not positive and finite");
+  }
+  for (const ENode* relu : g.FindOps(y->q, "Relu")) {
+    std::vector<ClassId> children = q.children;
+    children[0] = Child(g, *relu, 0);
+    return g.AddOpLike(*q.op, std::move(children), 1);
+  }
+  return kNoClass;
+}
+
 // The 256 values of an elementwise expression of one 8-bit tensor x, found by
 // running the reference kernels of its e-nodes on the tensor of all 256
 // values of x: what QLinearLookup tabulates. The expression's leaves are x
@@ -446,6 +486,9 @@ void AddQuantizedRules(std::vector<Rule>& rules) {
           "QuantizeLinear", Exactness::kReassociating, 10, FuseQdqMatMul};
   mm.qoperator_op = "QLinearMatMul";
   rules.push_back(mm);
+  rules.push_back({"drop_relu_before_quantize_at_min",
+                   "QuantizeLinear(Relu(x), s > 0, z = type's lowest) -> QuantizeLinear(x, s, z)", "QuantizeLinear",
+                   Exactness::kExact, 1, DropReluBeforeQuantizeAtMin});
   rules.push_back({"drop_qdq_around_data_movement",
                    "QuantizeLinear(M(DQ(xq, s, z), ..), s, z) -> M(xq, ..) for Reshape, Transpose, Slice, Gather, ...",
                    "QuantizeLinear", Exactness::kExact, 1, DropQdqAroundDataMovement});

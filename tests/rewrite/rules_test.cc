@@ -835,6 +835,34 @@ std::vector<RuleCase> Cases() {
                                             b.Constant("hi", Tensor::Scalar<float>(6.f))}));
                      return b.Build(13);
                    }});
+  // Relu -> QuantizeLinear at the type's lowest zero point (uint8 0, int8
+  // -128 per channel, an absent one): the Relu goes; at zero point 3 it stays.
+  auto relu_then_quantize = [](int uint8_zero) -> ModelFn {
+    return [=] {
+      GraphBuilder b;
+      Value* x = b.Input("x", DType::kFloat, {2, 3, 4});
+      Value* r = b.Op("Relu", {x});
+      Tensor zu(DType::kUint8, {});
+      zu.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(uint8_zero);
+      Value* qu = b.Op("QuantizeLinear", {r, b.Constant("s", Tensor::Scalar<float>(0.037f)), b.Constant("zu", zu)});
+      b.Output(b.Op("DequantizeLinear", {qu, b.Constant("s2", Tensor::Scalar<float>(0.037f)), b.Constant("zu2", zu)}));
+      if (uint8_zero == 0) {
+        Tensor zs(DType::kInt8, {3});
+        for (int c = 0; c < 3; ++c) zs.mutable_data<int8_t>()[c] = -128;
+        Value* scales = b.Constant("sc", Tensor::FromVector<float>({0.02f, 0.05f, 0.011f}, {3}));
+        Value* qs = b.Op("QuantizeLinear", {b.Op("Relu", {b.Op("Neg", {x})}), scales, b.Constant("zs", zs)},
+                         {Attribute::Int("axis", 1)});
+        b.Output(b.Op("DequantizeLinear", {qs, b.Constant("sc2", Tensor::FromVector<float>({0.02f, 0.05f, 0.011f}, {3})),
+                                           b.Constant("zs2", zs)},
+                      {Attribute::Int("axis", 1)}));
+        Value* qn = b.Op("QuantizeLinear", {b.Op("Relu", {b.Op("Sin", {x})}), b.Constant("s3", Tensor::Scalar<float>(0.01f))});
+        b.Output(b.Op("DequantizeLinear", {qn, b.Constant("s4", Tensor::Scalar<float>(0.01f))}));
+      }
+      return b.Build(13);
+    };
+  };
+  cases.push_back({"DropReluBeforeQuantizeAtMin", "drop_relu_before_quantize_at_min", relu_then_quantize(0),
+                   {{"Relu", 0}, {"QuantizeLinear", 3}}, relu_then_quantize(3)});
   // quantize_static's DQ -> Transpose -> Q and DQ -> Reshape -> Q with one
   // quantization: the integers move; a second Q at another scale is kept.
   auto qdq_movers = [](float second_scale) -> ModelFn {
