@@ -291,12 +291,17 @@ TEST(CopyKernelsTest, TransposeAndTileOfAnyDtypeMatchTheReference) {
                              {DType::kInt64, {2, 3, 4}, {2, 0, 1}, {3, 1, 2}},
                              {DType::kFloat, {2, 3, 4}, {1, 0, 2}, {1, 12, 1}},
                              {DType::kBool, {5, 7}, {1, 0}, {2, 2}},
-                             {DType::kInt32, {6}, {0}, {4}}};
+                             {DType::kInt32, {6}, {0}, {4}},
+                             // Bytes in 8x8 tiles with ragged edges: NCHW -> NHWC and back.
+                             {DType::kUint8, {2, 37, 19, 13}, {0, 2, 3, 1}, {1, 1, 2, 1}},
+                             {DType::kInt8, {3, 41, 24}, {0, 2, 1}, {1, 1, 1}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " ", DimsToString(c.dims)));
     Tensor v = c.dtype == DType::kBool    ? RandomBool(c.dims, 3)
              : c.dtype == DType::kInt64   ? RandomInts<int64_t>(c.dims, 3, -50, 50)
              : c.dtype == DType::kInt32   ? RandomInts<int32_t>(c.dims, 3, -50, 50)
+             : c.dtype == DType::kUint8   ? RandomInts<uint8_t>(c.dims, 3, 0, 255)
+             : c.dtype == DType::kInt8    ? RandomInts<int8_t>(c.dims, 3, -128, 127)
              : c.dtype == DType::kFloat16 ? Tensor(DType::kFloat16, c.dims)
                                           : RandomF32(c.dims, 3);
     if (c.dtype == DType::kFloat16) {
