@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -144,6 +145,73 @@ TEST(NativeKernelsTest, StreamingBinaryOpsMatchScalarLoops) {
       std::string plan =
           RunBoth(*model, {{"a", RandomF32(dims, 3)}, {"b", RandomF32(dims, 4, 0.5f, 2.0f)}}, 0, 1e-6, 1e-6);
       EXPECT_EQ(plan.find("streaming_binary") != std::string::npos, dims[0] == 8) << plan;
+    }
+  }
+}
+
+// The large unary pass the same way, storing plainly and (past 16 MiB)
+// streaming: every misalignment, in place, NaN, ±inf and -0 among the
+// inputs; then in plans over [8, 512, 768] (12 MiB: taken) and a small
+// tensor (not), against the reference.
+TEST(NativeKernelsTest, LargeUnaryOpsMatchScalarLoops) {
+  if (!kernels::HaveStreamingStores()) GTEST_SKIP() << "neither AVX-512F nor AVX2 with FMA";
+  const int64_t streamed = kernels::kStreamingUnaryMinBytes / static_cast<int64_t>(sizeof(float)) + 37;
+  const int64_t n = streamed;
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  std::vector<float> a(n + 16), y(n + 16);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = i % 97 == 0 ? NAN : i % 101 == 0 ? -INFINITY : i % 103 == 0 ? INFINITY : i % 107 == 0 ? -0.0f : dist(rng);
+  }
+  using K = kernels::StreamingUnaryKind;
+  struct Case {
+    const char* name;
+    kernels::StreamingUnary op;
+    std::function<float(float)> f;
+  };
+  const Case cases[] = {
+      {"Relu", {K::kRelu, 0, 0}, [](float v) { return std::isnan(v) ? v : std::max(v, 0.0f); }},
+      {"LeakyRelu", {K::kLeakyRelu, 0.1f, 0}, [](float v) { return v < 0 ? v * 0.1f : v; }},
+      {"Abs", {K::kAbs, 0, 0}, [](float v) { return std::fabs(v); }},
+      {"Neg", {K::kNeg, 0, 0}, [](float v) { return -v; }},
+      {"Clip", {K::kClip, -1.5f, 2.0f}, [](float v) { return std::isnan(v) ? v : std::min(std::max(v, -1.5f), 2.0f); }},
+  };
+  for (const Case& c : cases) {
+    for (int64_t len : {3 * (int64_t{1} << 16) + 37, streamed}) {
+      for (int64_t offset : {0, 1, 5, 15}) {
+        for (bool in_place : {false, true}) {
+          SCOPED_TRACE(absl::StrCat(c.name, " length ", len, " offset ", offset, in_place ? " in place" : ""));
+          std::vector<float> x = a;
+          float* out = in_place ? x.data() + offset : y.data() + offset;
+          kernels::LargeUnaryF32(c.op, x.data() + offset, out, len);
+          for (int64_t i = 0; i < len; ++i) {
+            const float want = c.f(a[i + offset]);
+            if (std::isnan(want)) {
+              ASSERT_TRUE(std::isnan(out[i])) << i;
+            } else {
+              ASSERT_EQ(out[i], want) << i << " of " << a[i + offset];
+              ASSERT_EQ(std::signbit(out[i]), std::signbit(want)) << i << " of " << a[i + offset];
+            }
+          }
+        }
+      }
+    }
+  }
+  using Dims = std::vector<int64_t>;
+  for (const Dims& dims : {Dims{8, 512, 768}, Dims{2, 64, 64}}) {
+    for (const char* op : {"Relu", "Abs", "Neg", "Clip", "LeakyRelu"}) {
+      SCOPED_TRACE(absl::StrCat(op, " ", DimsToString(dims)));
+      GraphBuilder g;
+      Value* x = g.Input("x", DType::kFloat, D(dims));
+      std::vector<Value*> ins = {x};
+      if (std::string(op) == "Clip") {
+        ins.push_back(g.Constant("lo", Tensor::Scalar<float>(-0.5f)));
+        ins.push_back(g.Constant("hi", Tensor::Scalar<float>(1.25f)));
+      }
+      g.Output(g.Op(op, ins));
+      auto model = g.Build(13);
+      std::string plan = RunBoth(*model, {{"x", RandomF32(dims, 5)}}, 0, 0, 0);
+      EXPECT_EQ(plan.find("large_unary") != std::string::npos, dims[0] == 8) << plan;
     }
   }
 }
