@@ -14,7 +14,7 @@
 
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/kernels/channel_affine.h"
-#include "exec/cpu/kernels/streaming_stores.h"
+#include "exec/cpu/kernels/large_unary.h"
 #include "exec/cpu/native_step.h"
 #include "exec/cpu/lowering.h"
 #include "ops/math/reduce_axes.h"
@@ -36,29 +36,29 @@ bool IsCommutative(const std::string& op) { return op == "Add" || op == "Mul" ||
 bool LowerLargeUnary(Lowerer& L, const Node& n, const Elt& e) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
-  if (!kernels::HaveStreamingStores() || out == nullptr || !L.IsF32(x) || !L.IsF32(out) || L.Const(x) != nullptr ||
+  if (!kernels::HaveLargeUnary() || out == nullptr || !L.IsF32(x) || !L.IsF32(out) || L.Const(x) != nullptr ||
       L.V(x).slot < 0 || !L.plan().slots[L.V(x).slot].plain || L.V(x).dims != L.V(out).dims || !NativeReady(L, x)) {
     return false;
   }
   const int64_t count = NumElements(L.V(out).dims);
   if (count * static_cast<int64_t>(sizeof(float)) < kernels::kLargeUnaryMinBytes) return false;
-  kernels::StreamingUnary op;
+  kernels::LargeUnary op;
   op.a = e.alpha;
   op.b = e.beta;
   switch (e.alg) {
     case algorithm::eltwise_relu:
-      op.kind = e.alpha == 0 ? kernels::StreamingUnaryKind::kRelu : kernels::StreamingUnaryKind::kLeakyRelu;
+      op.kind = e.alpha == 0 ? kernels::LargeUnaryKind::kRelu : kernels::LargeUnaryKind::kLeakyRelu;
       break;
     case algorithm::eltwise_abs:
-      op.kind = kernels::StreamingUnaryKind::kAbs;
+      op.kind = kernels::LargeUnaryKind::kAbs;
       break;
     case algorithm::eltwise_linear:
       if (e.alpha != -1.0f || e.beta != 0.0f) return false;
-      op.kind = kernels::StreamingUnaryKind::kNeg;
+      op.kind = kernels::LargeUnaryKind::kNeg;
       break;
     case algorithm::eltwise_clip_v2:
       if (std::isnan(e.alpha) || std::isnan(e.beta)) return false;
-      op.kind = kernels::StreamingUnaryKind::kClip;
+      op.kind = kernels::LargeUnaryKind::kClip;
       break;
     default:
       return false;

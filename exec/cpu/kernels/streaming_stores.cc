@@ -60,49 +60,6 @@ AIC_AVX512 void StreamPiece(const float* a, const float* b, float* y, int64_t n)
   _mm_sfence();  // the streamed lines reach memory before the step ends
 }
 
-template <StreamingUnaryKind kKind>
-AIC_AVX512 inline __m512 ApplyUnary(__m512 x, __m512 a, __m512 b) {
-  // Sign bit moves as integers: the float forms of andnot/xor are AVX512DQ.
-  const __m512i sign = _mm512_set1_epi32(INT32_MIN);
-  switch (kKind) {
-    // max_ps returns its second operand when one is NaN: (0, x) keeps NaN.
-    case StreamingUnaryKind::kRelu: return _mm512_max_ps(_mm512_setzero_ps(), x);
-    case StreamingUnaryKind::kLeakyRelu:
-      return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, a);
-    case StreamingUnaryKind::kAbs: return _mm512_castsi512_ps(_mm512_andnot_si512(sign, _mm512_castps_si512(x)));
-    case StreamingUnaryKind::kNeg: return _mm512_castsi512_ps(_mm512_xor_si512(sign, _mm512_castps_si512(x)));
-    case StreamingUnaryKind::kClip: return _mm512_min_ps(b, _mm512_max_ps(a, x));
-  }
-  return x;
-}
-
-// StreamPiece for y = f(x), streaming or storing plainly.
-template <StreamingUnaryKind kKind, bool kStream>
-AIC_AVX512 void UnaryPiece(const float* x, float* y, int64_t n, float fa, float fb) {
-  const __m512 a = _mm512_set1_ps(fa), b = _mm512_set1_ps(fb);
-  int64_t i = 0;
-  const auto misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(y) % 64 / sizeof(float));
-  if (misaligned != 0) {
-    const int64_t head = std::min<int64_t>(n, 16 - misaligned);
-    const auto m = static_cast<__mmask16>((1u << head) - 1);
-    _mm512_mask_storeu_ps(y, m, ApplyUnary<kKind>(_mm512_maskz_loadu_ps(m, x), a, b));
-    i = head;
-  }
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = ApplyUnary<kKind>(_mm512_loadu_ps(x + i), a, b);
-    if (kStream) {
-      _mm512_stream_ps(y + i, v);
-    } else {
-      _mm512_store_ps(y + i, v);
-    }
-  }
-  if (i < n) {
-    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, ApplyUnary<kKind>(_mm512_maskz_loadu_ps(m, x + i), a, b));
-  }
-  if (kStream) _mm_sfence();
-}
-
 AIC_AVX512_END
 #endif
 
@@ -140,42 +97,6 @@ AIC_AVX2 void StreamPieceAvx2(const float* a, const float* b, float* y, int64_t 
   _mm_sfence();  // the streamed lines reach memory before the step ends
 }
 
-template <StreamingUnaryKind kKind>
-AIC_AVX2 inline __m256 ApplyUnary8(__m256 x, __m256 a, __m256 b) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  switch (kKind) {
-    case StreamingUnaryKind::kRelu: return _mm256_max_ps(_mm256_setzero_ps(), x);
-    case StreamingUnaryKind::kLeakyRelu:
-      return _mm256_blendv_ps(x, _mm256_mul_ps(x, a), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-    case StreamingUnaryKind::kAbs: return _mm256_andnot_ps(sign, x);
-    case StreamingUnaryKind::kNeg: return _mm256_xor_ps(sign, x);
-    case StreamingUnaryKind::kClip: return _mm256_min_ps(b, _mm256_max_ps(a, x));
-  }
-  return x;
-}
-
-template <StreamingUnaryKind kKind>
-AIC_AVX2 inline float ApplyUnaryOne(float x, __m256 a, __m256 b) {
-  return _mm256_cvtss_f32(ApplyUnary8<kKind>(_mm256_set1_ps(x), a, b));
-}
-
-template <StreamingUnaryKind kKind, bool kStream>
-AIC_AVX2 void UnaryPieceAvx2(const float* x, float* y, int64_t n, float fa, float fb) {
-  const __m256 a = _mm256_set1_ps(fa), b = _mm256_set1_ps(fb);
-  int64_t i = 0;
-  for (; i < n && reinterpret_cast<uintptr_t>(y + i) % 32 != 0; ++i) y[i] = ApplyUnaryOne<kKind>(x[i], a, b);
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = ApplyUnary8<kKind>(_mm256_loadu_ps(x + i), a, b);
-    if (kStream) {
-      _mm256_stream_ps(y + i, v);
-    } else {
-      _mm256_store_ps(y + i, v);
-    }
-  }
-  for (; i < n; ++i) y[i] = ApplyUnaryOne<kKind>(x[i], a, b);
-  if (kStream) _mm_sfence();
-}
-
 #endif
 
 // piece(a, b, y, len) over pieces of kPiece elements, spread over the threads.
@@ -199,38 +120,7 @@ void StreamAny(const float* a, const float* b, float* y, int64_t n) {
 #endif
 }
 
-template <StreamingUnaryKind kKind, bool kStream>
-void UnaryAny(const StreamingUnary& op, const float* x, float* y, int64_t n) {
-  ParallelFor((n + kPiece - 1) / kPiece, kPiece, [&](int64_t p) {
-    const int64_t begin = p * kPiece, len = std::min(kPiece, n - begin);
-#ifdef AIC_HAVE_AVX512_MATH
-    if (avx512::HaveAvx512()) return UnaryPiece<kKind, kStream>(x + begin, y + begin, len, op.a, op.b);
-#endif
-#ifdef AIC_HAVE_AVX2_MATH
-    UnaryPieceAvx2<kKind, kStream>(x + begin, y + begin, len, op.a, op.b);
-#else
-    (void)x, (void)y, (void)len;
-#endif
-  });
-}
-
-template <StreamingUnaryKind kKind>
-void UnaryBySize(const StreamingUnary& op, const float* x, float* y, int64_t n) {
-  if (n * static_cast<int64_t>(sizeof(float)) >= kStreamingUnaryMinBytes) return UnaryAny<kKind, true>(op, x, y, n);
-  UnaryAny<kKind, false>(op, x, y, n);
-}
-
 }  // namespace
-
-void LargeUnaryF32(const StreamingUnary& op, const float* x, float* y, int64_t n) {
-  switch (op.kind) {
-    case StreamingUnaryKind::kRelu: return UnaryBySize<StreamingUnaryKind::kRelu>(op, x, y, n);
-    case StreamingUnaryKind::kLeakyRelu: return UnaryBySize<StreamingUnaryKind::kLeakyRelu>(op, x, y, n);
-    case StreamingUnaryKind::kAbs: return UnaryBySize<StreamingUnaryKind::kAbs>(op, x, y, n);
-    case StreamingUnaryKind::kNeg: return UnaryBySize<StreamingUnaryKind::kNeg>(op, x, y, n);
-    case StreamingUnaryKind::kClip: return UnaryBySize<StreamingUnaryKind::kClip>(op, x, y, n);
-  }
-}
 
 bool StreamingOpOf(const std::string& op, StreamingOp* out) {
   if (op == "Add") *out = StreamingOp::kAdd;

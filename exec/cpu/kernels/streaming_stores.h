@@ -1,6 +1,6 @@
-// Same-shaped f32 Add/Sub/Mul/Div/Max/Min (and a few unary ops) whose
-// operands and output are too large for the caches together, written with
-// streaming (non-temporal) stores. A plain store to a line not in cache first reads it (the
+// Same-shaped f32 Add/Sub/Mul/Div/Max/Min whose operands and output are too
+// large for the caches together, written with streaming (non-temporal)
+// stores. A plain store to a line not in cache first reads it (the
 // write-allocate): on this machine a [8, 512, 768] Add (38 MB moved, the L3
 // holds 32) took 1.2-1.3 ms with plain AVX-512 stores and 0.67-0.73 ms
 // streaming (oneDNN 2.6's binary 1.1-1.4, ONNX Runtime's 0.93). Where the
@@ -28,27 +28,5 @@ inline constexpr int64_t kStreamingMinBytes = int64_t{8} << 20;
 
 // y[i] = a[i] op b[i], i < n, over all threads; y may be a or b.
 void StreamingBinaryF32(StreamingOp op, const float* a, const float* b, float* y, int64_t n);
-
-// Large unary passes: y = f(x) for the elementwise ops oneDNN's eltwise ran
-// at 1.1-1.26x ONNX Runtime's time on [8, 512, 768] (12 MiB each way) on a
-// Zen 4 (bench/OPS.md): ReLU, LeakyRelu, Abs, Neg, Clip, each keeping NaN.
-// Streamed only where input and output together exceed what a 32 MiB
-// last-level cache holds: at 12 MiB each way both stay in it from one run to
-// the next (and for the op after it), and streaming the output to memory
-// halved the 2-thread speed (0.45 ms against 0.22 stored plainly).
-enum class StreamingUnaryKind { kRelu, kLeakyRelu, kAbs, kNeg, kClip };
-struct StreamingUnary {
-  StreamingUnaryKind kind = StreamingUnaryKind::kRelu;
-  float a = 0, b = 0;  // kLeakyRelu: the slope below 0 (a); kClip: the bounds [a, b]
-};
-
-// Outputs for which the lowering takes the pass (smaller ones stay with
-// oneDNN, whose eltwise is as fast there), and from which it streams.
-inline constexpr int64_t kLargeUnaryMinBytes = int64_t{4} << 20;
-inline constexpr int64_t kStreamingUnaryMinBytes = int64_t{16} << 20;
-
-// y[i] = f(x[i]), i < n, over all threads; y may be x. Streaming stores
-// from kStreamingUnaryMinBytes of output.
-void LargeUnaryF32(const StreamingUnary& op, const float* x, float* y, int64_t n);
 
 }  // namespace aic::cpu::kernels

@@ -15,6 +15,7 @@
 #include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/erf.h"
+#include "exec/cpu/kernels/large_unary.h"
 #include "exec/cpu/kernels/layer_norm.h"
 #include "exec/cpu/kernels/streaming_stores.h"
 #include "exec/cpu/kernels/unary.h"
@@ -154,7 +155,7 @@ TEST(NativeKernelsTest, StreamingBinaryOpsMatchScalarLoops) {
 // inputs; then in plans over [8, 512, 768] (12 MiB: taken) and a small
 // tensor (not), against the reference.
 TEST(NativeKernelsTest, LargeUnaryOpsMatchScalarLoops) {
-  if (!kernels::HaveStreamingStores()) GTEST_SKIP() << "neither AVX-512F nor AVX2 with FMA";
+  if (!kernels::HaveLargeUnary()) GTEST_SKIP() << "neither AVX-512F nor AVX2 with FMA";
   const int64_t streamed = kernels::kStreamingUnaryMinBytes / static_cast<int64_t>(sizeof(float)) + 37;
   const int64_t n = streamed;
   std::mt19937 rng(6);
@@ -163,10 +164,10 @@ TEST(NativeKernelsTest, LargeUnaryOpsMatchScalarLoops) {
   for (size_t i = 0; i < a.size(); ++i) {
     a[i] = i % 97 == 0 ? NAN : i % 101 == 0 ? -INFINITY : i % 103 == 0 ? INFINITY : i % 107 == 0 ? -0.0f : dist(rng);
   }
-  using K = kernels::StreamingUnaryKind;
+  using K = kernels::LargeUnaryKind;
   struct Case {
     const char* name;
-    kernels::StreamingUnary op;
+    kernels::LargeUnary op;
     std::function<float(float)> f;
   };
   const Case cases[] = {
