@@ -195,16 +195,11 @@ int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const me
 // may read) keeps its bytes. Small weights are not worth the bookkeeping.
 void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to,
                                const Tensor& packed) {
-  constexpr size_t kMinReleaseBytes = 64 * 1024;
-  constexpr long kModelAndClone = 2;
-  const std::shared_ptr<Buffer>& buffer = t.buffer();
-  if (buffer == nullptr || buffer.use_count() > kModelAndClone || buffer->released() || t.device() != Device::kCpu ||
-      t.dtype() != DType::kFloat || t.byte_offset() != 0 || buffer->size() != t.byte_size() ||
-      t.byte_size() < kMinReleaseBytes || from.data_type() != memory::data_type::f32 ||
-      to.data_type() != memory::data_type::f32 || from.get_size() != t.byte_size()) {
+  if (from.data_type() != memory::data_type::f32 || to.data_type() != memory::data_type::f32 ||
+      from.get_size() != t.byte_size()) {
     return;
   }
-  buffer->Release([packed, from, to](uint8_t* dst) {
+  ReleaseWeight(t, [packed, from, to](uint8_t* dst) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     memory src(to, engine, const_cast<void*>(packed.raw_data()));
@@ -212,6 +207,18 @@ void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const 
     dnnl::reorder(src, out).execute(stream, src, out);
     stream.wait();
   });
+}
+
+void Lowerer::ReleaseWeight(const Tensor& t, std::function<void(uint8_t* dst)> restore) {
+  constexpr size_t kMinReleaseBytes = 64 * 1024;
+  constexpr long kModelAndClone = 2;
+  const std::shared_ptr<Buffer>& buffer = t.buffer();
+  if (buffer == nullptr || buffer.use_count() > kModelAndClone || buffer->released() || t.device() != Device::kCpu ||
+      t.dtype() != DType::kFloat || t.byte_offset() != 0 || buffer->size() != t.byte_size() ||
+      t.byte_size() < kMinReleaseBytes) {
+    return;
+  }
+  buffer->Release(std::move(restore));
   plan_.stats.released_weight_bytes += t.byte_size();
 }
 

@@ -7,6 +7,7 @@
 // reorder, made once per (value, layout) and shared.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,6 +74,9 @@ class Lowerer : public exec::LoweringFrame {
   // Frees the model's plain copy of a weight just packed, where that is
   // safe (see lowering.cc); reading it later unpacks `packed` again.
   void ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to, const Tensor& packed);
+  // The same for a weight our own kernel packed: `restore` writes its plain
+  // bytes back (exactly) if anything reads it later.
+  void ReleaseWeight(const Tensor& t, std::function<void(uint8_t* dst)> restore);
   int PlainSlot(const Value* v);
   int SlotIn(const Value* v, const memory::desc& md);
   // Whether this model's convolutions write channels blocked by 16 (see
@@ -206,6 +210,22 @@ bool LowerGlobalPoolOrNative(Lowerer& L, const Node& n);  // the native spatial 
 bool LowerMatMul(Lowerer& L, const Node& n);
 bool LowerGemm(Lowerer& L, const Node& n);
 bool LowerFusedLinearReLU(Lowerer& L, const Node& n);  // ai.aic
+// A product of at most kernels::GemvMatrix::kMaxRows rows by a constant
+// weight (a classifier head, a 1x1 conv at 1x1, a decoder step) on our own
+// kernel, with the row bias and activations after it (ops_gemv.cc).
+struct FewRowsProduct {
+  const Value* a = nullptr;    // m rows of k, dense in its plain layout
+  const Value* out = nullptr;  // the node's output: m rows of n
+  int64_t m = 0, k = 0, n = 0;
+  const Tensor* weights = nullptr;  // k x n, or n x k when `transposed`
+  bool transposed = false;
+  float scale = 1.0f;                    // of the weights (Gemm's alpha)
+  const Tensor* bias = nullptr;          // n values or one; null: none, or a following Add's row
+  float bias_scale = 1.0f;               // Gemm's beta
+  bool release_weights = false;          // `weights` is the model's own tensor
+  bool relu = false;                     // a ReLU that is part of the node (ai.aic FusedLinearReLU)
+};
+bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p);
 bool LowerBatchNorm(Lowerer& L, const Node& n);
 bool LowerSoftmax(Lowerer& L, const Node& n);
 bool LowerConcat(Lowerer& L, const Node& n);

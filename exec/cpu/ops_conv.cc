@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "exec/cpu/kernels/depthwise_conv.h"
+#include "exec/cpu/kernels/gemv.h"
 #include "exec/cpu/kernels/pair_conv.h"
 #include "exec/cpu/kernels/pair_depthwise.h"
 #include "exec/cpu/kernels/pair_gemm.h"
@@ -383,6 +384,26 @@ bool LowerConv(Lowerer& L, const Node& n) {
   const memory::desc w_any = weights_any(wdims);
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
   Plan& plan = L.plan();
+  // A 1x1 conv at 1x1 (an SE block's, a head's): a product of N rows.
+  const bool point = groups == 1 && xd.size() >= 3 && od.size() == xd.size() &&
+                     NumElements(Spatial(w->dims())) == 1 && NumElements(Spatial(xd)) == 1 &&
+                     NumElements(Spatial(od)) == 1;
+  if (point && xd[0] <= kernels::GemvMatrix::kMaxRows) {
+    FewRowsProduct p;
+    p.a = x;
+    p.out = conv_out;
+    p.m = xd[0];
+    p.k = w->dim(1);
+    p.n = oc;
+    p.weights = weights;
+    p.transposed = true;
+    p.bias = bias.defined() ? &bias : nullptr;
+    p.release_weights = weights == w;
+    if (LowerFewRowsProduct(L, n, p)) {
+      if (bn != nullptr) L.MarkFused(bn);
+      return true;
+    }
+  }
   std::vector<PostOp> chain = L.CollectPostOps(conv_out);
   if (chain.empty() && LowerPlainDepthwise(L, n, *weights, bias, conv_out, win)) {
     if (bn != nullptr) L.MarkFused(bn);

@@ -7,6 +7,7 @@
 // lowering with the ReLU as its first, mandatory post-op.
 
 #include "absl/strings/str_cat.h"
+#include "exec/cpu/kernels/gemv.h"
 #include "exec/cpu/lowering.h"
 
 namespace aic::cpu {
@@ -159,6 +160,19 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
     return false;
   }
   const Tensor* bc = L.Const(b);
+  if (bc != nullptr && bd.size() == 2 && ad.size() == od.size()) {
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < od.size(); ++i) rows *= od[i];
+    FewRowsProduct p;
+    p.a = a;
+    p.out = out;
+    p.m = rows;
+    p.k = bd[0];
+    p.n = bd[1];
+    p.weights = bc;
+    p.release_weights = true;
+    if (rows <= kernels::GemvMatrix::kMaxRows && LowerFewRowsProduct(L, n, p)) return true;
+  }
   memory::desc a_md = PlainMd(PadTo(ad, od.size()));
   memory::desc b_plain = PlainMd(PadTo(bd, od.size()));
   memory::desc b_md = bc != nullptr && L.options().blocked_layouts ? AnyMd(PadTo(bd, od.size())) : b_plain;
@@ -298,6 +312,22 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
   memory::desc a_md(memory::dims{m, kk}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{kk, 1});
   memory::desc b_from(memory::dims{kk, nn}, memory::data_type::f32, tb ? memory::dims{1, kk} : memory::dims{nn, 1});
   memory::desc b_md = bc != nullptr && L.options().blocked_layouts ? AnyMd({kk, nn}) : b_from;
+  if (bc != nullptr && !ta && m <= kernels::GemvMatrix::kMaxRows) {
+    FewRowsProduct p;
+    p.a = a;
+    p.out = out;
+    p.m = m;
+    p.k = kk;
+    p.n = nn;
+    p.weights = bc;
+    p.transposed = tb;
+    p.scale = alpha;
+    p.bias = cc != nullptr && beta != 0.0f ? cc : nullptr;
+    p.bias_scale = beta;
+    p.release_weights = true;
+    p.relu = relu;
+    if (LowerFewRowsProduct(L, n, p)) return true;
+  }
   memory::desc bias_md;
   Tensor bias;
   if (cc != nullptr && beta != 0.0f) {

@@ -51,7 +51,8 @@ void ExpectClose(const Tensor& got, const Tensor& want) {
   }
 }
 
-TEST(CpuFusedOpsTest, FusedLinearReluIsOneOneDnnStep) {
+// (3 rows: our few-rows kernel's step, kernels/gemv.h, with the ReLU in it.)
+TEST(CpuFusedOpsTest, FusedLinearReluIsOneStep) {
   for (const GemmCase& c : {GemmCase{}, GemmCase{.trans_b = false}, GemmCase{.trans_a = true, .alpha = 0.5f},
                             GemmCase{.beta = 2.0f}, GemmCase{.bias = false}}) {
     SCOPED_TRACE(absl::StrCat("transA=", c.trans_a, " transB=", c.trans_b, " alpha=", c.alpha, " beta=", c.beta,
@@ -81,7 +82,6 @@ TEST(CpuFusedOpsTest, FusedLinearReluIsOneOneDnnStep) {
     ASSERT_TRUE(plan.ok());
     const PlanStats& st = StatsOf(**plan);
     EXPECT_EQ(st.steps, 1) << DescribePlan(**plan);
-    EXPECT_EQ(st.dnnl_steps, 1);
     EXPECT_EQ(st.fallback_steps, 0);
     EXPECT_NE(DescribePlan(**plan).find("relu"), std::string::npos) << DescribePlan(**plan);
   }

@@ -1,0 +1,174 @@
+// Gemm, MatMul and 1x1 Conv of a few rows by constant weights on
+// kernels::GemvMatrix (why: kernels/gemv.h): the row bias and the unary
+// activations after it run in the same step, over the few output rows while
+// they are in L1, instead of as oneDNN post-ops; what else follows runs as
+// steps of its own.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "exec/cpu/kernels/gemv.h"
+#include "exec/cpu/kernels/unary.h"
+#include "exec/cpu/lowering.h"
+#include "exec/cpu/native_step.h"
+
+namespace aic::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+
+// One activation over the output rows, as oneDNN's eltwise algorithm of the
+// same name computes it (alpha and beta as the post-op carries them).
+struct RowActivation {
+  algorithm alg = algorithm::undef;
+  float alpha = 0, beta = 0;
+  kernels::UnaryRowFn fn = nullptr;  // the transcendental ones
+};
+
+std::optional<RowActivation> AsRowActivation(const PostOp& p) {
+  if (p.binary) return std::nullopt;
+  RowActivation r{p.alg, p.alpha, p.beta, nullptr};
+  switch (p.alg) {
+    case algorithm::eltwise_relu:
+    case algorithm::eltwise_linear:
+    case algorithm::eltwise_clip_v2:
+    case algorithm::eltwise_hardswish:
+    case algorithm::eltwise_abs:
+    case algorithm::eltwise_square:
+      return r;
+    case algorithm::eltwise_logistic: r.fn = kernels::UnaryKernel("Sigmoid"); break;
+    case algorithm::eltwise_tanh: r.fn = kernels::UnaryKernel("Tanh"); break;
+    case algorithm::eltwise_exp: r.fn = kernels::UnaryKernel("Exp"); break;
+    case algorithm::eltwise_gelu_erf: r.fn = kernels::UnaryKernel("GeluErf"); break;
+    case algorithm::eltwise_gelu_tanh: r.fn = kernels::UnaryKernel("GeluTanh"); break;
+    case algorithm::eltwise_swish:
+      if (p.alpha == 1.0f) r.fn = kernels::UnaryKernel("Swish");
+      break;
+    default: break;
+  }
+  if (r.fn == nullptr) return std::nullopt;
+  return r;
+}
+
+void Apply(const RowActivation& act, float* y, int64_t count) {
+  if (act.fn != nullptr) return act.fn(y, y, count);
+  const float a = act.alpha, b = act.beta;
+  for (int64_t i = 0; i < count; ++i) {
+    const float x = y[i];
+    switch (act.alg) {
+      case algorithm::eltwise_relu: y[i] = x > 0 ? x : x * a; break;
+      case algorithm::eltwise_linear: y[i] = a * x + b; break;
+      case algorithm::eltwise_clip_v2: y[i] = x < a ? a : (x > b ? b : x); break;  // NaN stays NaN
+      case algorithm::eltwise_hardswish: y[i] = x * std::fmin(1.0f, std::fmax(0.0f, a * x + b)); break;
+      case algorithm::eltwise_abs: y[i] = std::fabs(x); break;
+      case algorithm::eltwise_square: y[i] = x * x; break;
+      default: break;
+    }
+  }
+}
+
+// A leading Add of a constant row ([N], [1, .., 1, N]) in `chain`: its values.
+const Tensor* LeadingRowBias(Lowerer& L, const std::vector<PostOp>& chain, int64_t n) {
+  if (chain.empty() || !chain[0].binary || chain[0].alg != algorithm::binary_add || chain[0].out == nullptr ||
+      chain[0].nodes.size() != 1) {
+    return nullptr;
+  }
+  const Node& add = *chain[0].nodes[0];
+  for (size_t i = 0; i < 2 && i < add.num_inputs(); ++i) {
+    const Tensor* t = L.Const(add.input(i));
+    if (t == nullptr || t->dtype() != DType::kFloat || t->num_elements() != n) continue;
+    bool row = true;
+    for (size_t d = 0; d + 1 < t->dims().size(); ++d) row = row && t->dims()[d] == 1;
+    if (row && !t->dims().empty() && t->dims().back() == n) return t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
+  if (p.m < 1 || p.m > kernels::GemvMatrix::kMaxRows || p.k < 1 || p.n < 1 || p.weights == nullptr ||
+      p.weights->dtype() != DType::kFloat || !L.IsF32(p.a) || !NativeReady(L, p.a)) {
+    return false;
+  }
+  // The bias: one value per column (n or 1 of them), or a full [m, n]
+  // matrix (a Gemm's C; oneDNN 2.6's matmul has only its reference kernel
+  // for that), added after the product.
+  std::vector<float> bias, full_bias;
+  if (p.bias != nullptr) {
+    const int64_t count = p.bias->num_elements();
+    const std::vector<int64_t>& bd = p.bias->dims();
+    if (p.bias->dtype() != DType::kFloat) return false;
+    const float* b = p.bias->data<float>();
+    if (count == 1 || (count == p.n && !bd.empty() && bd.back() == p.n)) {
+      for (int64_t j = 0; j < p.n; ++j) bias.push_back(p.bias_scale * b[count == 1 ? 0 : j]);
+    } else if (bd == std::vector<int64_t>{p.m, p.n}) {
+      for (int64_t i = 0; i < count; ++i) full_bias.push_back(p.bias_scale * b[i]);
+    } else {
+      return false;
+    }
+  }
+  // What follows: a row bias (when the node has none), then activations.
+  std::vector<PostOp> chain = L.CollectPostOps(p.out);
+  size_t first = 0;
+  std::vector<const Node*> fused;
+  const Value* final_value = p.out;
+  std::vector<std::string> names;
+  std::vector<RowActivation> acts;
+  if (p.relu) {
+    acts.push_back({algorithm::eltwise_relu, 0.0f, 0.0f, nullptr});
+    names.push_back("relu");
+  }
+  if (p.bias == nullptr && !p.relu) {
+    if (const Tensor* row = LeadingRowBias(L, chain, p.n)) {
+      bias.assign(row->data<float>(), row->data<float>() + p.n);
+      fused = chain[0].nodes;
+      final_value = chain[0].out;
+      names.push_back("bias");
+      first = 1;
+    }
+  }
+  std::vector<RowActivation> pending;  // a node's activations, taken once the node is whole
+  for (size_t i = first; i < chain.size(); ++i) {
+    std::optional<RowActivation> act = AsRowActivation(chain[i]);
+    if (!act) break;
+    pending.push_back(*act);
+    if (chain[i].out == nullptr) continue;  // mid-node (HardSigmoid's linear before its clip)
+    acts.insert(acts.end(), pending.begin(), pending.end());
+    pending.clear();
+    fused.insert(fused.end(), chain[i].nodes.begin(), chain[i].nodes.end());
+    final_value = chain[i].out;
+    names.push_back(chain[i].name);
+  }
+  int in = L.PlainSlot(p.a);
+  int slot = NativeOutSlot(L, final_value);
+  if (in < 0 || slot < 0) return false;
+  auto matrix = std::make_shared<kernels::GemvMatrix>(p.weights->data<float>(), p.k, p.n, p.transposed ? p.k : p.n,
+                                                      p.transposed, p.scale);
+  L.plan().stats.weight_bytes += static_cast<size_t>(p.k * p.n) * sizeof(float);
+  if (p.release_weights && p.scale == 1.0f) {
+    L.ReleaseWeight(*p.weights, [matrix, ld = p.transposed ? p.k : p.n, t = p.transposed](uint8_t* dst) {
+      matrix->Unpack(reinterpret_cast<float*>(dst), ld, t);
+    });
+  }
+  const int64_t m = p.m, cols = p.n;
+  NativeStep* step = AddNativeStep(L, n, {in}, slot,
+                                   [matrix, m, cols, bias = std::move(bias), full_bias = std::move(full_bias),
+                                    acts](const void* const* ins, void* o) {
+                                     float* y = static_cast<float*>(o);
+                                     matrix->Multiply(static_cast<const float*>(ins[0]), m, matrix->rows(),
+                                                      bias.empty() ? nullptr : bias.data(), y, cols);
+                                     for (size_t i = 0; i < full_bias.size(); ++i) y[i] += full_bias[i];
+                                     for (const RowActivation& a : acts) Apply(a, y, m * cols);
+                                     return absl::OkStatus();
+                                   });
+  step->kind = "gemv";
+  for (const Node* f : fused) L.MarkFused(f);
+  if (!names.empty()) absl::StrAppend(&step->label, " + [", absl::StrJoin(names, ","), "]");
+  return true;
+}
+
+}  // namespace aic::cpu
