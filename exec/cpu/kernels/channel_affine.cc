@@ -47,6 +47,42 @@ AIC_KERNEL_CLONES void BlockRows(const float* x, float* y, int64_t spatial, int6
   }
 }
 
+// BlockRows for a block of 8 or 16 channels (nChw8c, nChw16c) known at
+// compile time: the block's scales and shifts stay in registers and each
+// position is one or two vectors. With the block as a run-time bound the
+// loop paid its setup for every 16 values: an SE block's multiply over
+// [1, 64, 56, 56] took 0.135 ms, ONNX Runtime 0.041 (RegNetY-800MF).
+template <int kBlock>
+AIC_KERNEL_CLONES void FixedBlockRows(const float* x, float* y, int64_t spatial, const float* scale,
+                                      const float* shift, bool relu) {
+  float s[kBlock], t[kBlock];
+  for (int j = 0; j < kBlock; ++j) {
+    s[j] = scale[j];
+    t[j] = shift != nullptr ? shift[j] : 0.0f;
+  }
+  if (relu) {
+    for (int64_t p = 0; p < spatial; ++p) {
+#pragma omp simd
+      for (int j = 0; j < kBlock; ++j) {
+        const float v = x[p * kBlock + j] * s[j] + t[j];
+        y[p * kBlock + j] = v > 0.0f ? v : (v != v ? v : 0.0f);
+      }
+    }
+    return;
+  }
+  if (shift == nullptr) {
+    for (int64_t p = 0; p < spatial; ++p) {
+#pragma omp simd
+      for (int j = 0; j < kBlock; ++j) y[p * kBlock + j] = x[p * kBlock + j] * s[j];
+    }
+    return;
+  }
+  for (int64_t p = 0; p < spatial; ++p) {
+#pragma omp simd
+    for (int j = 0; j < kBlock; ++j) y[p * kBlock + j] = x[p * kBlock + j] * s[j] + t[j];
+  }
+}
+
 }  // namespace
 
 void ChannelAffineF32(const float* x, float* y, const ChannelLayout& l, const float* scale, const float* shift,
@@ -75,8 +111,13 @@ void ChannelAffineF32(const float* x, float* y, const ChannelLayout& l, const fl
     if (count <= 0) return;
     const float* s = scale + (scale_per_image ? o * channels : 0) + b * l.block;
     const int64_t offset = ob * plane + first * l.block;
+    const float* t = shift != nullptr ? shift + b * l.block : nullptr;
     if (l.block == 1) {
       PlaneRow(x + offset, y + offset, count, s[0], shift != nullptr ? shift[b] : 0.0f, relu);
+    } else if (l.block == 16) {
+      FixedBlockRows<16>(x + offset, y + offset, count, s, t, relu);
+    } else if (l.block == 8) {
+      FixedBlockRows<8>(x + offset, y + offset, count, s, t, relu);
     } else {
       BlockRows(x + offset, y + offset, count, l.block, s, shift != nullptr ? shift + b * l.block : nullptr, relu);
     }

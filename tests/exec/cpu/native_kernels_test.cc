@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/broadcast.h"
+#include "exec/cpu/kernels/channel_affine.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/erf.h"
 #include "exec/cpu/kernels/large_unary.h"
@@ -762,6 +763,63 @@ TEST(NativeKernelsTest, CastMatchesTheReference) {
     }
     std::string plan = RunBoth(*model, {{"x", x}}, 0, 0, 0);
     EXPECT_NE(plan.find("cast"), std::string::npos) << plan;
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// ChannelAffineF32 in every layout it reads (plain, blocks of 8 and 16, all
+// channels side by side), with and without shift and ReLU, one scale vector
+// or one per image, in place and not: against a scalar loop, NaN kept.
+TEST(NativeKernels, ChannelAffineInEveryLayout) {
+  for (int64_t block : {1, 8, 16, 48}) {
+    for (bool shift_on : {false, true}) {
+      for (bool relu : {false, true}) {
+        for (bool per_image : {false, true}) {
+          for (bool in_place : {false, true}) {
+            SCOPED_TRACE(absl::StrCat("block ", block, shift_on ? " shift" : "", relu ? " relu" : "",
+                                      per_image ? " per image" : "", in_place ? " in place" : ""));
+            kernels::ChannelLayout l;
+            l.outer = 2;
+            l.blocks = block == 48 ? 1 : 48 / block;
+            l.spatial = 37;
+            l.block = block;
+            const int64_t channels = l.blocks * l.block, count = l.outer * channels * l.spatial;
+            Tensor x = RandomF32({count}, 7, -2, 2);
+            x.mutable_data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+            Tensor scale = RandomF32({(per_image ? l.outer : 1) * channels}, 8, -1.5f, 1.5f);
+            Tensor shift = RandomF32({channels}, 9, -1, 1);
+            std::vector<float> y(static_cast<size_t>(count), 0.0f);
+            std::vector<float> src(x.data<float>(), x.data<float>() + count);
+            float* out = in_place ? src.data() : y.data();
+            kernels::ChannelAffineF32(src.data(), out, l, scale.data<float>(),
+                                      shift_on ? shift.data<float>() : nullptr, relu, per_image);
+            for (int64_t o = 0; o < l.outer; ++o) {
+              for (int64_t b = 0; b < l.blocks; ++b) {
+                for (int64_t p = 0; p < l.spatial; ++p) {
+                  for (int64_t j = 0; j < l.block; ++j) {
+                    const int64_t c = b * l.block + j;
+                    const int64_t i = ((o * l.blocks + b) * l.spatial + p) * l.block + j;
+                    float want = x.data<float>()[i] * scale.data<float>()[(per_image ? o * channels : 0) + c] +
+                                 (shift_on ? shift.data<float>()[c] : 0.0f);
+                    if (relu && want < 0) want = 0;
+                    if (std::isnan(want)) {
+                      ASSERT_TRUE(std::isnan(out[i])) << i;
+                    } else {
+                      ASSERT_NEAR(out[i], want, 1e-6f * (1 + std::fabs(want))) << i;
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
   }
 }
 
