@@ -42,11 +42,27 @@ bool IsPadded(const Slot& s) {
 // Not over padded layouts: oneDNN 2.6's binary primitive with post-ops
 // computes wrong values in place there (a deconvolution's aBcd16b output of
 // 8 channels times a tensor, then a scale; found by tests/graph_fuzz).
+// A step that accumulates into its output (Step::accumulate) takes the
+// accumulated slot's bytes likewise, unless the step also reads that buffer
+// through another input (a conv adding its own input: it would overwrite
+// what it still reads).
 void ShareInPlace(Plan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& st = *plan.steps[i];
-    if (!st.inplace_ok || st.reads.empty() || st.writes.empty()) continue;
-    Slot& in = plan.slots[st.reads[0]];
+    if (st.writes.empty()) continue;
+    int from_slot = -1;
+    if (st.accumulate >= 0) {
+      const int buffer = plan.slots[st.accumulate].buffer;
+      bool read_otherwise = false;
+      for (int r : st.reads) read_otherwise = read_otherwise || (r != st.accumulate && plan.slots[r].buffer == buffer);
+      if (read_otherwise) continue;
+      from_slot = st.accumulate;
+    } else if (st.inplace_ok && !st.reads.empty()) {
+      from_slot = st.reads[0];
+    } else {
+      continue;
+    }
+    Slot& in = plan.slots[from_slot];
     Slot& out = plan.slots[st.writes[0]];
     if (in.storage != Slot::Storage::kArena || out.storage != Slot::Storage::kArena) continue;
     if (in.buffer == out.buffer || in.bytes() != out.bytes() || in.md != out.md || IsPadded(in)) continue;

@@ -88,6 +88,10 @@ class Step {
   std::string label;        // node description and fused post-ops
   std::string impl;         // oneDNN's implementation name for a primitive ("jit:avx512_core"); empty for ours
   bool inplace_ok = false;  // writes[0] may take reads[0]'s bytes when it dies here
+  // A slot whose values writes[0] must hold when the step starts (oneDNN's
+  // sum post-op adds into its destination): the arena gives both one buffer
+  // where the slot dies here (ShareInPlace), else Execute copies them in.
+  int accumulate = -1;
 };
 
 class Plan {

@@ -296,7 +296,9 @@ DnnlStep* Lowerer::AddDnnlStep(dnnl::primitive p, const char* kind, const Node& 
 dnnl::primitive_attr Lowerer::MakeAttr(const std::vector<PostOp>& chain, size_t k) {
   dnnl::post_ops po;
   for (size_t i = 0; i < k; ++i) {
-    if (chain[i].binary) {
+    if (chain[i].sum) {
+      po.append_sum(1.0f);
+    } else if (chain[i].binary) {
       po.append_binary(chain[i].alg, chain[i].src1_md);
     } else {
       po.append_eltwise(1.0f, chain[i].alg, chain[i].alpha, chain[i].beta);
@@ -314,7 +316,10 @@ int Lowerer::FinishPostOps(DnnlStep* step, const Value* v, const std::vector<Pos
   for (size_t i = 0; i < k; ++i) {
     for (const Node* n : chain[i].nodes) MarkDone(n);
     plan_.stats.fused_nodes += static_cast<int>(chain[i].nodes.size());
-    if (chain[i].binary) {
+    if (chain[i].sum) {
+      step->accumulate = chain[i].src1_slot;
+      step->reads.push_back(chain[i].src1_slot);
+    } else if (chain[i].binary) {
       step->AddArg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
                    chain[i].src1_slot, chain[i].src1_md, false);
     }

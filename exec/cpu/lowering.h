@@ -33,6 +33,10 @@ struct PostOp {
   std::vector<const Node*> nodes;  // graph nodes this post-op completes
   const Value* out = nullptr;      // value computed after it; null mid-node
   std::string name;
+  // A residual add (binary, src1 an activation of the destination's layout)
+  // run as oneDNN's sum post-op: the destination starts as src1's values
+  // (Step::accumulate) and the primitive adds into it.
+  bool sum = false;
 };
 
 struct Elt {

@@ -501,6 +501,30 @@ bool LowerConv(Lowerer& L, const Node& n) {
     if (bn != nullptr) L.MarkFused(bn);
     return true;
   }
+  // A residual Add right after the conv that oneDNN 2.6 took as no binary
+  // post-op at speed (its AVX-512 brgconv has only the reference kernel for
+  // an operand of the destination's full shape): oneDNN's sum post-op adds
+  // into a destination that starts as the residual, written in the
+  // residual's own layout, unpadded (Step::accumulate; ResNet-50 ran its 16
+  // residual Adds as binary steps, 1.05 ms of 76 at 1 thread, ONNX Runtime
+  // fuses them).
+  if (!bf16 && !merged.defined() && built.second == 0 && !chain.empty() && chain[0].binary &&
+      chain[0].alg == algorithm::binary_add && chain[0].out != nullptr && chain[0].src1_slot >= 0) {
+    const Slot& residual = plan.slots[chain[0].src1_slot];
+    const bool dense = residual.storage != Slot::Storage::kConstant && residual.dims == L.V(conv_out).dims &&
+                       residual.md.get_size() == static_cast<size_t>(NumElements(residual.dims)) * sizeof(float);
+    if (dense) {
+      chain[0].sum = true;
+      const memory::desc residual_md = residual.md;
+      auto summed = IfFast("conv", [&] { return build(built.first.src_desc(), residual_md); });
+      if (summed && summed->second >= 1 && summed->first.dst_desc() == residual_md) {
+        built = *summed;
+        chain[0].name = "Add(residual sum)";
+      } else {
+        chain[0].sum = false;
+      }
+    }
+  }
   const auto& [pd, k] = built;
   if (bn != nullptr) L.MarkFused(bn);
   // The slot keeps what it needs: the packed copy, or `weights` itself when

@@ -81,7 +81,7 @@ bool PostOpsReadRight(const std::vector<PostOp>& chain, size_t k, const memory::
   // [N, C, 1, 1] with N > 1: oneDNN indexes a partly broadcast operand by the batch.
   bool batched_point = dst_dims.size() >= 3 && dst_dims[0] > 1 && spatial == 1;
   for (size_t i = 0; i < k && i < chain.size(); ++i) {
-    if (!chain[i].binary) continue;
+    if (!chain[i].binary || chain[i].sum) continue;
     memory::dims sd = chain[i].src1_md.dims();
     std::vector<int64_t> src_dims(sd.begin(), sd.end());
     bool scalar = std::all_of(src_dims.begin(), src_dims.end(), [](int64_t d) { return d == 1; });
@@ -114,7 +114,7 @@ bool BinaryPostOpsRunApart(const std::vector<PostOp>& chain, size_t k, const std
   // Convolutions name theirs "x64:gemm:jit", the matmul "gemm:jit".
   if (!absl::StrContains(impl, "gemm")) return false;
   for (size_t i = 0; i < k && i < chain.size(); ++i) {
-    if (chain[i].binary) return true;
+    if (chain[i].binary && !chain[i].sum) return true;
   }
   return false;
 }

@@ -1,5 +1,7 @@
 // The step kinds every plan uses: a oneDNN primitive over slots (compute and
 // reorders alike) and its pointer binding.
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/internal.h"
 
@@ -66,6 +68,11 @@ void DnnlStep::Bind(Plan& plan) {
 
 absl::Status DnnlStep::Execute(Plan& plan) {
   for (auto& [m, slot] : refresh_) m.set_data_handle(plan.slots[slot].ptr);
+  if (accumulate >= 0) {
+    const Slot& from = plan.slots[accumulate];
+    void* dst = plan.slots[writes[0]].ptr;
+    if (from.ptr != dst) std::memcpy(dst, from.ptr, from.bytes());
+  }
   try {
     primitive.execute(plan.stream, bound_);
   } catch (const dnnl::error& e) {

@@ -802,3 +802,42 @@ TEST(FastPathsTest, LargeGatedSiluRunsNatively) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// A residual Add after a conv rides on the conv: as a binary post-op where
+// oneDNN has that fast, else as its sum post-op into a destination that
+// starts as the residual (AVX-512's brgconv; Step::accumulate). Every way
+// the residual can stand: an activation dying at the Add (its bytes become
+// the output's), the conv's own input (which the conv must not overwrite
+// while reading it), a value read again after the Add, an Add whose result
+// is a graph output; and a plain graph input, whose layout the conv does not
+// write (a binary step then: only the values are checked).
+TEST(FastPathsTest, ResidualAddsRideOnTheirConv) {
+  enum class Residual { kDying, kGraphInput, kConvInput, kReadLater };
+  for (Residual kind : {Residual::kDying, Residual::kGraphInput, Residual::kConvInput, Residual::kReadLater}) {
+    for (bool relu_after : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("residual kind ", static_cast<int>(kind), relu_after ? ", relu after" : ""));
+      GraphBuilder b;
+      const Dims in = {1, 32, 12, 12};
+      Value* x = b.Input("x", DType::kFloat, D(in));
+      Value* r = kind == Residual::kGraphInput ? x : b.Op("Relu", {ConvOf(b, x, 32, 32, {1, 1}, {})});
+      Value* h = kind == Residual::kConvInput ? r : b.Op("Relu", {ConvOf(b, r, 32, 16, {1, 1}, {})});
+      Value* c = ConvOf(b, h, kind == Residual::kConvInput ? 32 : 16, 32, {1, 1}, {});
+      Value* y = b.Op("Add", {c, r});
+      if (relu_after) y = b.Op("Relu", {y});
+      if (kind == Residual::kReadLater) y = b.Op("Mul", {y, r});
+      b.Output(ConvOf(b, y, 32, 8, {3, 3}, {Attribute::Ints("pads", {1, 1, 1, 1})}));
+      if (kind == Residual::kDying) b.Output(y);  // also a graph output
+      auto model = b.Build(13);
+      std::string plan = RunBoth(*model, {{"x", RandomF32(in, 51, -1, 1)}}, 0, 1e-4, 1e-4);
+      if (kind == Residual::kGraphInput) continue;
+      EXPECT_NE(plan.find("Add(residual"), std::string::npos) << plan;
+      EXPECT_EQ(plan.find("binary\tAdd"), std::string::npos) << plan;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
