@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "exec/cpu/kernels/copy_bytes.h"
 #include "exec/cpu/kernels/parallel.h"
 
 namespace aic::cpu::kernels {
@@ -64,7 +65,7 @@ int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_
   const char* src = static_cast<const char*>(data);
   char* dst = static_cast<char*>(out);
   auto copy = [&](int64_t item, int64_t from) {
-    std::memcpy(dst + static_cast<size_t>(item) * slice_bytes, src + static_cast<size_t>(from) * slice_bytes,
+    CopyBytes(dst + static_cast<size_t>(item) * slice_bytes, src + static_cast<size_t>(from) * slice_bytes,
                 slice_bytes);
   };
   if (index_bytes == 4) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/broadcast.h"
 #include "exec/cpu/kernels/channel_affine.h"
+#include "exec/cpu/kernels/copy_bytes.h"
 #include "exec/cpu/kernels/binary.h"
 #include "exec/cpu/kernels/erf.h"
 #include "exec/cpu/kernels/large_unary.h"
@@ -817,6 +818,31 @@ TEST(NativeKernels, ChannelAffineInEveryLayout) {
               }
             }
           }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// CopyBytes copies exactly n bytes at every size around its thresholds and
+// every alignment of source and destination, touching nothing past them.
+TEST(NativeKernels, CopyBytesAtEverySizeAndAlignment) {
+  std::vector<unsigned char> src(20000), dst(20100);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (size_t n : {0, 1, 63, 64, 65, 255, 256, 257, 1000, 3072, 4095, 8191, 8192, 8193, 19000}) {
+    for (size_t s_off : {0, 1, 13, 64}) {
+      for (size_t d_off : {0, 3, 32}) {
+        std::fill(dst.begin(), dst.end(), 0xAB);
+        kernels::CopyBytes(dst.data() + d_off, src.data() + s_off, n);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= d_off && i < d_off + n;
+          ASSERT_EQ(dst[i], inside ? src[i - d_off + s_off] : 0xAB) << "n " << n << " at " << i;
         }
       }
     }
