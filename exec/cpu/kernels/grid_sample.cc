@@ -1,9 +1,11 @@
 #include "exec/cpu/kernels/grid_sample.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "exec/cpu/kernels/parallel.h"
+#include "exec/cpu/kernels/strided_copy.h"
 
 namespace aic::cpu::kernels {
 
@@ -78,6 +80,59 @@ void SampleChannel(const float* src, float* dst, int64_t n, const TapTable& t, i
   SampleChannel(src, dst, n, at, w, taps);
 }
 
+// One output location over all C channels of a channels-last image:
+// out[c] = Σ taps w_k · xt[a_k·C + c], a tap of weight 0 adding 0 (the same
+// select and the same pairing as SampleChannel, so the same bits).
+AIC_KERNEL_CLONES
+void BlendTaps(const float* __restrict xt, int64_t channels, const int32_t* a, const float* w, int taps,
+               float* __restrict out) {
+  if (taps == 1) {
+    const float* p = xt + static_cast<int64_t>(a[0]) * channels;
+    const float w0 = w[0];
+    for (int64_t c = 0; c < channels; ++c) {
+      const float v = w0 * p[c];
+      out[c] = w0 != 0.0f ? v : 0.0f;
+    }
+    return;
+  }
+  const float *p0 = xt + static_cast<int64_t>(a[0]) * channels, *p1 = xt + static_cast<int64_t>(a[1]) * channels;
+  const float *p2 = xt + static_cast<int64_t>(a[2]) * channels, *p3 = xt + static_cast<int64_t>(a[3]) * channels;
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+  for (int64_t c = 0; c < channels; ++c) {
+    const float v0 = w0 * p0[c], v1 = w1 * p1[c], v2 = w2 * p2[c], v3 = w3 * p3[c];
+    out[c] = ((w0 != 0.0f ? v0 : 0.0f) + (w1 != 0.0f ? v1 : 0.0f)) + ((w2 != 0.0f ? v2 : 0.0f) + (w3 != 0.0f ? v3 : 0.0f));
+  }
+}
+
+// Images of many channels: sampled channels-last. The image goes to
+// [H·W, C] and the result comes back from [OH·OW, C] by transposes in
+// register tiles; in between each location is a few vector multiply-adds
+// over its taps' channel rows. Sampled plane by plane, every tap was a
+// scalar load at a computed address (the compiler's vectors only shuffled
+// them in): a bilinear GridSample over [1, 64, 56, 56] ran at 1.16-1.19x ONNX
+// Runtime's time.
+constexpr int64_t kChannelsLastFrom = 16;
+
+void SampleChannelsLast(const float* x, float* y, int64_t channels, int64_t plane, int64_t out, const TapTable& t,
+                        int taps) {
+  thread_local std::vector<float> xt, yt;
+  xt.resize(static_cast<size_t>(channels * plane));
+  yt.resize(static_cast<size_t>(channels * out));
+  RunStridedCopy(MakeTransposeCopy({channels, plane}, {1, 0}, sizeof(float)), x, xt.data());
+  const float* src = xt.data();
+  float* dst = yt.data();
+  constexpr int64_t kLocations = 64;
+  ParallelFor((out + kLocations - 1) / kLocations, kLocations * channels * taps, [&](int64_t chunk) {
+    const int64_t end = std::min(out, (chunk + 1) * kLocations);
+    for (int64_t i = chunk * kLocations; i < end; ++i) {
+      const int32_t a[4] = {t.at[0][i], t.at[1][i], t.at[2][i], t.at[3][i]};
+      const float w[4] = {t.w[0][i], t.w[1][i], t.w[2][i], t.w[3][i]};
+      BlendTaps(src, channels, a, w, taps, dst + i * channels);
+    }
+  });
+  RunStridedCopy(MakeTransposeCopy({out, channels}, {1, 0}, sizeof(float)), yt.data(), y);
+}
+
 }  // namespace
 
 void GridSample2dF32(const float* x, const float* grid, float* y, const GridSampleShape& shape,
@@ -103,6 +158,11 @@ void GridSample2dF32(const float* x, const float* grid, float* y, const GridSamp
     TapTable t(out);
     const float* g = grid + b * out * 2;
     ParallelFor(out, 64, [&](int64_t i) { SetTaps(sampler, g[2 * i], g[2 * i + 1], shape.in_h, shape.in_w, t, i); });
+    if (shape.channels >= kChannelsLastFrom) {
+      SampleChannelsLast(x + b * shape.channels * plane, y + b * shape.channels * out, shape.channels, plane, out, t,
+                         taps);
+      continue;
+    }
     ParallelFor(shape.channels, out * taps, [&](int64_t c) {
       SampleChannel(x + (b * shape.channels + c) * plane, y + (b * shape.channels + c) * out, out, t, 0, taps);
     });

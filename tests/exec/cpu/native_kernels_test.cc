@@ -636,32 +636,37 @@ TEST(NativeKernelsTest, ResizeNearestOfABlockedInputByAnOddFactor) {
 // [-1, 1] and one on a pixel centre and the top edge: the native kernel, the
 // reference's values. Bicubic stays with the reference kernel.
 TEST(NativeKernelsTest, GridSampleMatchesTheReference) {
-  // One sample (split by location, then channel) and two (split by sample).
+  // One sample (split by location, then channel; of 20 channels: sampled
+  // channels-last) and two (split by sample).
   for (int64_t batch : {1, 2}) {
-    Tensor grid = RandomF32({batch, 4, 5, 2}, 9, -1.3f, 1.3f);
-    grid.mutable_data<float>()[0] = 0.0f;  // x = 3 of 7, either align_corners
-    grid.mutable_data<float>()[1] = -1.0f;
-    for (int64_t opset : {16, 20}) {
-      for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
-        for (const char* padding : {"zeros", "border", "reflection"}) {
-          for (int64_t align : {0, 1}) {
-            std::string name = mode;
-            if (opset >= 20 && name != "nearest") name = name == "bilinear" ? "linear" : "cubic";
-            SCOPED_TRACE(absl::StrCat("opset ", opset, " ", name, " ", padding, " align_corners ", align));
-            GraphBuilder b;
-            Value* x = b.Input("x", DType::kFloat, {batch, 3, 6, 7});
-            Value* g = b.Input("g", DType::kFloat, {batch, 4, 5, 2});
-            b.Output(b.Op("GridSample", {x, g},
-                          {Attribute::String("mode", name), Attribute::String("padding_mode", padding),
-                           Attribute::Int("align_corners", align)}));
-            auto model = b.Build(opset);
-            const bool cubic = std::string(mode) == "bicubic";
-            // An infinity where outside taps point (offset 0): read by no tap of weight 0.
-          Tensor in = RandomF32({batch, 3, 6, 7}, 8);
-          in.mutable_data<float>()[0] = std::numeric_limits<float>::infinity();
-          std::string plan = RunBoth(*model, {{"x", in}, {"g", grid}}, cubic ? 1 : 0);
-            if (!cubic) {
-              EXPECT_NE(plan.find("grid_sample\tGridSample"), std::string::npos) << plan;
+    for (int64_t channels : {3, 20}) {
+      Tensor grid = RandomF32({batch, 4, 5, 2}, 9, -1.3f, 1.3f);
+      grid.mutable_data<float>()[0] = 0.0f;  // x = 3 of 7, either align_corners
+      grid.mutable_data<float>()[1] = -1.0f;
+      for (int64_t opset : {16, 20}) {
+        for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+          for (const char* padding : {"zeros", "border", "reflection"}) {
+            for (int64_t align : {0, 1}) {
+              std::string name = mode;
+              if (opset >= 20 && name != "nearest") name = name == "bilinear" ? "linear" : "cubic";
+              SCOPED_TRACE(absl::StrCat(channels, " channels, opset ", opset, " ", name, " ", padding,
+                                        " align_corners ", align));
+              GraphBuilder b;
+              Value* x = b.Input("x", DType::kFloat, {batch, channels, 6, 7});
+              Value* g = b.Input("g", DType::kFloat, {batch, 4, 5, 2});
+              b.Output(b.Op("GridSample", {x, g},
+                            {Attribute::String("mode", name), Attribute::String("padding_mode", padding),
+                             Attribute::Int("align_corners", align)}));
+              auto model = b.Build(opset);
+              const bool cubic = std::string(mode) == "bicubic";
+              // An infinity where outside taps point (offset 0): read by no tap
+              // of weight 0.
+              Tensor in = RandomF32({batch, channels, 6, 7}, 8);
+              in.mutable_data<float>()[0] = std::numeric_limits<float>::infinity();
+              std::string plan = RunBoth(*model, {{"x", in}, {"g", grid}}, cubic ? 1 : 0);
+              if (!cubic) {
+                EXPECT_NE(plan.find("grid_sample\tGridSample"), std::string::npos) << plan;
+              }
             }
           }
         }
