@@ -841,3 +841,33 @@ TEST(FastPathsTest, ResidualAddsRideOnTheirConv) {
 
 }  // namespace
 }  // namespace aic::cpu
+
+namespace aic::cpu {
+namespace {
+
+// Depthwise convs between pointwise ones (MobileNet, EfficientNet), 3x3 and
+// 5x5, strides 1 and 2, with an activation after: never on oneDNN's brgemm
+// depthwise kernel, which AVX-512 CPUs are offered first for channels-last
+// and run slower than the direct one (ops_conv.cc says by how much).
+TEST(FastPathsTest, DepthwiseConvsRunOnTheDirectKernel) {
+  for (int64_t k : {3, 5}) {
+    for (int64_t stride : {1, 2}) {
+      SCOPED_TRACE(absl::StrCat(k, "x", k, " stride ", stride));
+      GraphBuilder b;
+      const Dims in = {1, 16, 20, 20};
+      Value* x = b.Input("x", DType::kFloat, D(in));
+      Value* h = b.Op("Relu", {ConvOf(b, x, 16, 48, {1, 1}, {})});
+      const int64_t p = k / 2;
+      h = b.Op("HardSwish", {ConvOf(b, h, 48, 48, {k, k},
+                                     {Attribute::Ints("pads", {p, p, p, p}), Attribute::Ints("strides", {stride, stride})},
+                                     48)});
+      b.Output(ConvOf(b, h, 48, 16, {1, 1}, {}));
+      auto model = b.Build(14);
+      std::string plan = RunBoth(*model, {{"x", RandomF32(in, 61, -1, 1)}}, 0, 1e-4, 1e-4);
+      EXPECT_EQ(plan.find("brdgmm"), std::string::npos) << plan;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aic::cpu
