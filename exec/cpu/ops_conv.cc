@@ -456,24 +456,36 @@ bool LowerConv(Lowerer& L, const Node& n) {
     } catch (const dnnl::error&) {
     }
   }
-  // oneDNN 2.6 lists its brgemm depthwise kernel (brdgmm_dw) first for a
-  // channels-last depthwise conv on AVX-512, ahead of its direct one
-  // (jit_dw) for the same layouts and post-ops, which runs them faster: 1
-  // thread, 3x3 with ReLU, [1, 16, 112, 112] 0.063 -> 0.037 ms, [1, 32, 112,
-  // 112] 0.132 -> 0.078, [1, 72, 56, 56] 0.112 -> 0.057, [1, 672, 14, 14]
-  // 0.052 -> 0.040, 5x5 [1, 480, 14, 14] 0.074 -> 0.057, stride 2 [1, 64,
-  // 112, 112] 0.098 -> 0.079; 2 threads alike (each impl timed over 300 runs
-  // in one process). MobileNetV3's and EfficientNet's early depthwise convs
-  // took up to 2x ONNX Runtime's time on brdgmm_dw.
+  // Where oneDNN 2.6 offers a brgemm kernel first that its direct kernel for
+  // the same layouts and post-ops beats (each implementation of one primitive
+  // desc timed over 60-300 runs in one process on an AVX-512 Zen 4, 1 thread;
+  // 2 threads alike), the direct one:
+  // - depthwise (brdgmm_dw -> jit_dw), channels-last, at every shape tried:
+  //   3x3 + ReLU [1, 16, 112, 112] 0.063 -> 0.037 ms, [1, 32, 112, 112]
+  //   0.132 -> 0.078, [1, 72, 56, 56] 0.112 -> 0.057, [1, 672, 14, 14]
+  //   0.052 -> 0.040, stride 2 [1, 64, 112, 112] 0.098 -> 0.079, 5x5
+  //   [1, 480, 14, 14] 0.074 -> 0.057, 7x7 [1, 96, 56, 56] 0.485 -> 0.442
+  //   (MobileNetV3's and EfficientNet's early depthwise convs had taken up
+  //   to 2x ONNX Runtime's time);
+  // - strided 1x1 (brgconv_1x1 -> jit_1x1), ResNet's downsampling
+  //   projections: 512 -> 1024 channels, [28, 28] -> [14, 14], 4.45 -> 1.77
+  //   ms, 1024 -> 2048 2.44 -> 1.76; the smaller ones equal (64 -> 128 at 56:
+  //   0.115 / 0.118, 256 -> 512 at 56: 1.80 / 1.80). Stride 1 stays with
+  //   brgconv_1x1, as fast or faster there (1024 -> 256 at 14: 1.06 / 1.32).
   // (The op desc outlives the walk: next_impl reads it.)
-  if (!bf16 && absl::StrContains(built.first.impl_info_str(), "brdgmm_dw")) {
+  const bool strided_1x1 = NumElements(Spatial(w->dims())) == 1 &&
+                           std::any_of(win.strides.begin(), win.strides.end(), [](int64_t s) { return s > 1; });
+  const char* direct = nullptr;
+  if (absl::StrContains(built.first.impl_info_str(), "brdgmm_dw")) direct = "jit_dw";
+  if (strided_1x1 && absl::StrContains(built.first.impl_info_str(), "brgconv_1x1")) direct = "jit_1x1";
+  if (!bf16 && direct != nullptr) {
     try {
       const dnnl::convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
                                               built.first.src_desc(), w_any, b_md, built.first.dst_desc(),
                                               win.strides, win.dilations, win.pad_l, win.pad_r);
       dnnl::convolution_forward::primitive_desc pd(d, Lowerer::MakeAttr(chain, built.second), plan.engine);
       do {
-        if (absl::StartsWith(pd.impl_info_str(), "jit_dw")) {
+        if (absl::StartsWith(pd.impl_info_str(), direct)) {
           built.first = pd;
           break;
         }
