@@ -8,6 +8,7 @@
 #include "exec/cpu/kernels/gemv.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -127,9 +128,12 @@ AIC_KERNEL_CLONES void PanelPortable(const float* a, int64_t m, int64_t lda, con
   }
 }
 
+std::atomic<int> forced_form{0};
+
 int64_t PanelWidthForThisCpu() {
-  if (avx512::HaveAvx512()) return 16 * kVectors;
-  if (avx2::HaveAvx2Fma()) return 8 * kVectors;
+  const int form = forced_form.load(std::memory_order_relaxed);
+  if (form == 0 && avx512::HaveAvx512()) return 16 * kVectors;
+  if (form <= 1 && avx2::HaveAvx2Fma()) return 8 * kVectors;
   return 16;
 }
 
@@ -152,6 +156,8 @@ GemvMatrix::GemvMatrix(const float* w, int64_t k, int64_t n, int64_t ld, bool tr
     }
   }
 }
+
+int ForceGemvForm(int form) { return forced_form.exchange(form); }
 
 void GemvMatrix::Unpack(float* w, int64_t ld, bool transposed) const {
   for (int64_t col = 0; col < n_; ++col) {

@@ -46,4 +46,9 @@ class GemvMatrix {
   std::unique_ptr<float, Free> packed_;  // [panel][k][width_]; the last panel's missing columns are 0
 };
 
+// Tests of the narrower forms on a wider CPU: 0 the widest this CPU runs
+// (the default), 1 at most AVX2 (32-column panels), 2 the portable loop
+// (16). Applies to matrices built after it; returns the setting it replaced.
+int ForceGemvForm(int form);
+
 }  // namespace aic::cpu::kernels

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "exec/cpu/kernels/gemv.h"
 #include "exec/cpu/plan.h"
 #include "graph/builder.h"
@@ -18,48 +19,54 @@
 namespace aic::cpu {
 namespace {
 
+// Every form this CPU runs: AVX-512, AVX2, portable (ForceGemvForm).
 TEST(GemvKernelTest, MatchesADoubleLoopAtEveryTailRowCountAndStride) {
-  for (bool transposed : {false, true}) {
-    for (int64_t k : {1, 3, 17, 300}) {
-      for (int64_t n : {1, 5, 16, 31, 33, 63, 64, 65, 130}) {
-        for (int64_t m : {1, 2, 3, 4, 5, 9}) {
-          const int64_t ldw = (transposed ? k : n) + 3;  // rows wider than the matrix
-          const int64_t lda = k + 2, ldc = n + 5;
-          Tensor w = RandomF32({(transposed ? n : k) * ldw}, 1 + k + n, -1, 1);
-          Tensor a = RandomF32({m * lda}, 2 + m, -1, 1);
-          Tensor bias = RandomF32({n}, 3 + n, -1, 1);
-          const float scale = 0.75f;
-          const float* wp = w.data<float>();
-          kernels::GemvMatrix g(wp, k, n, ldw, transposed, scale);
-          for (bool with_bias : {false, true}) {
-            std::vector<float> c(static_cast<size_t>(m * ldc), -7.0f);
-            g.Multiply(a.data<float>(), m, lda, with_bias ? bias.data<float>() : nullptr, c.data(), ldc);
-            for (int64_t r = 0; r < m; ++r) {
-              for (int64_t j = 0; j < ldc; ++j) {
-                if (j >= n) {
-                  ASSERT_EQ(c[r * ldc + j], -7.0f) << "wrote past column " << n;
-                  continue;
+  for (int form : {0, 1, 2}) {
+    const int before = kernels::ForceGemvForm(form);
+    SCOPED_TRACE(absl::StrCat("form ", form));
+    for (bool transposed : {false, true}) {
+      for (int64_t k : {1, 3, 17, 300}) {
+        for (int64_t n : {1, 5, 16, 31, 33, 63, 64, 65, 130}) {
+          for (int64_t m : {1, 2, 3, 4, 5, 9}) {
+            const int64_t ldw = (transposed ? k : n) + 3;  // rows wider than the matrix
+            const int64_t lda = k + 2, ldc = n + 5;
+            Tensor w = RandomF32({(transposed ? n : k) * ldw}, 1 + k + n, -1, 1);
+            Tensor a = RandomF32({m * lda}, 2 + m, -1, 1);
+            Tensor bias = RandomF32({n}, 3 + n, -1, 1);
+            const float scale = 0.75f;
+            const float* wp = w.data<float>();
+            kernels::GemvMatrix g(wp, k, n, ldw, transposed, scale);
+            for (bool with_bias : {false, true}) {
+              std::vector<float> c(static_cast<size_t>(m * ldc), -7.0f);
+              g.Multiply(a.data<float>(), m, lda, with_bias ? bias.data<float>() : nullptr, c.data(), ldc);
+              for (int64_t r = 0; r < m; ++r) {
+                for (int64_t j = 0; j < ldc; ++j) {
+                  if (j >= n) {
+                    ASSERT_EQ(c[r * ldc + j], -7.0f) << "wrote past column " << n;
+                    continue;
+                  }
+                  double want = with_bias ? bias.data<float>()[j] : 0.0;
+                  for (int64_t p = 0; p < k; ++p) {
+                    const double wv = transposed ? wp[j * ldw + p] : wp[p * ldw + j];
+                    want += static_cast<double>(a.data<float>()[r * lda + p]) * scale * wv;
+                  }
+                  ASSERT_NEAR(c[r * ldc + j], want, 1e-5 * (1 + k))
+                      << "m " << m << " k " << k << " n " << n << " row " << r << " col " << j;
                 }
-                double want = with_bias ? bias.data<float>()[j] : 0.0;
-                for (int64_t p = 0; p < k; ++p) {
-                  const double wv = transposed ? wp[j * ldw + p] : wp[p * ldw + j];
-                  want += static_cast<double>(a.data<float>()[r * lda + p]) * scale * wv;
-                }
-                ASSERT_NEAR(c[r * ldc + j], want, 1e-5 * (1 + k)) << "m " << m << " k " << k << " n " << n
-                                                                  << " row " << r << " col " << j;
               }
             }
-          }
-          // Unpacking a scale-1 matrix gives the weights back bit for bit.
-          kernels::GemvMatrix unscaled(wp, k, n, ldw, transposed);
-          std::vector<float> back(static_cast<size_t>(w.num_elements()), 0.0f);
-          unscaled.Unpack(back.data(), ldw, transposed);
-          for (int64_t i = 0; i < (transposed ? n : k); ++i) {
-            for (int64_t j = 0; j < (transposed ? k : n); ++j) ASSERT_EQ(back[i * ldw + j], wp[i * ldw + j]);
+            // Unpacking a scale-1 matrix gives the weights back bit for bit.
+            kernels::GemvMatrix unscaled(wp, k, n, ldw, transposed);
+            std::vector<float> back(static_cast<size_t>(w.num_elements()), 0.0f);
+            unscaled.Unpack(back.data(), ldw, transposed);
+            for (int64_t i = 0; i < (transposed ? n : k); ++i) {
+              for (int64_t j = 0; j < (transposed ? k : n); ++j) ASSERT_EQ(back[i * ldw + j], wp[i * ldw + j]);
+            }
           }
         }
       }
     }
+    kernels::ForceGemvForm(before);
   }
 }
 
