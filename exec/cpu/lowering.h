@@ -230,6 +230,9 @@ struct FewRowsProduct {
   bool relu = false;                     // a ReLU that is part of the node (ai.aic FusedLinearReLU)
 };
 bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p);
+// A leading Add of a constant row ([N], [1, .., 1, N]) taken off `chain`
+// (ops_matmul.cc): a product's own bias. nullopt leaves the chain as it was.
+std::optional<PostOp> TakeRowBias(Lowerer& L, std::vector<PostOp>& chain, int64_t n);
 bool LowerBatchNorm(Lowerer& L, const Node& n);
 bool LowerSoftmax(Lowerer& L, const Node& n);
 bool LowerConcat(Lowerer& L, const Node& n);

@@ -385,9 +385,9 @@ bool LowerConv(Lowerer& L, const Node& n) {
   memory::desc b_md = bias.defined() ? PlainMd({oc}) : memory::desc();
   Plan& plan = L.plan();
   // A 1x1 conv at 1x1 (an SE block's, a head's): a product of N rows.
-  const bool point = groups == 1 && xd.size() >= 3 && od.size() == xd.size() &&
-                     NumElements(Spatial(w->dims())) == 1 && NumElements(Spatial(xd)) == 1 &&
-                     NumElements(Spatial(od)) == 1;
+  const bool one_tap = NumElements(Spatial(w->dims())) == 1;
+  const bool point = groups == 1 && one_tap && xd.size() >= 3 && od.size() == xd.size() &&
+                     NumElements(Spatial(xd)) == 1 && NumElements(Spatial(od)) == 1;
   if (point && xd[0] <= kernels::GemvMatrix::kMaxRows) {
     FewRowsProduct p;
     p.a = x;
@@ -473,8 +473,8 @@ bool LowerConv(Lowerer& L, const Node& n) {
   //   0.115 / 0.118, 256 -> 512 at 56: 1.80 / 1.80). Stride 1 stays with
   //   brgconv_1x1, as fast or faster there (1024 -> 256 at 14: 1.06 / 1.32).
   // (The op desc outlives the walk: next_impl reads it.)
-  const bool strided_1x1 = NumElements(Spatial(w->dims())) == 1 &&
-                           std::any_of(win.strides.begin(), win.strides.end(), [](int64_t s) { return s > 1; });
+  const bool strided_1x1 =
+      one_tap && std::any_of(win.strides.begin(), win.strides.end(), [](int64_t s) { return s > 1; });
   const char* direct = nullptr;
   if (absl::StrContains(built.first.impl_info_str(), "brdgmm_dw")) direct = "jit_dw";
   if (strided_1x1 && absl::StrContains(built.first.impl_info_str(), "brgconv_1x1")) direct = "jit_1x1";

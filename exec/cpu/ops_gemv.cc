@@ -5,6 +5,7 @@
 // steps of its own.
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -70,23 +71,6 @@ void Apply(const RowActivation& act, float* y, int64_t count) {
   }
 }
 
-// A leading Add of a constant row ([N], [1, .., 1, N]) in `chain`: its values.
-const Tensor* LeadingRowBias(Lowerer& L, const std::vector<PostOp>& chain, int64_t n) {
-  if (chain.empty() || !chain[0].binary || chain[0].alg != algorithm::binary_add || chain[0].out == nullptr ||
-      chain[0].nodes.size() != 1) {
-    return nullptr;
-  }
-  const Node& add = *chain[0].nodes[0];
-  for (size_t i = 0; i < 2 && i < add.num_inputs(); ++i) {
-    const Tensor* t = L.Const(add.input(i));
-    if (t == nullptr || t->dtype() != DType::kFloat || t->num_elements() != n) continue;
-    bool row = true;
-    for (size_t d = 0; d + 1 < t->dims().size(); ++d) row = row && t->dims()[d] == 1;
-    if (row && !t->dims().empty() && t->dims().back() == n) return t;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
@@ -113,7 +97,6 @@ bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
   }
   // What follows: a row bias (when the node has none), then activations.
   std::vector<PostOp> chain = L.CollectPostOps(p.out);
-  size_t first = 0;
   std::vector<const Node*> fused;
   const Value* final_value = p.out;
   std::vector<std::string> names;
@@ -123,16 +106,16 @@ bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
     names.push_back("relu");
   }
   if (p.bias == nullptr && !p.relu) {
-    if (const Tensor* row = LeadingRowBias(L, chain, p.n)) {
-      bias.assign(row->data<float>(), row->data<float>() + p.n);
-      fused = chain[0].nodes;
-      final_value = chain[0].out;
+    if (std::optional<PostOp> row = TakeRowBias(L, chain, p.n)) {
+      const float* values = L.plan().slots[row->src1_slot].tensor.data<float>();
+      bias.assign(values, values + p.n);
+      fused = row->nodes;
+      final_value = row->out;
       names.push_back("bias");
-      first = 1;
     }
   }
   std::vector<RowActivation> pending;  // a node's activations, taken once the node is whole
-  for (size_t i = first; i < chain.size(); ++i) {
+  for (size_t i = 0; i < chain.size(); ++i) {
     std::optional<RowActivation> act = AsRowActivation(chain[i]);
     if (!act) break;
     pending.push_back(*act);
@@ -143,9 +126,11 @@ bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
     final_value = chain[i].out;
     names.push_back(chain[i].name);
   }
-  int in = L.PlainSlot(p.a);
-  int slot = NativeOutSlot(L, final_value);
-  if (in < 0 || slot < 0) return false;
+  // (The output slot first: it is what can decline, and nothing may be
+  // emitted then; PlainSlot may add a reorder step.)
+  const int slot = NativeOutSlot(L, final_value);
+  if (slot < 0) return false;
+  const int in = L.PlainSlot(p.a);
   auto matrix = std::make_shared<kernels::GemvMatrix>(p.weights->data<float>(), p.k, p.n, p.transposed ? p.k : p.n,
                                                       p.transposed, p.scale);
   L.plan().stats.weight_bytes += static_cast<size_t>(p.k * p.n) * sizeof(float);

@@ -97,26 +97,6 @@ bool FlattenRows(const std::vector<int64_t>& ad, const std::vector<int64_t>& od,
   return true;
 }
 
-// A leading Add of a constant row ([N], [1, N], [1, .., 1, N]: a linear
-// layer's bias) taken off `chain`, to be the matmul's own bias argument,
-// which every implementation adds as it writes the output (gemm:jit nearly
-// for free, where as a binary post-op it is a slow pass: post_ops.cc
-// BinaryPostOpsRunApart). nullopt leaves the chain as it was.
-std::optional<PostOp> TakeRowBias(Lowerer& L, std::vector<PostOp>& chain, int64_t n) {
-  if (chain.empty() || !chain[0].binary || chain[0].alg != dnnl::algorithm::binary_add || chain[0].out == nullptr ||
-      L.plan().slots[chain[0].src1_slot].storage != Slot::Storage::kConstant) {
-    return std::nullopt;
-  }
-  memory::dims d = chain[0].src1_md.dims();
-  for (size_t i = 0; i + 1 < d.size(); ++i) {
-    if (d[i] != 1) return std::nullopt;
-  }
-  if (d.empty() || d.back() != n) return std::nullopt;
-  PostOp bias = chain[0];
-  chain.erase(chain.begin());
-  return bias;
-}
-
 // The bias desc for a destination of `rank` dims: [1, .., 1, N].
 memory::desc RowBiasMd(size_t rank, int64_t n) {
   std::vector<int64_t> d(rank, 1);
@@ -142,6 +122,26 @@ std::optional<memory::desc> GemmWeightsMd(const dnnl::matmul::primitive_desc& pd
 }
 
 }  // namespace
+
+// A leading Add of a constant row ([N], [1, N], [1, .., 1, N]: a linear
+// layer's bias) taken off `chain`, to be the matmul's own bias argument,
+// which every implementation adds as it writes the output (gemm:jit nearly
+// for free, where as a binary post-op it is a slow pass: post_ops.cc
+// BinaryPostOpsRunApart). nullopt leaves the chain as it was.
+std::optional<PostOp> TakeRowBias(Lowerer& L, std::vector<PostOp>& chain, int64_t n) {
+  if (chain.empty() || !chain[0].binary || chain[0].alg != dnnl::algorithm::binary_add || chain[0].out == nullptr ||
+      L.plan().slots[chain[0].src1_slot].storage != Slot::Storage::kConstant) {
+    return std::nullopt;
+  }
+  memory::dims d = chain[0].src1_md.dims();
+  for (size_t i = 0; i + 1 < d.size(); ++i) {
+    if (d[i] != 1) return std::nullopt;
+  }
+  if (d.empty() || d.back() != n) return std::nullopt;
+  PostOp bias = chain[0];
+  chain.erase(chain.begin());
+  return bias;
+}
 
 bool LowerMatMul(Lowerer& L, const Node& n) {
   const Value* a = n.input(0);
