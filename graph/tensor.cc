@@ -61,6 +61,15 @@ std::shared_ptr<Buffer> Buffer::FromString(std::string&& bytes) {
   return b;
 }
 
+std::shared_ptr<Buffer> Buffer::Deferred(size_t size, std::function<void(uint8_t* dst)> fill) {
+  AIC_CHECK(fill != nullptr, "Buffer::Deferred needs a fill function");
+  std::shared_ptr<Buffer> b(new Buffer());
+  b->size_ = size;
+  b->restore_ = std::move(fill);
+  b->released_.store(true, std::memory_order_release);
+  return b;
+}
+
 Buffer::~Buffer() { Free(); }
 
 void Buffer::Free() {

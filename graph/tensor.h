@@ -32,6 +32,10 @@ class Buffer {
                                         std::shared_ptr<const void> keep_alive);
   // Takes ownership of a string's bytes without copying them.
   static std::shared_ptr<Buffer> FromString(std::string&& bytes);
+  // `size` bytes that `fill` writes on the first data(): a value derived
+  // from another (a half-precision weight widened to float) that may never be
+  // read, or be read once and then released (Release).
+  static std::shared_ptr<Buffer> Deferred(size_t size, std::function<void(uint8_t* dst)> fill);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;

@@ -98,7 +98,7 @@ absl::StatusOr<std::unique_ptr<Graph>> OptimizeGraph(const Graph& graph, int64_t
   auto elapsed = [&] { return SecondsSince(start); };
   EGraph eg(opset);
   eg.set_first_symbol(stats.fresh_symbols);
-  eg.set_value_dequantized_weights(options.fold_dequantize);
+  eg.set_value_dequantized_weights(options.fold_dequantize && options.fold_large_dequantized_in_rewriter);
   Clock::time_point phase = Clock::now();
   AIC_ASSIGN_OR_RETURN(ImportResult imported, ImportGraph(graph, eg));
   stats.opaque_nodes += imported.opaque_nodes;

@@ -42,6 +42,14 @@ struct OptimizeOptions {
   // QDQ Conv wants the int32 bias DQ too). Sessions turn it on: their
   // backends compute in float.
   bool fold_dequantize = false;
+  // With fold_dequantize: whether the rewriter itself computes the float
+  // value of a large dequantized weight (over 4096 values). A session turns it
+  // off: the rewriter never needs those values (the int8 rules read the
+  // integers) and its backend folds the DequantizeLinears left in the graph
+  // at compile time, one at a time (LoweringFrame::FoldConstant), where the
+  // rewriter held every weight in float at once (resnet50_int8: 100 MB).
+  // `opt --fold-dequantize` keeps it on: the file it writes holds them folded.
+  bool fold_large_dequantized_in_rewriter = true;
   // Standard QOperator ops (QLinearConv) the target runs as int8. Rules that
   // turn a QDQ pattern into one run only when it is listed: empty for files,
   // which keep QDQ form (`opt` never undoes the model's representation), and

@@ -86,6 +86,7 @@ rewrite::OptimizeOptions OptimizeOptionsFor(const exec::Backend& backend, int le
   o.aic_ops = backend.aic_ops;
   o.qoperator_ops = backend.qoperator_ops;
   o.fold_dequantize = true;  // the backends compute in float
+  o.fold_large_dequantized_in_rewriter = false;  // the backends fold them, one at a time
   return o;
 }
 

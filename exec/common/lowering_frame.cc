@@ -86,6 +86,50 @@ bool LoweringFrame::FoldConstant(const Node& n) {
   return true;
 }
 
+const Tensor* LoweringFrame::Const(const Value* v) {
+  if (v == nullptr) return nullptr;
+  if (const Node* n = V(v).deferred_fold) {
+    V(v).deferred_fold = nullptr;
+    FoldConstant(*n);  // DeferFold took only what the reference kernel computes
+  }
+  return V(v).constant;
+}
+
+// A DequantizeLinear of large 8-bit (or int32) constants, in float, is
+// folded when something first asks for its value, not in topological order:
+// a QDQ model's weights that stay in float are then computed one at a time,
+// each just before the step that packs it (and may release it), instead of
+// all at once before the first step (mobilenet_v3_large_int8's two head
+// weights, 10 MB); those a kernel reads as 8 bits may never be.
+bool LoweringFrame::DeferFold(const Node& n) {
+  constexpr int64_t kDeferredElements = int64_t{1} << 16;
+  if (n.op_type != "DequantizeLinear" || !n.domain.empty() || n.num_outputs() != 1 || n.output(0) == nullptr ||
+      n.num_inputs() < 2 || n.GetInt("block_size", 0) != 0 || n.GetInt("output_dtype", 0) != 0) {
+    return false;
+  }
+  const Tensor* x = Const(n.input(0));
+  const Tensor* scale = Const(n.input(1));
+  const Tensor* zero = n.num_inputs() > 2 ? Const(n.input(2)) : nullptr;
+  if (x == nullptr || scale == nullptr || (n.num_inputs() > 2 && n.input(2) != nullptr && zero == nullptr) ||
+      (x->dtype() != DType::kInt8 && x->dtype() != DType::kUint8 && x->dtype() != DType::kInt32) ||
+      scale->dtype() != DType::kFloat || (zero != nullptr && zero->dtype() != x->dtype()) ||
+      x->num_elements() < kDeferredElements) {
+    return false;
+  }
+  const int64_t rank = static_cast<int64_t>(x->dims().size());
+  int64_t axis = n.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  const int64_t count = scale->num_elements();
+  const bool per_axis = count > 1 && scale->dims().size() == 1 && axis >= 0 && axis < rank && x->dim(axis) == count;
+  if ((count != 1 && !per_axis) || (zero != nullptr && zero->num_elements() != count)) return false;
+  ValueFacts& f = V(n.output(0));
+  f.deferred_fold = &n;
+  f.dims = x->dims();
+  f.dtype = DType::kFloat;
+  f.is_static = true;
+  return true;
+}
+
 absl::Status LoweringFrame::LowerGraph() {
   CollectFacts();
   const Graph& graph = *model_.graph;
@@ -94,10 +138,11 @@ absl::Status LoweringFrame::LowerGraph() {
   }
   AIC_ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph));
   for (const Node* n : order) {
-    if (done_.contains(n) || FoldConstant(*n)) continue;
+    if (done_.contains(n) || DeferFold(*n) || FoldConstant(*n)) continue;
     AIC_RETURN_IF_ERROR(LowerNode(*n));
   }
   for (const Value* out : graph.outputs()) {
+    Const(out);  // a deferred fold that nothing else asked for
     const ValueFacts& f = V(out);
     if (f.constant == nullptr && f.slot < 0) {
       return absl::InternalError(absl::StrCat("graph output '", out->name(), "' was not computed"));

@@ -31,7 +31,8 @@ struct ValueFacts {
   DType dtype = DType::kUndefined;
   std::vector<int64_t> dims;
   bool is_static = false;
-  const Tensor* constant = nullptr;    // known at compile time (initializer or folded)
+  const Tensor* constant = nullptr;     // known at compile time (initializer or folded); read it through Const()
+  const Node* deferred_fold = nullptr;  // a large dequantized weight, folded when first asked for (Const)
   int slot = -1;                       // where the backend keeps it, once produced
   std::vector<const Node*> consumers;  // one entry per use; a body's outer reads count
   bool graph_output = false;
@@ -52,7 +53,9 @@ class LoweringFrame {
   ValueFacts& V(const Value* v) { return values_[v]; }
   // The opset n's definition is looked up at (an ai.aic alias: the standard version it carries).
   int64_t OpsetOf(const Node& n) const;
-  const Tensor* Const(const Value* v) { return v == nullptr ? nullptr : V(v).constant; }
+  // v's value when compile time knows it (an initializer or a folded value;
+  // a deferred fold runs here), else null.
+  const Tensor* Const(const Value* v);
   // A one-element float or double constant.
   std::optional<float> ScalarConst(const Value* v);
   // An int32/int64 constant's values (Slice starts, Reduce axes, ...).
@@ -94,6 +97,7 @@ class LoweringFrame {
  private:
   void CollectFacts();
   bool FoldConstant(const Node& n);
+  bool DeferFold(const Node& n);
 
   std::deque<Tensor>& constants_;
   absl::flat_hash_map<const Value*, ValueFacts> values_;

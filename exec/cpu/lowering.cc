@@ -187,18 +187,31 @@ int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const me
 // its prepacked initializers likewise). So the model's buffer gives them up
 // here, one weight at a time (the peak while compiling stays one weight over
 // the packed set), and gets them back by the reverse reorder if anything
-// reads it later (another shape's compile, writing the model out). Only f32
-// to f32 (exact both ways), and only a buffer held by no more than the model
+// reads it later (another shape's compile, writing the model out). Only
+// where that reorder is exact: f32 to f32; within one 8-bit type (int8
+// models held their weights twice, resnet50_int8 25 MB) unless the packed
+// form carries extra data (oneDNN's s8 compensation, its scale adjustment
+// for CPUs without VNNI); f32 packed as bf16 (a bf16 model's AVX512-BF16
+// convs and matmuls, which read its weights widened to float) where every
+// value is a bf16 one. And only a buffer held by no more than the model
 // compiled and this plan's specialized clone of it: another holder (a plain
 // use of the same weight in this or another plan, whose slot points at the
 // bytes; a caller's model that a session was copied from, which the caller
 // may read) keeps its bytes. Small weights are not worth the bookkeeping.
 void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to,
                                const Tensor& packed) {
-  if (from.data_type() != memory::data_type::f32 || to.data_type() != memory::data_type::f32 ||
-      from.get_size() != t.byte_size()) {
-    return;
+  const memory::data_type type = from.data_type();
+  bool exact_both_ways = false;
+  if (to.data_type() == type) {
+    exact_both_ways = type == memory::data_type::f32 ||
+                      ((type == memory::data_type::s8 || type == memory::data_type::u8) && to.data.extra.flags == 0);
+  } else if (type == memory::data_type::f32 && to.data_type() == memory::data_type::bf16 && to.data.extra.flags == 0 &&
+             t.dtype() == DType::kFloat && from.get_size() == t.byte_size()) {
+    const uint32_t* bits = static_cast<const uint32_t*>(t.raw_data());
+    exact_both_ways = true;
+    for (int64_t i = 0; i < t.num_elements() && exact_both_ways; ++i) exact_both_ways = (bits[i] & 0xFFFFu) == 0;
   }
+  if (!exact_both_ways || from.get_size() != t.byte_size()) return;
   ReleaseWeight(t, [packed, from, to](uint8_t* dst) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
@@ -212,10 +225,15 @@ void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const 
 void Lowerer::ReleaseWeight(const Tensor& t, std::function<void(uint8_t* dst)> restore) {
   constexpr size_t kMinReleaseBytes = 64 * 1024;
   constexpr long kModelAndClone = 2;
+  // A value folded while lowering (a dequantized weight) is the plan's
+  // alone: a slot holding it too reads its bytes.
+  bool folded = false;
+  for (const Tensor& c : plan_.constants) folded = folded || &c == &t;
   const std::shared_ptr<Buffer>& buffer = t.buffer();
-  if (buffer == nullptr || buffer.use_count() > kModelAndClone || buffer->released() || t.device() != Device::kCpu ||
-      t.dtype() != DType::kFloat || t.byte_offset() != 0 || buffer->size() != t.byte_size() ||
-      t.byte_size() < kMinReleaseBytes) {
+  if (buffer == nullptr || buffer.use_count() > (folded ? 1 : kModelAndClone) || buffer->released() ||
+      t.device() != Device::kCpu ||
+      (t.dtype() != DType::kFloat && t.dtype() != DType::kInt8 && t.dtype() != DType::kUint8) || t.byte_offset() != 0 ||
+      buffer->size() != t.byte_size() || t.byte_size() < kMinReleaseBytes) {
     return;
   }
   buffer->Release(std::move(restore));
@@ -237,10 +255,9 @@ memory::desc PlainMdOfType(const std::vector<int64_t>& dims, memory::data_type t
 }  // namespace
 
 int Lowerer::PlainSlot(const Value* v) {
+  if (const Tensor* c = Const(v))
+    return ConstSlot(*c, V(v).dtype == DType::kFloat ? PlainMd(c->dims()) : memory::desc());
   ValueState& st = V(v);
-  if (st.constant != nullptr) {
-    return ConstSlot(*st.constant, st.dtype == DType::kFloat ? PlainMd(st.constant->dims()) : memory::desc());
-  }
   AIC_CHECK(st.slot >= 0, "value without a slot");
   if (plan_.slots[st.slot].plain) return st.slot;
   // In the slot's own data type: QLinearConv leaves u8/s8 activations blocked.
@@ -248,8 +265,8 @@ int Lowerer::PlainSlot(const Value* v) {
 }
 
 int Lowerer::SlotIn(const Value* v, const memory::desc& md) {
+  if (const Tensor* c = Const(v)) return PackedConstSlot(*c, PlainMd(c->dims()), md);
   ValueState& st = V(v);
-  if (st.constant != nullptr) return PackedConstSlot(*st.constant, PlainMd(st.constant->dims()), md);
   AIC_CHECK(st.slot >= 0, "value without a slot");
   if (plan_.slots[st.slot].md == md) return st.slot;
   std::vector<std::pair<memory::desc, int>>& copies = layouts_[v];

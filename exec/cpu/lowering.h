@@ -222,6 +222,9 @@ struct FewRowsProduct {
   const Value* out = nullptr;  // the node's output: m rows of n
   int64_t m = 0, k = 0, n = 0;
   const Tensor* weights = nullptr;  // k x n, or n x k when `transposed`
+  // The value `weights` holds, where it is the graph's (not a copy scaled by
+  // a folded BatchNorm): a DequantizeLinear of 8-bit constants stays 8-bit.
+  const Value* weights_value = nullptr;
   bool transposed = false;
   float scale = 1.0f;                    // of the weights (Gemm's alpha)
   const Tensor* bias = nullptr;          // n values or one; null: none, or a following Add's row

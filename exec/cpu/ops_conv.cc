@@ -396,6 +396,7 @@ bool LowerConv(Lowerer& L, const Node& n) {
     p.k = w->dim(1);
     p.n = oc;
     p.weights = weights;
+    p.weights_value = weights == w ? n.input(1) : nullptr;
     p.transposed = true;
     p.bias = bias.defined() ? &bias : nullptr;
     p.release_weights = weights == w;

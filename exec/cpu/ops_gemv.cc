@@ -71,6 +71,46 @@ void Apply(const RowActivation& act, float* y, int64_t count) {
   }
 }
 
+// The 8-bit form of weights that are a DequantizeLinear of constants, where
+// the kernel reads it so: int8 or uint8 values with float scales (and zero
+// points) per tensor or per column of B (`transposed`: W's axis 0, else its
+// last), no blocks, a float output. nullopt: use the float values.
+std::optional<kernels::GemvMatrix::Quantized> QuantizedWeights(Lowerer& L, const FewRowsProduct& p) {
+  const Value* v = p.weights_value;
+  const Node* dq = v != nullptr ? v->producer() : nullptr;
+  if (dq == nullptr || dq->op_type != "DequantizeLinear" || !dq->domain.empty() || p.scale != 1.0f ||
+      dq->num_inputs() < 2 || dq->GetInt("block_size", 0) != 0) {
+    return std::nullopt;
+  }
+  const Tensor* q = L.Const(dq->input(0));
+  const Tensor* scale = L.Const(dq->input(1));
+  const Tensor* zero = dq->num_inputs() > 2 ? L.Const(dq->input(2)) : nullptr;
+  if (q == nullptr || scale == nullptr || (dq->num_inputs() > 2 && dq->input(2) != nullptr && zero == nullptr) ||
+      (q->dtype() != DType::kInt8 && q->dtype() != DType::kUint8) || scale->dtype() != DType::kFloat ||
+      (zero != nullptr && zero->dtype() != q->dtype()) || q->dims() != p.weights->dims() ||
+      p.weights->dtype() != DType::kFloat || q->byte_offset() != 0) {
+    return std::nullopt;
+  }
+  const int64_t rank = static_cast<int64_t>(q->dims().size());
+  int64_t axis = dq->GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  const int64_t column_axis = p.transposed ? 0 : rank - 1;
+  const int64_t count = scale->num_elements();
+  if (count != 1 && (count != p.n || axis != column_axis)) return std::nullopt;
+  if (zero != nullptr && zero->num_elements() != count) return std::nullopt;
+  kernels::GemvMatrix::Quantized w;
+  w.values = q->raw_data();
+  w.is_signed = q->dtype() == DType::kInt8;
+  for (int64_t j = 0; j < p.n; ++j) {
+    const int64_t c = count == 1 ? 0 : j;
+    w.scales.push_back(scale->data<float>()[c]);
+    w.zeros.push_back(zero == nullptr ? 0
+                      : w.is_signed   ? static_cast<int32_t>(zero->data<int8_t>()[c])
+                                      : static_cast<int32_t>(zero->data<uint8_t>()[c]));
+  }
+  return w;
+}
+
 }  // namespace
 
 bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
@@ -131,13 +171,20 @@ bool LowerFewRowsProduct(Lowerer& L, const Node& n, const FewRowsProduct& p) {
   const int slot = NativeOutSlot(L, final_value);
   if (slot < 0) return false;
   const int in = L.PlainSlot(p.a);
-  auto matrix = std::make_shared<kernels::GemvMatrix>(p.weights->data<float>(), p.k, p.n, p.transposed ? p.k : p.n,
-                                                      p.transposed, p.scale);
-  L.plan().stats.weight_bytes += static_cast<size_t>(p.k * p.n) * sizeof(float);
+  const int64_t ld = p.transposed ? p.k : p.n;
+  std::optional<kernels::GemvMatrix::Quantized> quantized = QuantizedWeights(L, p);
+  auto matrix =
+      quantized ? std::make_shared<kernels::GemvMatrix>(*quantized, p.k, p.n, ld, p.transposed)
+                : std::make_shared<kernels::GemvMatrix>(p.weights->data<float>(), p.k, p.n, ld, p.transposed, p.scale);
+  L.plan().stats.weight_bytes += static_cast<size_t>(matrix->packed_bytes());
   if (p.release_weights && p.scale == 1.0f) {
-    L.ReleaseWeight(*p.weights, [matrix, ld = p.transposed ? p.k : p.n, t = p.transposed](uint8_t* dst) {
+    L.ReleaseWeight(*p.weights, [matrix, ld, t = p.transposed](uint8_t* dst) {
       matrix->Unpack(reinterpret_cast<float*>(dst), ld, t);
     });
+  }
+  if (quantized) {  // the 8-bit values too, where the model holds them alone
+    L.ReleaseWeight(*L.Const(p.weights_value->producer()->input(0)),
+                    [matrix, ld, t = p.transposed](uint8_t* dst) { matrix->UnpackQuantized(dst, ld, t); });
   }
   const int64_t m = p.m, cols = p.n;
   NativeStep* step = AddNativeStep(L, n, {in}, slot,

@@ -170,6 +170,7 @@ bool LowerMatMul(Lowerer& L, const Node& n) {
     p.k = bd[0];
     p.n = bd[1];
     p.weights = bc;
+    p.weights_value = b;
     p.release_weights = true;
     if (rows <= kernels::GemvMatrix::kMaxRows && LowerFewRowsProduct(L, n, p)) return true;
   }
@@ -320,6 +321,7 @@ bool LowerGemmWith(Lowerer& L, const Node& n, bool relu) {
     p.k = kk;
     p.n = nn;
     p.weights = bc;
+    p.weights_value = b;
     p.transposed = tb;
     p.scale = alpha;
     p.bias = cc != nullptr && beta != 0.0f ? cc : nullptr;

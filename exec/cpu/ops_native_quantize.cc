@@ -57,8 +57,9 @@ bool QuantLayoutOf(Lowerer& L, const Node& n, const std::vector<int64_t>& dims, 
 // QLinearConv, with no reorder). Padded layouts are refused: the padding
 // would come out as f(0) instead of the zeros oneDNN expects there.
 std::optional<memory::desc> BlockedTwin(Lowerer& L, const Value* x, memory::data_type type) {
+  if (L.Const(x) != nullptr) return std::nullopt;
   const ValueState& st = L.V(x);
-  if (st.constant != nullptr || st.slot < 0) return std::nullopt;
+  if (st.slot < 0) return std::nullopt;
   const Slot& s = L.plan().slots[st.slot];
   if (s.plain || s.md.data.ndims != static_cast<int>(st.dims.size())) return std::nullopt;
   dnnl_memory_desc_t d = s.md.data;

@@ -3,12 +3,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "graph/topo.h"
 #include "ops/util/float_convert.h"
+#include "support/half.h"
 
 namespace aic::cpu {
 
@@ -50,6 +51,28 @@ bool IsCastTo(const Node* n, DType t) {
   if (n == nullptr || n->op_type != "Cast" || !n->domain.empty() || n->input(0) == nullptr) return false;
   const Attribute* to = n->FindAttr("to");
   return to != nullptr && to->type == AttrType::kInt && static_cast<DType>(to->i) == t && n->input(0)->dtype() != t;
+}
+
+// A half-precision weight as float, widened when first read: the lowering
+// reads each weight once to pack it and may release the float bytes then
+// (Lowerer::ReleasePlainCopy), so widening them all up front held every
+// weight in float at once beside the half originals (vit_tiny bf16: 22 MB
+// more at its peak). Small ones are widened now.
+Tensor WidenedWeight(const Tensor& half) {
+  constexpr size_t kDeferredBytes = 64 * 1024;
+  const int64_t count = half.num_elements();
+  const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+  if (bytes < kDeferredBytes) return WidenToFloat(half);
+  auto fill = [half, count](uint8_t* dst) {
+    float* out = reinterpret_cast<float*>(dst);
+    const uint16_t* in = static_cast<const uint16_t*>(half.raw_data());
+    if (half.dtype() == DType::kBFloat16) {
+      for (int64_t i = 0; i < count; ++i) out[i] = BFloat16ToFloat(in[i]);
+    } else {
+      for (int64_t i = 0; i < count; ++i) out[i] = HalfToFloat(in[i]);
+    }
+  };
+  return Tensor(DType::kFloat, half.dims(), Buffer::Deferred(bytes, std::move(fill)));
 }
 
 TypeInfo AsFloat(const TypeInfo& t) {
@@ -214,7 +237,7 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     if (!v->type().is_tensor() || !IsHalf(v->dtype()) || (v->is_graph_input() && !v->is_initializer())) continue;
     if (stays_half.contains(v.get())) continue;
     if (v->is_initializer()) {
-      g.SetInitializer(v.get(), WidenToFloat(*v->initializer()));
+      g.SetInitializer(v.get(), WidenedWeight(*v->initializer()));
     }
     if (widened_half != nullptr) widened_half->declared[v.get()] = v->dtype();
     v->set_type(AsFloat(v->type()));

@@ -108,10 +108,11 @@ int Lowerer::WeightSlot(const Tensor& t, const std::string& name) {
 }
 
 int Lowerer::SlotOf(const Value* v) {
+  if (V(v).slot >= 0) return V(v).slot;
+  const Tensor* c = Const(v);
+  AIC_CHECK(c != nullptr, "value without a slot");
   ValueInfo& vi = V(v);
-  if (vi.slot >= 0) return vi.slot;
-  AIC_CHECK(vi.constant != nullptr, "value without a slot");
-  vi.slot = WeightSlot(*vi.constant, v->name());
+  vi.slot = WeightSlot(*c, v->name());
   return vi.slot;
 }
 

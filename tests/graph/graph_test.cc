@@ -60,6 +60,27 @@ TEST(TensorTest, BorrowedBufferIsReadOnly) {
   EXPECT_EQ(t.data<float>()[2], 3.0f);
 }
 
+// A deferred buffer holds no bytes until first read, is filled once, and
+// can give its bytes up again like any owned one (Release).
+TEST(TensorTest, DeferredBufferIsFilledOnFirstRead) {
+  int fills = 0;
+  Tensor t(DType::kFloat, {3}, Buffer::Deferred(3 * sizeof(float), [&fills](uint8_t* dst) {
+             ++fills;
+             const float v[3] = {1.5f, -2, 4};
+             std::memcpy(dst, v, sizeof v);
+           }));
+  EXPECT_TRUE(t.buffer()->released());
+  EXPECT_EQ(fills, 0);
+  EXPECT_EQ(t.data<float>()[1], -2.0f);
+  EXPECT_EQ(t.data<float>()[2], 4.0f);
+  EXPECT_EQ(fills, 1);
+  EXPECT_FALSE(t.buffer()->released());
+  EXPECT_TRUE(t.buffer()->writable());
+  t.buffer()->Release([](uint8_t* dst) { std::memset(dst, 0, 3 * sizeof(float)); });
+  EXPECT_EQ(t.data<float>()[0], 0.0f);
+  EXPECT_EQ(fills, 1);
+}
+
 // y = Relu(x @ w)
 std::unique_ptr<Model> SmallModel() {
   GraphBuilder b;

@@ -166,6 +166,35 @@ TEST(OptimizeTest, QuantizedWeightsStayQuantizedUnlessAsked) {
   EXPECT_EQ(OpCounts(*m->graph)["DequantizeLinear"], 0);
 }
 
+// As a session optimizes (session.cc OptimizeOptionsFor): small dequantized
+// constants fold, a large dequantized weight is left to the backend, which
+// folds it at compile time one weight at a time, or reads it as 8 bits
+// (resnet50_int8 held all of its weights in float at once: 100 MB).
+TEST(OptimizeTest, ASessionLeavesLargeDequantizedWeightsToItsBackend) {
+  auto build = [] {
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {1, 80, 4, 4});
+    Tensor wq(DType::kInt8, {64, 80, 1, 1});  // 5120 values: over the analysis' 4096
+    for (int64_t i = 0; i < wq.num_elements(); ++i) wq.mutable_data<int8_t>()[i] = static_cast<int8_t>(i % 11 - 5);
+    Value* w = b.Op("DequantizeLinear", {b.Constant("wq", wq), b.Constant("ws", Tensor::Scalar<float>(0.1f))});
+    Tensor bq(DType::kInt32, {64});
+    for (int64_t i = 0; i < 64; ++i) bq.mutable_data<int32_t>()[i] = static_cast<int32_t>(i * 3 - 90);
+    Value* bias = b.Op("DequantizeLinear", {b.Constant("bq", bq), b.Constant("bs", Tensor::Scalar<float>(0.01f))});
+    b.Output(b.Op("Conv", {x, w, bias}));
+    return b.Build(13);
+  };
+  for (bool in_rewriter : {true, false}) {
+    auto m = build();
+    OptimizeOptions o;
+    o.fold_dequantize = true;
+    o.fold_large_dequantized_in_rewriter = in_rewriter;
+    o.fold_limit = int64_t{1} << 20;
+    ASSERT_TRUE(Optimize(*m, o).ok());
+    EXPECT_EQ(OpCounts(*m->graph)["DequantizeLinear"], in_rewriter ? 0 : 1) << (in_rewriter ? "folded" : "left");
+    EXPECT_EQ(MaxOutputDiff(build, *m, true), 0.0);
+  }
+}
+
 TEST(OptimizeTest, OpaqueAndMultiOutputNodesSurvive) {
   auto build = [] {
     GraphBuilder b;

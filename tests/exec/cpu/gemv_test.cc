@@ -70,6 +70,62 @@ TEST(GemvKernelTest, MatchesADoubleLoopAtEveryTailRowCountAndStride) {
   }
 }
 
+// 8-bit weights dequantized as they are read: bit for bit the product over
+// the same weights dequantized first, in every form, signed or not, with
+// zero points or without, per tensor or per column; and they unpack exactly.
+TEST(GemvKernelTest, EightBitWeightsGiveTheProductOfTheirDequantizedValues) {
+  for (int form : {0, 1, 2}) {
+    const int before = kernels::ForceGemvForm(form);
+    for (bool is_signed : {true, false}) {
+      for (bool zeros : {false, true}) {
+        for (bool transposed : {false, true}) {
+          for (int64_t n : {1, 31, 64, 130}) {
+            SCOPED_TRACE(absl::StrCat("form ", form, " signed ", is_signed, " zeros ", zeros, " transposed ",
+                                      transposed, " n ", n));
+            const int64_t k = 37, m = 3, ld = transposed ? k : n;
+            Tensor raw = RandomInts<uint8_t>({k * n}, 20 + n, 0, 255);  // int8 when signed: the same bytes
+            std::vector<uint8_t> q(raw.data<uint8_t>(), raw.data<uint8_t>() + k * n);
+            kernels::GemvMatrix::Quantized w;
+            w.values = q.data();
+            w.is_signed = is_signed;
+            Tensor scales = RandomF32({n}, 30 + n, 0.001f, 0.05f);
+            for (int64_t j = 0; j < n; ++j) {
+              w.scales.push_back(scales.data<float>()[j]);
+              w.zeros.push_back(zeros ? static_cast<int32_t>(j % 7) - (is_signed ? 3 : -100) : 0);
+            }
+            std::vector<float> dequantized(q.size());
+            for (int64_t r = 0; r < (transposed ? n : k); ++r) {
+              for (int64_t c = 0; c < (transposed ? k : n); ++c) {
+                const int64_t col = transposed ? r : c;
+                const uint8_t byte = q[r * ld + c];
+                const float v = is_signed ? static_cast<float>(static_cast<int8_t>(byte)) : static_cast<float>(byte);
+                dequantized[r * ld + c] = (v - static_cast<float>(w.zeros[col])) * w.scales[col];  // DequantizeLinear
+              }
+            }
+            kernels::GemvMatrix eight(w, k, n, ld, transposed);
+            kernels::GemvMatrix wide(dequantized.data(), k, n, ld, transposed);
+            EXPECT_TRUE(eight.quantized());
+            EXPECT_EQ(eight.packed_bytes() * 4, wide.packed_bytes());
+            Tensor a = RandomF32({m * k}, 40 + n, -1, 1);
+            Tensor bias = RandomF32({n}, 50 + n, -1, 1);
+            std::vector<float> got(static_cast<size_t>(m * n)), want(got.size());
+            eight.Multiply(a.data<float>(), m, k, bias.data<float>(), got.data(), n);
+            wide.Multiply(a.data<float>(), m, k, bias.data<float>(), want.data(), n);
+            for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+            std::vector<float> back(q.size());
+            eight.Unpack(back.data(), ld, transposed);
+            EXPECT_EQ(back, dequantized);
+            std::vector<uint8_t> back_q(q.size());
+            eight.UnpackQuantized(back_q.data(), ld, transposed);
+            EXPECT_EQ(back_q, q);
+          }
+        }
+      }
+    }
+    kernels::ForceGemvForm(before);
+  }
+}
+
 std::map<std::string, RuntimeValue> Feed(const std::vector<int64_t>& dims, uint32_t seed) {
   return {{"x", RandomF32(dims, seed)}};
 }
@@ -209,6 +265,69 @@ TEST(GemvLoweringTest, ReleasedHeadWeightComesBackForABatchOnOneDnn) {
   const Tensor& after = *model->graph->FindValue("w")->initializer();
   ASSERT_EQ(after.byte_size(), before.byte_size());
   for (int64_t i = 0; i < before.num_elements(); ++i) ASSERT_EQ(after.data<float>()[i], before.data<float>()[i]);
+}
+
+// A QDQ model's head, DequantizeLinear of int8 weights per output channel
+// into a Gemm: the gemv step reads the 8-bit values (a quarter of the
+// bytes), the plan releases the folded float weights and the model's int8
+// ones, and a batch that compiles oneDNN's matmul gets them back exactly.
+TEST(GemvLoweringTest, DequantizedWeightsStayEightBit) {
+  for (bool with_zero : {false, true}) {
+    SCOPED_TRACE(with_zero ? "zero points" : "no zero points");
+    const int64_t n = 300, k = 256;
+    GraphBuilder b;
+    Value* x = b.Input("x", DType::kFloat, {Dim::Symbol("batch"), k});
+    Tensor q = RandomInts<int8_t>({n, k}, 13, -127, 127);
+    // (Moved in: a test holding the tensor too would keep its bytes from being released.)
+    std::vector<Value*> dq_in = {b.Constant("wq", std::move(q)), b.Constant("ws", RandomF32({n}, 14, 0.001f, 0.01f))};
+    if (with_zero) {
+      Tensor z(DType::kInt8, {n});
+      for (int64_t j = 0; j < n; ++j) z.mutable_data<int8_t>()[j] = static_cast<int8_t>(j % 9 - 4);
+      dq_in.push_back(b.Constant("wz", z));
+    }
+    Value* w = b.Op("DequantizeLinear", dq_in, {Attribute::Int("axis", 0)});
+    b.Output(b.Op("Gemm", {x, w, b.Constant("c", RandomF32({n}, 15))}, {Attribute::Int("transB", 1)}));
+    auto model = b.Build(17);
+    const Tensor int8_before = model->graph->FindValue("wq")->initializer()->Clone();
+    auto one = Feed({1, k}, 16);
+    auto want = ReferenceExecutor(*model).Run(one);
+    ASSERT_TRUE(want.ok()) << want.status();
+    CpuExecutor cpu(*model);
+    auto got = cpu.Run(one);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectClose((*got)[0].tensor, (*want)[0].tensor, 1e-5, 1e-5);
+    const std::string plan = DescribePlan(**cpu.PlanFor(one));
+    ExpectGemvStep(plan);
+    const auto& stats = (*cpu.PlanFor(one))->stats;
+    EXPECT_LT(stats.weight_bytes, static_cast<size_t>(n * k * 2)) << "the weights were packed as floats:\n" << plan;
+    EXPECT_GE(stats.released_weight_bytes, static_cast<size_t>(n * k * 5)) << "float and int8 weights released";
+    EXPECT_TRUE(model->graph->FindValue("wq")->initializer()->buffer()->released());
+    auto many = Feed({16, k}, 17);
+    auto got16 = cpu.Run(many);
+    ASSERT_TRUE(got16.ok()) << got16.status();
+    auto want16 = ReferenceExecutor(*model).Run(many);
+    ASSERT_TRUE(want16.ok()) << want16.status();
+    ExpectClose((*got16)[0].tensor, (*want16)[0].tensor, 1e-5, 1e-5);
+    const Tensor& after = *model->graph->FindValue("wq")->initializer();
+    for (int64_t i = 0; i < n * k; ++i) ASSERT_EQ(after.data<int8_t>()[i], int8_before.data<int8_t>()[i]);
+  }
+}
+
+// A folded weight that another step also reads (here an Add with a runtime
+// input, lowered first) keeps its bytes: the gemv may not release what a
+// slot points at.
+TEST(GemvLoweringTest, AFoldedWeightAnotherStepReadsStaysWhole) {
+  const int64_t n = 300, k = 256;
+  GraphBuilder b;
+  Value* x = b.Input("x", DType::kFloat, {1, k});
+  Value* z = b.Input("z", DType::kFloat, {n, k});
+  Tensor q = RandomInts<int8_t>({n, k}, 18, -127, 127);
+  Value* w = b.Op("DequantizeLinear", {b.Constant("wq", q), b.Constant("ws", Tensor::Scalar(0.01f))});
+  b.Output(b.Op("Add", {w, z}));
+  b.Output(b.Op("Gemm", {x, w}, {Attribute::Int("transB", 1)}));
+  auto model = b.Build(17);
+  std::map<std::string, RuntimeValue> feeds = {{"x", RandomF32({1, k}, 19)}, {"z", RandomF32({n, k}, 20)}};
+  for (int run = 0; run < 2; ++run) ExpectGemvStep(RunBoth(*model, feeds));
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "exec/cpu/internal.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "ops/util/float_convert.h"
+#include "support/half.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -189,6 +191,43 @@ TEST(WidenHalfTest, Bf16ConvsAndMatMulsReadTheDeclaredBf16Values) {
     auto unrounded = f32_kernels.Run(feeds);
     ASSERT_TRUE(unrounded.ok()) << unrounded.status();
     EXPECT_GE(Compare((*unrounded)[0].tensor, want[0].tensor).share, 0.05) << "the case does not tell the paths apart";
+  }
+}
+
+// A half model's weights are widened to float when the lowering first reads
+// them and give the float bytes up once packed (as bf16 by the AVX512-BF16
+// kernels, as f32 otherwise): the plan holds each weight once beside the
+// model's half original. Another batch's compile widens them again.
+TEST(WidenHalfTest, WidenedWeightsAreReleasedOncePacked) {
+  for (DType t : {DType::kBFloat16, DType::kFloat16}) {
+    SCOPED_TRACE(DTypeName(t));
+    GraphBuilder b;
+    Value* x = b.Input("x", t, {Dim::Symbol("batch"), 64, 10, 10});
+    b.Output(b.Op("Conv", {x, b.Constant("w", Half(RandomF32({96, 64, 3, 3}, 50, -0.1f, 0.1f), t))},
+                  {Attribute::Ints("pads", {1, 1, 1, 1})}));
+    auto model = b.Build(22);
+    std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({1, 64, 10, 10}, 51, -1, 1), t)}};
+    CpuExecutor cpu(*model);
+    auto [want, got] = RunOnBoth(*model, feeds, cpu);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_LE(Compare(got[0].tensor, want[0].tensor).share, 0.01);
+    auto plan = cpu.PlanFor(feeds);
+    ASSERT_TRUE(plan.ok());
+    const Tensor& widened = *(*plan)->model->graph->FindValue("w")->initializer();
+    EXPECT_EQ(widened.dtype(), DType::kFloat);
+    EXPECT_TRUE(widened.buffer()->released()) << DescribePlan(**plan);
+    EXPECT_GE(StatsOf(**plan).released_weight_bytes, static_cast<size_t>(96 * 64 * 9 * 4));
+    EXPECT_EQ(model->graph->FindValue("w")->initializer()->dtype(), t);  // the model keeps its half original
+    std::map<std::string, RuntimeValue> two = {{"x", Half(RandomF32({2, 64, 10, 10}, 52, -1, 1), t)}};
+    auto [want2, got2] = RunOnBoth(*model, two, cpu);
+    EXPECT_LE(Compare(got2[0].tensor, want2[0].tensor).share, 0.01);
+    // The restored float bytes are the half values widened, bit for bit.
+    const Tensor& half = *model->graph->FindValue("w")->initializer();
+    for (int64_t i = 0; i < half.num_elements(); i += 97) {
+      const float want_value =
+          t == DType::kBFloat16 ? BFloat16ToFloat(half.data<uint16_t>()[i]) : HalfToFloat(half.data<uint16_t>()[i]);
+      ASSERT_EQ(widened.data<float>()[i], want_value) << "element " << i;
+    }
   }
 }
 
