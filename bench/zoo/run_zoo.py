@@ -17,6 +17,10 @@ For each model (NAME.onnx with its sidecar NAME.json) and thread count T:
     ({atol, rtol, outputs: {NAME: {atol, rtol, step}}, note}: the low-precision variants
     of bench/zoo/make_lowp.py) sets the bound for that model, and an output with a
     quantization step also gets its max |Δ| in steps;
+  - peak memory per engine and thread count: the peak resident-set growth over the process's
+    baseline (VmHWM minus VmRSS before the model is loaded, as bench/run_bench.py measures it),
+    aic-onnx from `aic-onnx bench --json` and ORT from run_bench's memory script, each in a
+    process of its own running a few iterations;
   - the compiled plan (`aic-onnx bench MODEL --plan --iters 1 --warmup 0`, stderr): steps
     of kind "fallback" (the reference interpreter) by op, and oneDNN implementations
     (` impl=NAME`) whose name contains "ref" or "simple".
@@ -432,13 +436,26 @@ def main():
                             med["ov"].append(ms)
             m = {k: float(np.median(v)) if v else None for k, v in med.items()}
             add_error(rec, aic_err)
+            # Peak memory, each engine in a process of its own.
+            mem_iters = max(2, iters // 10)
+            aic_mem = ort_mem = None
+            if aic_err is None:
+                j, err = aic_bench_json(aic_bin, path, input_args, t, mem_iters, 1)
+                if j:
+                    aic_mem = j["peak_memory_bytes"] - j["baseline_memory_bytes"]
+                add_error(rec, err)
+            p = subprocess.run([sys.executable, "-c", run_bench.ORT_MEMORY_SCRIPT, ort_path, str(t), str(mem_iters),
+                                npz], capture_output=True, text=True)
+            if p.returncode == 0:
+                ort_mem = int(p.stdout.strip().splitlines()[-1])
             rows.append(dict(rec=rec, threads=t, aic=m["aic"], ort=m["ort"], ov=m["ov"],
                              ratio=m["aic"] / m["ort"] if m["aic"] and m["ort"] else None,
                              ov_ratio=m["ov"] / m["ort"] if m["ov"] and m["ort"] else None,
                              steps=last["steps"] if last else None,
                              fallback_steps=last["fallback_steps"] if last else None,
                              plan_threads=last["threads"] if last else None,
-                             digest=last["plan_digest"] if last else None, aic_error=aic_err, ov_error=ov_err))
+                             digest=last["plan_digest"] if last else None, aic_error=aic_err, ov_error=ov_err,
+                             aic_mem=aic_mem, ort_mem=ort_mem))
     write_md(args, machine, overhead, index, models, rows, threads_list)
 
 
@@ -465,6 +482,23 @@ def tolerance_sentence(models):
               "quantization step)")
 
 
+def mib(b):
+    return "—" if b is None else f"{b / 2**20:.1f}"
+
+
+def over_memory(rows):
+    return [r for r in rows if r["aic_mem"] is not None and r["ort_mem"] is not None and r["aic_mem"] > r["ort_mem"]]
+
+
+def memory_sentence(rows):
+    both = [r for r in rows if r["aic_mem"] is not None and r["ort_mem"] is not None]
+    if not both:
+        return ""
+    ratios = [r["aic_mem"] / r["ort_mem"] for r in both if r["ort_mem"] > 0]
+    return (f"Peak memory aic/ORT over {len(both)} models: geometric mean {fmt(geomean(ratios), '.2f')}, "
+            f"{len(both) - len(over_memory(both))} at or below ORT's.")
+
+
 def write_md(args, machine, overhead, index, models, rows, threads_list):
     cmd = "build/zoo-venv/bin/python bench/zoo/run_zoo.py " + " ".join(sys.argv[1:])
     n_ok = sum(1 for m in models if m["aic_ok"])
@@ -488,7 +522,10 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
         f"{250 if args.quick else 1000} ms of ORT time). `max |Δ|` compares `aic-onnx run --device cpu` "
         f"(T = {threads_list[0]}) with ORT on the same inputs: ok when |Δ| ≤ {ATOL:g} + {RTOL:g}·|ORT| on every "
         "element (integer outputs exact)" + tolerance_sentence(models) + ". Fallback steps are the steps of kind `fallback` (the reference "
-        "interpreter) in the plan aic-onnx compiles (`bench --plan`). "
+        "interpreter) in the plan aic-onnx compiles (`bench --plan`). Peak memory (MiB) is each engine's peak "
+        "resident-set growth over its process's baseline before the model is loaded (VmHWM − VmRSS), in a process "
+        "of its own running a few iterations (aic-onnx: `aic-onnx bench --json`; ORT: bench/run_bench.py's memory "
+        "script). "
         f"Load average at the end: {os.getloadavg()[0]:.1f} (the machine is shared: 2-thread timings depend on "
         "what else runs).",
         "",
@@ -498,8 +535,8 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
         rs.sort(key=lambda r: (r["ratio"] is not None, -(r["ratio"] or 0)))
         lines += [f"## {t} thread{'s' if t > 1 else ''}", "",
                   "| model | exporter, opset | inputs | nodes | aic-onnx ms | ORT ms | OpenVINO ms | aic/ORT | "
-                  "OpenVINO/ORT | aic steps (fallback) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "OpenVINO/ORT | aic steps (fallback) | aic MiB | ORT MiB |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             rec, meta = r["rec"], r["rec"]["meta"]
             exp = {"torch.onnx dynamo=False": "torch.onnx", "torch.onnx dynamo=True": "dynamo"}.get(
@@ -510,14 +547,16 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
             steps = f"{r['steps']} ({r['fallback_steps']})" if r["steps"] is not None else "—"
             lines.append(f"| {rec['name']} | {exp}, {meta['opset']} | {run_bench.cell(rec['shapes'])} | "
                          f"{meta['nodes']} | {fmt(r['aic'], '.3f')} | {fmt(r['ort'], '.3f')} | "
-                         f"{fmt(r['ov'], '.3f')} | {ratio} | {fmt(r['ov_ratio'], '.2f')} | {steps} |")
+                         f"{fmt(r['ov'], '.3f')} | {ratio} | {fmt(r['ov_ratio'], '.2f')} | {steps} | "
+                         f"{mib(r['aic_mem'])} | {mib(r['ort_mem'])} |")
         ratios = [r["ratio"] for r in rs if r["ratio"] is not None]
         ov_ratios = [r["ov_ratio"] for r in rs if r["ov_ratio"] is not None]
         lines += ["", f"aic/ORT over {len(ratios)} models: geometric mean **{fmt(geomean(ratios), '.2f')}**, "
                   f"median {fmt(float(np.median(ratios)) if ratios else None, '.2f')}, "
                   f"{sum(1 for x in ratios if x <= 1.0)} at or below 1.0. "
                   f"OpenVINO/ORT over {len(ov_ratios)} models: geometric mean {fmt(geomean(ov_ratios), '.2f')}, "
-                  f"median {fmt(float(np.median(ov_ratios)) if ov_ratios else None, '.2f')}.", ""]
+                  f"median {fmt(float(np.median(ov_ratios)) if ov_ratios else None, '.2f')}. "
+                  + memory_sentence(rs), ""]
     lines += int8_sentence(models)
     lines += ["## Outputs and plans", "",
               f"{n_ok} of {len(models)} models within tolerance of ORT.", "",
@@ -550,6 +589,8 @@ def write_md(args, machine, overhead, index, models, rows, threads_list):
                + ("; op by op within one step of the QDQ standard: bench/INT8_OPS.md, which measures ORT's own kernels too"
                   if m["meta"].get("variant") == "int8-qdq" else "")
                for m in models if m["aic_ok"] is False]),
+             ("Peak memory over ORT's", [f"{r['rec']['name']} at {r['threads']} thread(s): {mib(r['aic_mem'])} MiB "
+                                         f"vs ORT's {mib(r['ort_mem'])}" for r in over_memory(rows)]),
              ("Fallback (reference) ops", [f"{m['name']}: " + ", ".join(f"{op}×{n}" for op, n in
                                                                         sorted(m["fallback"].items()))
                                            for m in models if m["fallback"]]),
