@@ -90,9 +90,11 @@ void Buffer::Release(std::function<void(uint8_t* dst)> restore) {
 
 void Buffer::Restore() const {
   // Restores are rare (a second compile of the same weights, writing the
-  // model out): one lock for all buffers.
-  static std::mutex* mu = new std::mutex;
-  std::lock_guard<std::mutex> lock(*mu);
+  // model out): one lock for all buffers. Recursive: a restore may read
+  // another released buffer (a deferred float weight widens its released
+  // half original, whose restore unpacks a plan's packed copy).
+  static std::recursive_mutex* mu = new std::recursive_mutex;
+  std::lock_guard<std::recursive_mutex> lock(*mu);
   if (!released_.load(std::memory_order_relaxed)) return;  // another thread restored it
   // data() is logically const: the bytes it returns are the same bytes.
   auto* self = const_cast<Buffer*>(this);

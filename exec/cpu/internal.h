@@ -116,6 +116,7 @@ class Plan {
   // type of every widened value (fallback steps run reference kernels in it).
   StoredHalfValues stored_half;
   absl::flat_hash_map<const Value*, DType> declared_half;
+  absl::flat_hash_map<const Buffer*, Tensor> half_originals;  // WidenedHalf::originals
 };
 
 // A oneDNN primitive over slots; `md` may reinterpret a slot's bytes (same size).

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "absl/algorithm/container.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "exec/cpu/dynamic_gemm.h"
@@ -17,6 +17,7 @@
 #include "exec/cpu/native_step.h"
 #include "ops/fused/standard_aliases.h"
 #include "ops/ml/ml_ops.h"
+#include "support/half.h"
 
 namespace aic::cpu {
 
@@ -236,8 +237,43 @@ void Lowerer::ReleaseWeight(const Tensor& t, std::function<void(uint8_t* dst)> r
       buffer->size() != t.byte_size() || t.byte_size() < kMinReleaseBytes) {
     return;
   }
-  buffer->Release(std::move(restore));
+  buffer->Release(restore);
   plan_.stats.released_weight_bytes += t.byte_size();
+  ReleaseHalfOriginal(t, restore);
+}
+
+// A half model's weights were held twice while it ran: the packed float form
+// and the model's half original, which nothing reads (ONNX Runtime folds the
+// Casts it inserts and drops the half initializers). The original is held
+// by the model compiled and the plan's map; it gives its bytes up when every
+// value survives widening and narrowing unchanged (NaN payloads may not),
+// and gets them back by narrowing what `restore` writes.
+void Lowerer::ReleaseHalfOriginal(const Tensor& widened, const std::function<void(uint8_t* dst)>& restore) {
+  constexpr long kModelAndPlan = 2;
+  auto it = plan_.half_originals.find(widened.buffer().get());
+  if (it == plan_.half_originals.end()) return;
+  const Tensor& half = it->second;
+  const std::shared_ptr<Buffer>& buffer = half.buffer();
+  const DType type = half.dtype();
+  const int64_t count = half.num_elements();
+  if (buffer == nullptr || buffer.use_count() > kModelAndPlan || buffer->released() || half.byte_offset() != 0 ||
+      buffer->size() != half.byte_size() || count != widened.num_elements() ||
+      (type != DType::kFloat16 && type != DType::kBFloat16)) {
+    return;
+  }
+  auto widen = [type](uint16_t h) { return type == DType::kBFloat16 ? BFloat16ToFloat(h) : HalfToFloat(h); };
+  auto narrow = [type](float f) { return type == DType::kBFloat16 ? FloatToBFloat16(f) : FloatToHalf(f); };
+  const uint16_t* bits = static_cast<const uint16_t*>(half.raw_data());
+  for (int64_t i = 0; i < count; ++i) {
+    if (narrow(widen(bits[i])) != bits[i]) return;
+  }
+  buffer->Release([restore, count, narrow](uint8_t* dst) {
+    std::vector<float> wide(static_cast<size_t>(count));
+    restore(reinterpret_cast<uint8_t*>(wide.data()));
+    uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < count; ++i) out[i] = narrow(wide[static_cast<size_t>(i)]);
+  });
+  plan_.stats.released_weight_bytes += half.byte_size();
 }
 
 namespace {

@@ -81,6 +81,9 @@ class Lowerer : public exec::LoweringFrame {
   // The same for a weight our own kernel packed: `restore` writes its plain
   // bytes back (exactly) if anything reads it later.
   void ReleaseWeight(const Tensor& t, std::function<void(uint8_t* dst)> restore);
+  // Where `widened` (just released) is a half weight widened to float, its
+  // half original gives its bytes up too; `restore` writes the float ones.
+  void ReleaseHalfOriginal(const Tensor& widened, const std::function<void(uint8_t* dst)>& restore);
   int PlainSlot(const Value* v);
   int SlotIn(const Value* v, const memory::desc& md);
   // Whether this model's convolutions write channels blocked by 16 (see

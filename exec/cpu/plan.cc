@@ -139,6 +139,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Compile(const Model& model,
     WidenHalfToFloat(*plan->model, &widened);
     plan->stored_half = std::move(widened.stored);
     plan->declared_half = std::move(widened.declared);
+    plan->half_originals = std::move(widened.originals);
   }
   AIC_RETURN_IF_ERROR(InferShapes(*plan->model, io));
   size_t activation_bytes = 0;

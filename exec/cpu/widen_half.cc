@@ -237,7 +237,12 @@ int WidenHalfToFloat(Model& model, WidenedHalf* widened_half) {
     if (!v->type().is_tensor() || !IsHalf(v->dtype()) || (v->is_graph_input() && !v->is_initializer())) continue;
     if (stays_half.contains(v.get())) continue;
     if (v->is_initializer()) {
-      g.SetInitializer(v.get(), WidenedWeight(*v->initializer()));
+      Tensor half = *v->initializer();
+      Tensor wide = WidenedWeight(half);
+      if (widened_half != nullptr && wide.buffer() != half.buffer()) {
+        widened_half->originals[wide.buffer().get()] = std::move(half);
+      }
+      g.SetInitializer(v.get(), std::move(wide));
     }
     if (widened_half != nullptr) widened_half->declared[v.get()] = v->dtype();
     v->set_type(AsFloat(v->type()));

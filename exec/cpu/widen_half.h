@@ -40,6 +40,10 @@ using StoredHalfValues = absl::flat_hash_map<const Value*, DType>;
 struct WidenedHalf {
   StoredHalfValues stored;
   absl::flat_hash_map<const Value*, DType> declared;
+  // Each widened weight's buffer -> the half initializer it was widened
+  // from (the compiled model's), which may give its bytes up once the
+  // widened weight is packed (Lowerer::ReleaseHalfOriginal).
+  absl::flat_hash_map<const Buffer*, Tensor> originals;
 };
 
 // Rewrites `model` (its dtypes inferred) in place; returns how many values were widened (0 when

@@ -81,6 +81,23 @@ TEST(TensorTest, DeferredBufferIsFilledOnFirstRead) {
   EXPECT_EQ(fills, 1);
 }
 
+// A fill or restore may read another released buffer (a deferred float
+// weight widening its released half original): restores nest.
+TEST(TensorTest, ARestoreMayReadAnotherReleasedBuffer) {
+  Tensor half = Tensor::FromVector<float>({1, 2, 3}, {3});
+  half.buffer()->Release([](uint8_t* dst) {
+    const float v[3] = {1, 2, 3};
+    std::memcpy(dst, v, sizeof v);
+  });
+  Tensor wide(DType::kFloat, {3}, Buffer::Deferred(3 * sizeof(float), [half](uint8_t* dst) {
+                const float* h = half.data<float>();
+                float* out = reinterpret_cast<float*>(dst);
+                for (int i = 0; i < 3; ++i) out[i] = 2 * h[i];
+              }));
+  EXPECT_EQ(wide.data<float>()[2], 6.0f);
+  EXPECT_FALSE(half.buffer()->released());
+}
+
 // y = Relu(x @ w)
 std::unique_ptr<Model> SmallModel() {
   GraphBuilder b;
