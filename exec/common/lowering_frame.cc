@@ -95,6 +95,32 @@ const Tensor* LoweringFrame::Const(const Value* v) {
   return V(v).constant;
 }
 
+std::optional<LoweringFrame::ConstantDequantize> LoweringFrame::DequantizeOfConstants(const Node& n) {
+  const int64_t output_dtype = n.GetInt("output_dtype", 0);
+  if (n.op_type != "DequantizeLinear" || !n.domain.empty() || n.num_outputs() != 1 || n.output(0) == nullptr ||
+      n.num_inputs() < 2 || n.GetInt("block_size", 0) != 0 ||
+      (output_dtype != 0 && output_dtype != static_cast<int64_t>(DType::kFloat))) {
+    return std::nullopt;
+  }
+  ConstantDequantize d;
+  d.x = Const(n.input(0));
+  d.scale = Const(n.input(1));
+  d.zero = n.num_inputs() > 2 ? Const(n.input(2)) : nullptr;
+  if (d.x == nullptr || d.scale == nullptr || (n.num_inputs() > 2 && n.input(2) != nullptr && d.zero == nullptr) ||
+      (d.x->dtype() != DType::kInt8 && d.x->dtype() != DType::kUint8 && d.x->dtype() != DType::kInt32) ||
+      d.scale->dtype() != DType::kFloat || (d.zero != nullptr && d.zero->dtype() != d.x->dtype())) {
+    return std::nullopt;
+  }
+  const int64_t rank = static_cast<int64_t>(d.x->dims().size());
+  d.axis = n.GetInt("axis", 1);
+  if (d.axis < 0) d.axis += rank;
+  const int64_t count = d.scale->num_elements();
+  const bool per_axis =
+      count > 1 && d.scale->dims().size() == 1 && d.axis >= 0 && d.axis < rank && d.x->dim(d.axis) == count;
+  if ((count != 1 && !per_axis) || (d.zero != nullptr && d.zero->num_elements() != count)) return std::nullopt;
+  return d;
+}
+
 // A DequantizeLinear of large 8-bit (or int32) constants, in float, is
 // folded when something first asks for its value, not in topological order:
 // a QDQ model's weights that stay in float are then computed one at a time,
@@ -103,28 +129,11 @@ const Tensor* LoweringFrame::Const(const Value* v) {
 // weights, 10 MB); those a kernel reads as 8 bits may never be.
 bool LoweringFrame::DeferFold(const Node& n) {
   constexpr int64_t kDeferredElements = int64_t{1} << 16;
-  if (n.op_type != "DequantizeLinear" || !n.domain.empty() || n.num_outputs() != 1 || n.output(0) == nullptr ||
-      n.num_inputs() < 2 || n.GetInt("block_size", 0) != 0 || n.GetInt("output_dtype", 0) != 0) {
-    return false;
-  }
-  const Tensor* x = Const(n.input(0));
-  const Tensor* scale = Const(n.input(1));
-  const Tensor* zero = n.num_inputs() > 2 ? Const(n.input(2)) : nullptr;
-  if (x == nullptr || scale == nullptr || (n.num_inputs() > 2 && n.input(2) != nullptr && zero == nullptr) ||
-      (x->dtype() != DType::kInt8 && x->dtype() != DType::kUint8 && x->dtype() != DType::kInt32) ||
-      scale->dtype() != DType::kFloat || (zero != nullptr && zero->dtype() != x->dtype()) ||
-      x->num_elements() < kDeferredElements) {
-    return false;
-  }
-  const int64_t rank = static_cast<int64_t>(x->dims().size());
-  int64_t axis = n.GetInt("axis", 1);
-  if (axis < 0) axis += rank;
-  const int64_t count = scale->num_elements();
-  const bool per_axis = count > 1 && scale->dims().size() == 1 && axis >= 0 && axis < rank && x->dim(axis) == count;
-  if ((count != 1 && !per_axis) || (zero != nullptr && zero->num_elements() != count)) return false;
+  std::optional<ConstantDequantize> d = DequantizeOfConstants(n);
+  if (!d || d->x->num_elements() < kDeferredElements) return false;
   ValueFacts& f = V(n.output(0));
   f.deferred_fold = &n;
-  f.dims = x->dims();
+  f.dims = d->x->dims();
   f.dtype = DType::kFloat;
   f.is_static = true;
   return true;

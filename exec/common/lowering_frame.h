@@ -60,6 +60,16 @@ class LoweringFrame {
   std::optional<float> ScalarConst(const Value* v);
   // An int32/int64 constant's values (Slice starts, Reduce axes, ...).
   std::optional<std::vector<int64_t>> IntsConst(const Value* v);
+  // A standard DequantizeLinear of constants to float, per tensor or along
+  // one axis (no blocks): int8, uint8 or int32 values, float scales, zero
+  // points (if any) of the values' type and the scales' count.
+  struct ConstantDequantize {
+    const Tensor* x = nullptr;
+    const Tensor* scale = nullptr;
+    const Tensor* zero = nullptr;  // null: none
+    int64_t axis = 0;              // normalized; the scales' axis when there are several
+  };
+  std::optional<ConstantDequantize> DequantizeOfConstants(const Node& n);
   bool Done(const Node* n) const { return done_.contains(n); }
   // n was computed as part of another node's step (the backend counts it as fused).
   void MarkDone(const Node* n) { done_.insert(n); }

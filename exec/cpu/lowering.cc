@@ -202,17 +202,18 @@ int Lowerer::PackedConstSlot(const Tensor& t, const memory::desc& from, const me
 void Lowerer::ReleasePlainCopy(const Tensor& t, const memory::desc& from, const memory::desc& to,
                                const Tensor& packed) {
   const memory::data_type type = from.data_type();
+  if (from.get_size() != t.byte_size()) return;
   bool exact_both_ways = false;
   if (to.data_type() == type) {
     exact_both_ways = type == memory::data_type::f32 ||
                       ((type == memory::data_type::s8 || type == memory::data_type::u8) && to.data.extra.flags == 0);
   } else if (type == memory::data_type::f32 && to.data_type() == memory::data_type::bf16 && to.data.extra.flags == 0 &&
-             t.dtype() == DType::kFloat && from.get_size() == t.byte_size()) {
+             t.dtype() == DType::kFloat) {
     const uint32_t* bits = static_cast<const uint32_t*>(t.raw_data());
     exact_both_ways = true;
     for (int64_t i = 0; i < t.num_elements() && exact_both_ways; ++i) exact_both_ways = (bits[i] & 0xFFFFu) == 0;
   }
-  if (!exact_both_ways || from.get_size() != t.byte_size()) return;
+  if (!exact_both_ways) return;
   ReleaseWeight(t, [packed, from, to](uint8_t* dst) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);

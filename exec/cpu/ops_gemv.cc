@@ -76,37 +76,25 @@ void Apply(const RowActivation& act, float* y, int64_t count) {
 // points) per tensor or per column of B (`transposed`: W's axis 0, else its
 // last), no blocks, a float output. nullopt: use the float values.
 std::optional<kernels::GemvMatrix::Quantized> QuantizedWeights(Lowerer& L, const FewRowsProduct& p) {
-  const Value* v = p.weights_value;
-  const Node* dq = v != nullptr ? v->producer() : nullptr;
-  if (dq == nullptr || dq->op_type != "DequantizeLinear" || !dq->domain.empty() || p.scale != 1.0f ||
-      dq->num_inputs() < 2 || dq->GetInt("block_size", 0) != 0) {
+  const Node* dq = p.weights_value != nullptr ? p.weights_value->producer() : nullptr;
+  if (dq == nullptr || p.scale != 1.0f || p.weights->dtype() != DType::kFloat) return std::nullopt;
+  std::optional<Lowerer::ConstantDequantize> d = L.DequantizeOfConstants(*dq);
+  if (!d || (d->x->dtype() != DType::kInt8 && d->x->dtype() != DType::kUint8) || d->x->dims() != p.weights->dims() ||
+      d->x->byte_offset() != 0) {
     return std::nullopt;
   }
-  const Tensor* q = L.Const(dq->input(0));
-  const Tensor* scale = L.Const(dq->input(1));
-  const Tensor* zero = dq->num_inputs() > 2 ? L.Const(dq->input(2)) : nullptr;
-  if (q == nullptr || scale == nullptr || (dq->num_inputs() > 2 && dq->input(2) != nullptr && zero == nullptr) ||
-      (q->dtype() != DType::kInt8 && q->dtype() != DType::kUint8) || scale->dtype() != DType::kFloat ||
-      (zero != nullptr && zero->dtype() != q->dtype()) || q->dims() != p.weights->dims() ||
-      p.weights->dtype() != DType::kFloat || q->byte_offset() != 0) {
-    return std::nullopt;
-  }
-  const int64_t rank = static_cast<int64_t>(q->dims().size());
-  int64_t axis = dq->GetInt("axis", 1);
-  if (axis < 0) axis += rank;
-  const int64_t column_axis = p.transposed ? 0 : rank - 1;
-  const int64_t count = scale->num_elements();
-  if (count != 1 && (count != p.n || axis != column_axis)) return std::nullopt;
-  if (zero != nullptr && zero->num_elements() != count) return std::nullopt;
+  const int64_t count = d->scale->num_elements();
+  const int64_t column_axis = p.transposed ? 0 : static_cast<int64_t>(d->x->dims().size()) - 1;
+  if (count != 1 && d->axis != column_axis) return std::nullopt;
   kernels::GemvMatrix::Quantized w;
-  w.values = q->raw_data();
-  w.is_signed = q->dtype() == DType::kInt8;
+  w.values = d->x->raw_data();
+  w.is_signed = d->x->dtype() == DType::kInt8;
   for (int64_t j = 0; j < p.n; ++j) {
     const int64_t c = count == 1 ? 0 : j;
-    w.scales.push_back(scale->data<float>()[c]);
-    w.zeros.push_back(zero == nullptr ? 0
-                      : w.is_signed   ? static_cast<int32_t>(zero->data<int8_t>()[c])
-                                      : static_cast<int32_t>(zero->data<uint8_t>()[c]));
+    w.scales.push_back(d->scale->data<float>()[c]);
+    w.zeros.push_back(d->zero == nullptr ? 0
+                      : w.is_signed      ? static_cast<int32_t>(d->zero->data<int8_t>()[c])
+                                         : static_cast<int32_t>(d->zero->data<uint8_t>()[c]));
   }
   return w;
 }
