@@ -291,6 +291,8 @@ std::optional<HalfEdges> HalfEdgesAround(Lowerer& L, const Node& cast_in);
 const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims);
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
+bool LowerHalfUnary(Lowerer& L,
+                    const Node& cast_in);  // Cast(f16) -> Relu, Tanh.. -> Cast(f16): one step (ops_eltwise.cc)
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEmbedding -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerDepthSpace(Lowerer& L, const Node& n);         // DepthToSpace/SpaceToDepth: a 6-D transpose

@@ -11,12 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "exec/cpu/fallback_step.h"
 #include "exec/cpu/kernels/channel_affine.h"
+#include "exec/cpu/kernels/half_rows.h"
 #include "exec/cpu/kernels/large_unary.h"
-#include "exec/cpu/native_step.h"
+#include "exec/cpu/kernels/unary.h"
 #include "exec/cpu/lowering.h"
+#include "exec/cpu/native_step.h"
 #include "ops/math/reduce_axes.h"
 #include "ops/tensor/resize_params.h"
 
@@ -28,6 +29,32 @@ using dnnl::algorithm;
 using dnnl::prop_kind;
 
 bool IsCommutative(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
+
+// The large unary pass computing `e` (ReLU, LeakyRelu, Abs, Neg, Clip with
+// bounds that are numbers), or nothing for another eltwise.
+std::optional<kernels::LargeUnary> LargeUnaryOf(const Elt& e) {
+  kernels::LargeUnary op;
+  op.a = e.alpha;
+  op.b = e.beta;
+  switch (e.alg) {
+    case algorithm::eltwise_relu:
+      op.kind = e.alpha == 0 ? kernels::LargeUnaryKind::kRelu : kernels::LargeUnaryKind::kLeakyRelu;
+      return op;
+    case algorithm::eltwise_abs:
+      op.kind = kernels::LargeUnaryKind::kAbs;
+      return op;
+    case algorithm::eltwise_linear:
+      if (e.alpha != -1.0f || e.beta != 0.0f) return std::nullopt;
+      op.kind = kernels::LargeUnaryKind::kNeg;
+      return op;
+    case algorithm::eltwise_clip_v2:
+      if (std::isnan(e.alpha) || std::isnan(e.beta)) return std::nullopt;
+      op.kind = kernels::LargeUnaryKind::kClip;
+      return op;
+    default:
+      return std::nullopt;
+  }
+}
 
 // A ReLU, LeakyRelu, Abs, Neg or Clip nothing fuses after, over a plain f32
 // input of 4 MiB or more: kernels::LargeUnaryF32 (streaming stores where the
@@ -42,30 +69,11 @@ bool LowerLargeUnary(Lowerer& L, const Node& n, const Elt& e) {
   }
   const int64_t count = NumElements(L.V(out).dims);
   if (count * static_cast<int64_t>(sizeof(float)) < kernels::kLargeUnaryMinBytes) return false;
-  kernels::LargeUnary op;
-  op.a = e.alpha;
-  op.b = e.beta;
-  switch (e.alg) {
-    case algorithm::eltwise_relu:
-      op.kind = e.alpha == 0 ? kernels::LargeUnaryKind::kRelu : kernels::LargeUnaryKind::kLeakyRelu;
-      break;
-    case algorithm::eltwise_abs:
-      op.kind = kernels::LargeUnaryKind::kAbs;
-      break;
-    case algorithm::eltwise_linear:
-      if (e.alpha != -1.0f || e.beta != 0.0f) return false;
-      op.kind = kernels::LargeUnaryKind::kNeg;
-      break;
-    case algorithm::eltwise_clip_v2:
-      if (std::isnan(e.alpha) || std::isnan(e.beta)) return false;
-      op.kind = kernels::LargeUnaryKind::kClip;
-      break;
-    default:
-      return false;
-  }
+  std::optional<kernels::LargeUnary> op = LargeUnaryOf(e);
+  if (!op) return false;
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;
-  NativeStep* step = AddNativeStep(L, n, {L.V(x).slot}, slot, [op, count](const void* const* in, void* y) {
+  NativeStep* step = AddNativeStep(L, n, {L.V(x).slot}, slot, [op = *op, count](const void* const* in, void* y) {
     kernels::LargeUnaryF32(op, static_cast<const float*>(in[0]), static_cast<float*>(y), count);
     return absl::OkStatus();
   });
@@ -163,6 +171,53 @@ bool LowerView(Lowerer& L, const Node& n) {
 bool LowerUnary(Lowerer& L, const Node& n) {
   const Value* x = n.input(0);
   return EmitEltwise(L, n, x, L.UnaryAsEltwise(n, x), /*or_native=*/true);
+}
+
+// Cast(x16: f16 -> f32) -> a unary activation -> Cast(-> f16), what
+// widen_half makes of a half model's standalone activation: one step over
+// the half bytes (kernels::ForEachHalfRun) instead of three passes. The
+// exact ones (ReLU, LeakyRelu, Abs, Neg, Clip) by the large unary pass's
+// run, equal bit for bit; the transcendental ones by the kernel the f32 op
+// would run natively (LowerBareUnaryNative's), rounded to half the same way.
+bool LowerHalfUnary(Lowerer& L, const Node& cast_in) {
+  std::optional<HalfEdges> edges = HalfEdgesAround(L, cast_in);
+  if (!edges) return false;
+  const Node& op = *edges->op;
+  const Value* x = cast_in.output(0);
+  if (!op.domain.empty()) return false;
+  std::optional<kernels::LargeUnary> exact;
+  kernels::UnaryRowFn fn = nullptr;
+  std::vector<Elt> elts = L.UnaryAsEltwise(op, x);
+  if (elts.size() == 1 && kernels::HaveLargeUnary()) exact = LargeUnaryOf(elts[0]);
+  if (!exact) {
+    std::string name = op.op_type;
+    if (name == "Gelu") name = op.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "GeluErf";
+    if (name == "Swish" && op.GetFloat("alpha", 1.0f) != 1.0f) return false;
+    // Ops with attributes or more inputs than x have no kernel of this form (HardSigmoid, Elu...).
+    if (op.num_inputs() != 1 || (!op.attributes.empty() && op.op_type != "Gelu")) return false;
+    fn = kernels::FastUnaryKernel(name);
+    if (fn == nullptr) return false;
+  }
+  int out = NativeOutSlot(L, edges->y16);
+  if (out < 0) return false;
+  const int64_t count = NumElements(L.V(edges->x16).dims);
+  NativeStep* step =
+      AddNativeStep(L, op, {L.PlainSlot(edges->x16)}, out, [exact, fn, count](const void* const* in, void* y) {
+        kernels::ForEachHalfRun(static_cast<const uint16_t*>(in[0]), static_cast<uint16_t*>(y), count,
+                                [&](float* run, int64_t n) {
+                                  if (exact) {
+                                    kernels::UnaryRunF32(*exact, run, run, n);
+                                  } else {
+                                    fn(run, run, n);
+                                  }
+                                });
+        return absl::OkStatus();
+      });
+  step->kind = "unary";
+  step->inplace_ok = true;
+  L.MarkFused(&op);
+  L.MarkFused(edges->back);
+  return true;
 }
 
 bool LowerBinary(Lowerer& L, const Node& n) {

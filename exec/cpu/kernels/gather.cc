@@ -11,23 +11,50 @@ namespace aic::cpu::kernels {
 
 namespace {
 
+// Items ahead of the one being moved whose source rows a row copy asks the
+// memory for first, and the most bytes of each it asks for (longer rows the
+// hardware prefetcher follows by itself once their first lines arrive).
+constexpr int64_t kPrefetchItemsAhead = 2;
+constexpr size_t kPrefetchMaxBytes = 4096;
+constexpr size_t kPrefetchMinRowBytes = 256;
+constexpr size_t kPrefetchMinDataBytes = size_t{4} << 20;
+
 // Items [0, outer·num_indices) in chunks of about 16 KB of output, each a
 // run of (o, j) pairs walked without a division per item:
-// move(item, o·axis_dim + wrapped index j).
+// move(item, o·axis_dim + wrapped index j). With `prefetch`, the source rows
+// kPrefetchItemsAhead items on are requested while an item moves: rows of an
+// embedding table far larger than the caches each come from memory, one
+// after another (a [30522, 768] table by [8, 512] tokens: 12 MB of 3 KB rows
+// from random places, 0.97-1.04 ms a pass without, 0.73-0.86 with, in a
+// C++ loop on a Zen 4).
 template <typename I, typename Move>
 void GatherItems(const I* idx, int64_t num_indices, int64_t outer, int64_t axis_dim, size_t slice_bytes,
-                 Move move) {
+                 const char* prefetch, Move move) {
   const int64_t items = outer * num_indices;
   const int64_t per_chunk = std::max<int64_t>(1, 16384 / static_cast<int64_t>(std::max<size_t>(slice_bytes, 1)));
   const int64_t chunks = (items + per_chunk - 1) / per_chunk;
+  const size_t prefetch_bytes = std::min(slice_bytes, kPrefetchMaxBytes);
+  auto source = [&](int64_t o, int64_t j) {
+    int64_t k = static_cast<int64_t>(idx[j]);
+    if (k < 0) k += axis_dim;
+    return o * axis_dim + k;
+  };
   ParallelFor(chunks, per_chunk * (static_cast<int64_t>(slice_bytes) / 4 + 1), [&](int64_t c) {
     int64_t item = c * per_chunk;
     const int64_t end = std::min(items, item + per_chunk);
     int64_t o = item / num_indices, j = item % num_indices;
+    // (o, j) of item + kPrefetchItemsAhead.
+    int64_t ahead_o = (item + kPrefetchItemsAhead) / num_indices, ahead_j = (item + kPrefetchItemsAhead) % num_indices;
     for (; item < end; ++item) {
-      int64_t k = static_cast<int64_t>(idx[j]);
-      if (k < 0) k += axis_dim;
-      move(item, o * axis_dim + k);
+      if (prefetch != nullptr && item + kPrefetchItemsAhead < items) {
+        const char* row = prefetch + static_cast<size_t>(source(ahead_o, ahead_j)) * slice_bytes;
+        for (size_t line = 0; line < prefetch_bytes; line += 64) __builtin_prefetch(row + line, 0, 3);
+        if (++ahead_j == num_indices) {
+          ahead_j = 0;
+          ++ahead_o;
+        }
+      }
+      move(item, source(o, j));
       if (++j == num_indices) {
         j = 0;
         ++o;
@@ -56,7 +83,7 @@ int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_
       using T = decltype(elem);
       const T* src = static_cast<const T*>(data);
       T* dst = static_cast<T*>(out);
-      GatherItems(static_cast<const decltype(index)*>(indices), num_indices, outer, axis_dim, slice_bytes,
+      GatherItems(static_cast<const decltype(index)*>(indices), num_indices, outer, axis_dim, slice_bytes, nullptr,
                   [&](int64_t item, int64_t from) { dst[item] = src[from]; });
       return 0;
     });
@@ -68,10 +95,14 @@ int64_t Gather(const void* data, const void* indices, size_t index_bytes, int64_
     CopyBytes(dst + static_cast<size_t>(item) * slice_bytes, src + static_cast<size_t>(from) * slice_bytes,
                 slice_bytes);
   };
+  // Rows worth asking for early: long ones from data the per-core caches do not hold.
+  const bool far = slice_bytes >= kPrefetchMinRowBytes &&
+                   static_cast<size_t>(outer * axis_dim) * slice_bytes >= kPrefetchMinDataBytes;
+  const char* prefetch = far ? src : nullptr;
   if (index_bytes == 4) {
-    GatherItems(static_cast<const int32_t*>(indices), num_indices, outer, axis_dim, slice_bytes, copy);
+    GatherItems(static_cast<const int32_t*>(indices), num_indices, outer, axis_dim, slice_bytes, prefetch, copy);
   } else {
-    GatherItems(static_cast<const int64_t*>(indices), num_indices, outer, axis_dim, slice_bytes, copy);
+    GatherItems(static_cast<const int64_t*>(indices), num_indices, outer, axis_dim, slice_bytes, prefetch, copy);
   }
   return -1;
 }

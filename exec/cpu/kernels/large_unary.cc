@@ -124,11 +124,44 @@ void UnaryAny(const LargeUnary& op, const float* x, float* y, int64_t n) {
 
 template <LargeUnaryKind kKind>
 void UnaryBySize(const LargeUnary& op, const float* x, float* y, int64_t n) {
-  if (n * static_cast<int64_t>(sizeof(float)) >= kLargeUnaryMinBytes) return UnaryAny<kKind, true>(op, x, y, n);
+  if (LargeUnaryStreams(n)) return UnaryAny<kKind, true>(op, x, y, n);
   UnaryAny<kKind, false>(op, x, y, n);
 }
 
 }  // namespace
+
+namespace {
+
+template <LargeUnaryKind kKind>
+void UnaryRun(const LargeUnary& op, const float* x, float* y, int64_t n) {
+#ifdef AIC_HAVE_AVX512_MATH
+  if (avx512::HaveAvx512()) return UnaryPiece<kKind, false>(x, y, n, op.a, op.b);
+#endif
+#ifdef AIC_HAVE_AVX2_MATH
+  UnaryPieceAvx2<kKind, false>(x, y, n, op.a, op.b);
+#else
+  (void)op, (void)x, (void)y, (void)n;
+#endif
+}
+
+}  // namespace
+
+void UnaryRunF32(const LargeUnary& op, const float* x, float* y, int64_t n) {
+  switch (op.kind) {
+    case LargeUnaryKind::kRelu:
+      return UnaryRun<LargeUnaryKind::kRelu>(op, x, y, n);
+    case LargeUnaryKind::kLeakyRelu:
+      return UnaryRun<LargeUnaryKind::kLeakyRelu>(op, x, y, n);
+    case LargeUnaryKind::kAbs:
+      return UnaryRun<LargeUnaryKind::kAbs>(op, x, y, n);
+    case LargeUnaryKind::kNeg:
+      return UnaryRun<LargeUnaryKind::kNeg>(op, x, y, n);
+    case LargeUnaryKind::kClip:
+      return UnaryRun<LargeUnaryKind::kClip>(op, x, y, n);
+  }
+}
+
+bool LargeUnaryStreams(int64_t n) { return n * static_cast<int64_t>(sizeof(float)) >= kStreamingUnaryMinBytes; }
 
 void LargeUnaryF32(const LargeUnary& op, const float* x, float* y, int64_t n) {
   switch (op.kind) {

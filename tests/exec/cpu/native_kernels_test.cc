@@ -160,6 +160,11 @@ TEST(NativeKernelsTest, LargeUnaryOpsMatchScalarLoops) {
   if (!kernels::HaveLargeUnary()) GTEST_SKIP() << "neither AVX-512F nor AVX2 with FMA";
   const int64_t streamed = kernels::kStreamingUnaryMinBytes / static_cast<int64_t>(sizeof(float)) + 37;
   const int64_t n = streamed;
+  // Streaming only where input and output do not both stay in a 32 MiB cache:
+  // [8, 512, 768] (12 MiB each way) stores plainly.
+  EXPECT_FALSE(kernels::LargeUnaryStreams(8 * 512 * 768));
+  EXPECT_FALSE(kernels::LargeUnaryStreams(kernels::kLargeUnaryMinBytes / 4));
+  EXPECT_TRUE(kernels::LargeUnaryStreams(streamed));
   std::mt19937 rng(6);
   std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
   std::vector<float> a(n + 16), y(n + 16);
@@ -471,8 +476,12 @@ TEST(NativeKernelsTest, GatherMatchesTheReference) {
     std::vector<int64_t> data, idx;
     int64_t axis;
   };
-  for (const Case& c : {Case{{5, 3}, {4}, 0}, Case{{5, 3}, {2, 2}, 1}, Case{{2, 5, 3}, {}, -2},
-                        Case{{2, 5, 3}, {3, 1}, -1}, Case{{7}, {6}, 0}}) {
+  // The last two read rows of 1-2 KB from over 4 MiB of data, which the
+  // kernel asks the memory for a few items ahead (across outer rows in the
+  // first, with fewer items than that lookahead in the second).
+  for (const Case& c :
+       {Case{{5, 3}, {4}, 0}, Case{{5, 3}, {2, 2}, 1}, Case{{2, 5, 3}, {}, -2}, Case{{2, 5, 3}, {3, 1}, -1},
+        Case{{7}, {6}, 0}, Case{{2, 1100, 512}, {3, 5}, 1}, Case{{4200, 256}, {1}, 0}}) {
     for (DType it : {DType::kInt64, DType::kInt32}) {
       for (DType dt : {DType::kFloat, DType::kInt64}) {
         SCOPED_TRACE(absl::StrCat(DimsToString(c.data), DimsToString(c.idx), " axis=", c.axis, " ", DTypeName(it),

@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "exec/cpu/internal.h"
+#include "exec/cpu/kernels/large_unary.h"
+#include "exec/cpu/kernels/unary.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
 #include "ops/util/float_convert.h"
@@ -351,7 +353,9 @@ TEST(WidenHalfTest, DataMovementOfHalfValuesStaysHalf) {
   Value* rows = b.Op("Gather", {table, ids});  // [5, 8]
   b.Output(b.Op("Concat", {b.Op("Reshape", {t, b.Constant("s", Tensor::FromVector<int64_t>({-1, 8}, {2}))}), rows},
                 {Attribute::Int("axis", 0)}));
-  b.Output(b.Op("Sigmoid", {rows}));  // computes: reads a float copy of the gathered rows
+  // Computes: reads a float copy of the gathered rows (HardSigmoid, two eltwise
+  // stages, is not one of the activations run on the half bytes).
+  b.Output(b.Op("HardSigmoid", {rows}));
   auto model = b.Build(17);
   std::map<std::string, RuntimeValue> feeds = {{"x", Half(RandomF32({4, 6, 8}, 24))},
                                                {"ids", RandomInts<int64_t>({5}, 25, 0, 49)}};
@@ -364,7 +368,7 @@ TEST(WidenHalfTest, DataMovementOfHalfValuesStaysHalf) {
   ASSERT_TRUE(plan.ok());
   std::string desc = DescribePlan(**plan);
   EXPECT_EQ(StatsOf(**plan).fallback_steps, 0) << desc;
-  // Casts only for the Sigmoid: the gathered rows widened, its result narrowed.
+  // Casts only for the HardSigmoid: the gathered rows widened, its result narrowed.
   size_t casts = 0;
   for (size_t at = desc.find("cast\t"); at != std::string::npos; at = desc.find("cast\t", at + 1)) ++casts;
   EXPECT_EQ(casts, 2u) << desc;
@@ -417,6 +421,56 @@ TEST(WidenHalfTest, HalfBinaryOpsRunOnTheHalfBytes) {
       std::string plan = RunBoth(*model, {{"x", a}, {"y", form == 2 ? row : c}}, 0, 1e-3, 1e-3);
       EXPECT_EQ(plan.find("cast\t") == std::string::npos, form != 2) << plan;
     }
+  }
+}
+
+// A half model's standalone activation (Cast -> op -> Cast after widening)
+// runs as one step over the half bytes: the exact ones (ReLU, LeakyRelu,
+// Abs, Neg, Clip) equal to the reference executor's, infinities and -0
+// among the inputs (NaN too in NativeKernelsTest.LargeUnaryOpsMatchScalarLoops:
+// the reference's ReLU maps it to 0, numpy's and ours keep it); the
+// transcendental ones within half rounding where this CPU has their kernel.
+// HardSigmoid (two eltwise stages) keeps the Casts.
+TEST(WidenHalfTest, HalfUnaryOpsRunOnTheHalfBytes) {
+  const std::vector<int64_t> dims = {4, 33, 67};  // 8844 values: a ragged piece and run at the end
+  Tensor f = RandomF32(dims, 41, -4, 4);
+  float* p = f.mutable_data<float>();
+  p[70] = INFINITY, p[1030] = -INFINITY, p[8843] = -0.0f, p[1024] = 0.0f;
+  Tensor x = Half(f);
+  struct Case {
+    const char* op;
+    std::vector<Attribute> attrs;
+    bool exact;
+    const char* kernel;  // the FastUnaryKernel a transcendental op needs
+  };
+  const Case cases[] = {
+      {"Relu", {}, true, nullptr},
+      {"LeakyRelu", {Attribute::Float("alpha", 0.1f)}, true, nullptr},
+      {"Abs", {}, true, nullptr},
+      {"Neg", {}, true, nullptr},
+      {"Clip", {}, true, nullptr},
+      {"Tanh", {}, false, "Tanh"},
+      {"Sigmoid", {}, false, "Sigmoid"},
+      {"Exp", {}, false, "Exp"},
+      {"Gelu", {Attribute::String("approximate", "tanh")}, false, "GeluTanh"},
+      {"HardSigmoid", {}, false, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    GraphBuilder b;
+    Value* in = b.Input("x", DType::kFloat16, D(dims));
+    std::vector<Value*> ins = {in};
+    if (std::string(c.op) == "Clip") {
+      ins.push_back(b.Constant("lo", Half(Tensor::Scalar(-1.5f))));
+      ins.push_back(b.Constant("hi", Half(Tensor::Scalar(2.0f))));
+    }
+    b.Output(b.Op(c.op, ins, c.attrs));
+    auto model = b.Build(20);
+    const double tol = c.exact ? 0.0 : 2e-3;
+    std::string plan = RunBoth(*model, {{"x", x}}, 0, tol, tol);
+    const bool fused =
+        c.exact ? kernels::HaveLargeUnary() : c.kernel != nullptr && kernels::FastUnaryKernel(c.kernel) != nullptr;
+    EXPECT_EQ(plan.find("cast\t") == std::string::npos, fused) << plan;
   }
 }
 
