@@ -498,9 +498,11 @@ namespace aic::cpu {
 namespace {
 
 // A depthwise conv (stride 1) whose input arrives plain runs on the native
-// NCHW kernel: 3x3, 7x7 (ConvNeXt) and asymmetric 5x3 windows, pads on every
-// side or none, with and without bias, a BatchNormalization folded in, two
-// images, widths that end in a partial vector, heights not a multiple of 4.
+// NCHW kernel: 3x3, 5x5, 7x7 (ConvNeXt) and asymmetric 5x3 windows, pads on
+// every side or none, uneven, or wider than the window reaches (output rows
+// and columns of bias alone), with and without bias, a BatchNormalization
+// folded in, two images, widths under one vector or ending in a partial one,
+// heights under and not a multiple of 4.
 TEST(FastPathsTest, PlainDepthwiseConvRunsNatively) {
   struct Case {
     Dims in;
@@ -511,7 +513,10 @@ TEST(FastPathsTest, PlainDepthwiseConvRunsNatively) {
   for (const Case& c : std::vector<Case>{{{1, 16, 20, 37}, 3, 3, {1, 1, 1, 1}, true, false},
                                          {{2, 8, 15, 21}, 7, 7, {3, 3, 3, 3}, true, false},
                                          {{1, 4, 9, 40}, 5, 3, {2, 0, 1, 2}, false, true},
-                                         {{1, 8, 6, 6}, 3, 3, {0, 0, 0, 0}, false, false}}) {
+                                         {{1, 8, 6, 6}, 3, 3, {0, 0, 0, 0}, false, false},
+                                         {{1, 4, 7, 11}, 5, 5, {2, 1, 0, 2}, true, false},
+                                         {{1, 2, 3, 40}, 3, 3, {1, 1, 1, 1}, true, false},
+                                         {{1, 3, 5, 18}, 3, 3, {2, 3, 2, 1}, true, false}}) {
     SCOPED_TRACE(absl::StrCat(DimsToString(c.in), " ", c.kh, "x", c.kw));
     const int64_t ch = c.in[1];
     GraphBuilder b;
