@@ -141,33 +141,40 @@ TEST(QuantizedElementwiseTest, FusedAddRoundsEachOperandAsTheReference) {
   kernels::ForceQuantizeWithoutAvx512(avx2_before);
 }
 
-// Quotients far outside the 8-bit range (a y_scale of 1e-5) saturate to the
-// type's bounds in the fused pass as in the reference, for each signedness of
-// the operands and the output.
+// Quotients far outside the 8-bit range (a y_scale of 1e-5, beyond 16 bits;
+// 1e-9, beyond 32) saturate to the type's bounds in the fused pass as in the
+// reference, for each signedness of the operands and the output; 176 values
+// a row, so AVX-512's steps of 64 and of 16 both run.
 TEST(QuantizedElementwiseTest, FusedPassSaturatesAsTheReference) {
   const DType u8 = DType::kUint8, s8 = DType::kInt8;
   const bool avx2_before = kernels::ForceQuantizeWithoutAvx512(false);
-  for (bool avx2 : {false, true}) {
+  for (int way = 0; way < 6; ++way) {
+    const bool avx2 = way & 1;
+    const float y_scale = way & 2 ? 1e-9f : 1e-5f;
     kernels::ForceQuantizeWithoutAvx512(avx2);
+    kernels::ForceQuantizeByDivision(way < 4 ? 1 : 0);
     for (DType at : {u8, s8}) {
       for (DType yt : {u8, s8}) {
-        SCOPED_TRACE(std::string(at == u8 ? "u8" : "s8") + " -> " + (yt == u8 ? "u8" : "s8") + (avx2 ? " AVX2" : ""));
+        SCOPED_TRACE(std::string(at == u8 ? "u8" : "s8") + " -> " + (yt == u8 ? "u8" : "s8") + (avx2 ? " AVX2" : "") +
+                     " y_scale " + std::to_string(y_scale) + (way < 4 ? " (division)" : " (reciprocal)"));
         GraphBuilder b;
-        std::vector<Value*> in = {b.Input("a", at, {2, 70}),
+        std::vector<Value*> in = {b.Input("a", at, {2, 88}),
                                   b.Constant("as", Scalar<float>(DType::kFloat, 0.02f)),
                                   ZeroPoint(b, "az", at, at == u8 ? 130 : -5),
-                                  b.Input("b", s8, {2, 70}),
+                                  b.Input("b", s8, {2, 88}),
                                   b.Constant("bs", Scalar<float>(DType::kFloat, 0.01f)),
                                   ZeroPoint(b, "bz", s8, 3),
-                                  b.Constant("ys", Scalar<float>(DType::kFloat, 1e-5f)),
+                                  b.Constant("ys", Scalar<float>(DType::kFloat, y_scale)),
                                   ZeroPoint(b, "yz", yt, yt == u8 ? 7 : -9)};
         b.Output(b.OpN("QLinearAdd", in, 1, {}, kAicDomain)[0]);
         auto m = Finish(b);
-        std::string plan = RunBoth(*m, {{"a", RandomEightBit(at, {2, 70}, 3)}, {"b", RandomEightBit(s8, {2, 70}, 4)}}, 0, 0, 0);
+        std::string plan =
+            RunBoth(*m, {{"a", RandomEightBit(at, {2, 88}, 3)}, {"b", RandomEightBit(s8, {2, 88}, 4)}}, 0, 0, 0);
         EXPECT_EQ(CountOf(plan, "qadd\t"), 1) << plan;
       }
     }
   }
+  kernels::ForceQuantizeByDivision(-1);
   kernels::ForceQuantizeWithoutAvx512(avx2_before);
 }
 
