@@ -262,6 +262,7 @@ bool LowerGridSample(Lowerer& L, const Node& n);  // ops_native_tensor.cc
 bool LowerLayerNorm(Lowerer& L, const Node& n);
 bool LowerRmsNorm(Lowerer& L, const Node& n);
 bool LowerAttention(Lowerer& L, const Node& n);  // ops_native_attention.cc
+bool LowerHalfAttention(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Attention -> Cast(f16)s: one step
 bool LowerSwiGlu(Lowerer& L, const Node& n);
 bool LowerRotaryEmbedding(Lowerer& L, const Node& n);  // ops_native_rotary.cc
 bool LowerGather(Lowerer& L, const Node& n);

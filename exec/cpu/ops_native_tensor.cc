@@ -395,8 +395,8 @@ bool LowerCast(Lowerer& L, const Node& n) {
     return LowerView(L, n);
   }
   if (L.V(x).dtype == DType::kFloat && LowerRoundingCastPair(L, n)) return true;
-  if (L.V(x).dtype == DType::kFloat16 &&
-      (LowerHalfRowNorm(L, n) || LowerHalfBinary(L, n) || LowerHalfUnary(L, n) || LowerHalfRotary(L, n)))
+  if (L.V(x).dtype == DType::kFloat16 && (LowerHalfRowNorm(L, n) || LowerHalfBinary(L, n) || LowerHalfUnary(L, n) ||
+                                          LowerHalfAttention(L, n) || LowerHalfRotary(L, n)))
     return true;
   kernels::CastFn fn = kernels::CastKernel(L.V(x).dtype, L.V(out).dtype);
   if (fn == nullptr) return false;

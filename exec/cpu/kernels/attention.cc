@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "exec/cpu/kernels/cast.h"
 #include "exec/cpu/kernels/exp.h"
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/vector_math_avx2.h"
@@ -182,39 +183,81 @@ AIC_KERNEL_CLONES void ScaleRow(float* y, int64_t n, float factor) {
   for (int64_t c = 0; c < n; ++c) y[c] *= factor;
 }
 
+// One query head (batch b, head h) over f32 rows at the given strides: its
+// Y rows = softmax(...)·V, the same for AttentionF32 and AttentionHalf.
+void AttendHead(const AttentionGeometry& g, int64_t b, int64_t h, const float* qb, int64_t q_stride, const float* kb,
+                int64_t k_stride, const float* vb, int64_t v_stride, const void* mask, const int64_t* offset,
+                const int64_t* key_end, float* yb, int64_t y_stride) {
+  const int64_t rows = g.q_seq, n = g.total_seq;
+  const size_t mask_bytes = g.mask == AttentionGeometry::Mask::kBool ? 1 : 4;
+  if (n == 0) {
+    for (int64_t i = 0; i < rows; ++i) std::fill(yb + i * y_stride, yb + i * y_stride + g.v_head, 0.0f);
+    return;
+  }
+  thread_local std::vector<float> scores;
+  scores.resize(static_cast<size_t>(rows * n));
+  dnnl_sgemm('N', 'T', rows, n, g.head, g.scale, qb, q_stride, kb, k_stride, 0.0f, scores.data(), n);
+  thread_local std::vector<float> norm;
+  norm.resize(static_cast<size_t>(rows));
+  const int64_t end = key_end != nullptr ? key_end[b] : n;
+  for (int64_t i = 0; i < rows; ++i) {
+    const void* mask_row = nullptr;
+    if (g.mask != AttentionGeometry::Mask::kNone) {
+      int64_t at = b * g.mask_batch + h * g.mask_head + i * g.mask_row;
+      mask_row = static_cast<const char*>(mask) + static_cast<size_t>(at) * mask_bytes;
+    }
+    norm[static_cast<size_t>(i)] = WeighRow(g, scores.data() + i * n, VisibleKeys(g, offset[b] + i, end), mask_row);
+  }
+  dnnl_sgemm('N', 'N', rows, g.v_head, n, 1.0f, scores.data(), n, vb, v_stride, 0.0f, yb, y_stride);
+  for (int64_t i = 0; i < rows; ++i) ScaleRow(yb + i * y_stride, g.v_head, norm[static_cast<size_t>(i)]);
+}
+
+// `count` rows of `size` halves `stride` apart widened into dense f32 rows.
+void WidenRows(const uint16_t* x, int64_t stride, int64_t count, int64_t size, std::vector<float>& out) {
+  out.resize(static_cast<size_t>(count * size));
+  if (stride == size) return HalfToFloatRow(x, out.data(), count * size);
+  for (int64_t r = 0; r < count; ++r) HalfToFloatRow(x + r * stride, out.data() + r * size, size);
+}
+
 }  // namespace
 
 void AttentionF32(const AttentionGeometry& g, const float* q, const float* k, const float* v, const void* mask,
                   const int64_t* offset, const int64_t* key_end, float* y) {
   const int64_t group = g.q_heads / g.kv_heads;
-  const int64_t rows = g.q_seq, n = g.total_seq;
-  const size_t mask_bytes = g.mask == AttentionGeometry::Mask::kBool ? 1 : 4;
-  ParallelFor(g.batch * g.q_heads, rows * n * (g.head + g.v_head), [&](int64_t item) {
+  ParallelFor(g.batch * g.q_heads, g.q_seq * g.total_seq * (g.head + g.v_head), [&](int64_t item) {
     const int64_t b = item / g.q_heads, h = item % g.q_heads, kh = h / group;
-    const float* qb = q + b * g.q.batch + h * g.q.head;
-    const float* kb = k + b * g.k.batch + kh * g.k.head;
-    const float* vb = v + b * g.v.batch + kh * g.v.head;
-    float* yb = y + b * g.y.batch + h * g.y.head;
-    if (n == 0) {
-      for (int64_t i = 0; i < rows; ++i) std::fill(yb + i * g.y.seq, yb + i * g.y.seq + g.v_head, 0.0f);
-      return;
+    AttendHead(g, b, h, q + b * g.q.batch + h * g.q.head, g.q.seq, k + b * g.k.batch + kh * g.k.head, g.k.seq,
+               v + b * g.v.batch + kh * g.v.head, g.v.seq, mask, offset, key_end, y + b * g.y.batch + h * g.y.head,
+               g.y.seq);
+  });
+}
+
+void AttentionHalf(const AttentionGeometry& g, const uint16_t* q, const uint16_t* k, const uint16_t* v,
+                   const void* mask, const int64_t* offset, const int64_t* key_end, uint16_t* y) {
+  const int64_t group = g.q_heads / g.kv_heads;
+  // Items are (batch, kv head, part of its query heads): parts only where
+  // the groups alone are too few for the threads (one kv head: multi-query
+  // attention), each part then widening the group's K and V itself.
+  const int64_t groups = g.batch * g.kv_heads;
+  const int64_t wanted = 2 * static_cast<int64_t>(omp_get_max_threads());
+  const int64_t parts = std::min(group, std::max<int64_t>(1, (wanted + groups - 1) / groups));
+  const int64_t per_part = (group + parts - 1) / parts;
+  const int64_t head_work = g.q_seq * g.total_seq * (g.head + g.v_head);
+  ParallelFor(groups * parts, per_part * head_work, [&](int64_t item) {
+    const int64_t part = item % parts, b = item / parts / g.kv_heads, kh = item / parts % g.kv_heads;
+    const int64_t h0 = kh * group + part * per_part, h1 = std::min(kh * group + group, h0 + per_part);
+    if (h0 >= h1) return;
+    thread_local std::vector<float> kf, vf, qf, yf;
+    WidenRows(k + b * g.k.batch + kh * g.k.head, g.k.seq, g.total_seq, g.head, kf);
+    WidenRows(v + b * g.v.batch + kh * g.v.head, g.v.seq, g.total_seq, g.v_head, vf);
+    yf.resize(static_cast<size_t>(g.q_seq * g.v_head));
+    for (int64_t h = h0; h < h1; ++h) {
+      WidenRows(q + b * g.q.batch + h * g.q.head, g.q.seq, g.q_seq, g.head, qf);
+      AttendHead(g, b, h, qf.data(), g.head, kf.data(), g.head, vf.data(), g.v_head, mask, offset, key_end, yf.data(),
+                 g.v_head);
+      uint16_t* yb = y + b * g.y.batch + h * g.y.head;
+      for (int64_t i = 0; i < g.q_seq; ++i) FloatToHalfRow(yf.data() + i * g.v_head, yb + i * g.y.seq, g.v_head);
     }
-    thread_local std::vector<float> scores;
-    scores.resize(static_cast<size_t>(rows * n));
-    dnnl_sgemm('N', 'T', rows, n, g.head, g.scale, qb, g.q.seq, kb, g.k.seq, 0.0f, scores.data(), n);
-    thread_local std::vector<float> norm;
-    norm.resize(static_cast<size_t>(rows));
-    const int64_t end = key_end != nullptr ? key_end[b] : n;
-    for (int64_t i = 0; i < rows; ++i) {
-      const void* mask_row = nullptr;
-      if (g.mask != AttentionGeometry::Mask::kNone) {
-        int64_t at = b * g.mask_batch + h * g.mask_head + i * g.mask_row;
-        mask_row = static_cast<const char*>(mask) + static_cast<size_t>(at) * mask_bytes;
-      }
-      norm[static_cast<size_t>(i)] = WeighRow(g, scores.data() + i * n, VisibleKeys(g, offset[b] + i, end), mask_row);
-    }
-    dnnl_sgemm('N', 'N', rows, g.v_head, n, 1.0f, scores.data(), n, vb, g.v.seq, 0.0f, yb, g.y.seq);
-    for (int64_t i = 0; i < rows; ++i) ScaleRow(yb + i * g.y.seq, g.v_head, norm[static_cast<size_t>(i)]);
   });
 }
 

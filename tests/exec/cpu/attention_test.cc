@@ -11,6 +11,7 @@
 
 #include "graph/builder.h"
 #include "gtest/gtest.h"
+#include "ops/util/float_convert.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -27,6 +28,7 @@ struct Case {
   bool nonpad = false;
   int outputs = 1;  // 1..4: Y, present_key, present_value, qk_matmul_output
   int fallbacks = 0;
+  DType dtype = DType::kFloat;  // of Q, K, V, the past, a float mask and the outputs
 };
 
 std::vector<int64_t> Dims(const Case& c, int64_t heads, int64_t seq, int64_t size) {
@@ -40,8 +42,9 @@ void RunCase(const Case& c) {
   std::map<std::string, RuntimeValue> feeds;
   uint32_t seed = 1;
   auto input = [&](const std::string& name, const std::vector<int64_t>& dims) {
-    feeds[name] = RuntimeValue(RandomF32(dims, seed++, -2.0f, 2.0f));
-    return b.Input(name, DType::kFloat, D(dims));
+    Tensor t = RandomF32(dims, seed++, -2.0f, 2.0f);
+    feeds[name] = RuntimeValue(c.dtype == DType::kFloat ? t : NarrowFromFloat(t, c.dtype));
+    return b.Input(name, c.dtype, D(dims));
   };
   std::vector<Value*> ins = {input("q", Dims(c, c.q_heads, c.q_seq, c.head)),
                              input("k", Dims(c, c.kv_heads, c.kv_seq, c.head)),
@@ -57,8 +60,9 @@ void RunCase(const Case& c) {
       auto* p = static_cast<uint8_t*>(m.mutable_raw_data());
       for (int64_t j = 0; j < c.mask_dims.back(); ++j) p[j] = 0;
     }
-    feeds["mask"] = RuntimeValue(m);
-    ins[3] = b.Input("mask", c.mask_dtype, D(c.mask_dims));
+    const bool half_mask = c.mask_dtype == DType::kFloat && c.dtype != DType::kFloat;
+    feeds["mask"] = RuntimeValue(half_mask ? NarrowFromFloat(m, c.dtype) : m);
+    ins[3] = b.Input("mask", half_mask ? c.dtype : c.mask_dtype, D(c.mask_dims));
   }
   if (c.past > 0) {
     ins[4] = input("past_k", {c.batch, c.kv_heads, c.past, c.head});
@@ -79,9 +83,16 @@ void RunCase(const Case& c) {
   std::vector<Value*> outs = b.OpN("Attention", ins, c.outputs, attrs);
   for (Value* o : outs) b.Output(o);
   auto model = b.Build(c.opset);
-  std::string plan = RunBoth(*model, feeds, c.fallbacks, 1e-5, 1e-4);
+  // Half: the reference rounds each op's result to half, the kernel only Y.
+  const double tol = c.dtype == DType::kFloat ? 1e-4 : 1e-2;
+  std::string plan = RunBoth(*model, feeds, c.fallbacks, c.dtype == DType::kFloat ? 1e-5 : tol, tol);
   if (c.fallbacks == 0) {
     EXPECT_NE(plan.find("attention"), std::string::npos) << plan;
+  }
+  if (c.dtype != DType::kFloat) {
+    // One step on the half values: no Casts to f32 and back, but the mask's.
+    const bool float_mask = !c.mask_dims.empty() && c.mask_dtype == DType::kFloat;
+    EXPECT_EQ(CountOf(plan, "cast\t"), float_mask ? 1 : 0) << plan;
   }
 }
 
@@ -126,6 +137,40 @@ TEST(CpuAttentionTest, NonpadKvSeqlenOpset24) {
 TEST(CpuAttentionTest, WindowOpset25) {
   RunCase({.name = "window", .opset = 25, .q_seq = 7,
            .attrs = {Attribute::Int("left_window_size", 2), Attribute::Int("right_window_size", 1)}});
+}
+
+// A half model's Attention runs on its half values in one step
+// (kernels::AttentionHalf): a decoder step with a past and present outputs
+// (grouped heads, a boolean mask), a 3-D encoder with a float mask (its own
+// widening Cast), multi-query heads split over threads, and present outputs
+// the graph does not read.
+TEST(CpuAttentionTest, HalfDecoderStepWithPastAndPresent) {
+  RunCase({.name = "f16 decode",
+           .q_heads = 8,
+           .kv_heads = 2,
+           .q_seq = 1,
+           .kv_seq = 1,
+           .past = 9,
+           .mask_dims = {2, 1, 1, 10},
+           .mask_dtype = DType::kBool,
+           .outputs = 3,
+           .dtype = DType::kFloat16});
+}
+TEST(CpuAttentionTest, HalfThreeDimensionalWithFloatMask) {
+  RunCase(
+      {.name = "f16 3d", .three_d = true, .q_heads = 4, .kv_heads = 4, .mask_dims = {5, 7}, .dtype = DType::kFloat16});
+}
+TEST(CpuAttentionTest, HalfMultiQueryCausal) {
+  RunCase({.name = "f16 mqa",
+           .batch = 1,
+           .q_heads = 6,
+           .kv_heads = 1,
+           .q_seq = 4,
+           .kv_seq = 3,
+           .past = 5,
+           .attrs = {Attribute::Int("is_causal", 1)},
+           .outputs = 1,
+           .dtype = DType::kFloat16});
 }
 
 TEST(CpuAttentionTest, QkMatmulOutputFallsBackToTheReferenceKernel) {
