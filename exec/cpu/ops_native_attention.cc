@@ -155,6 +155,31 @@ AttentionGeometry RunGeometry(const AttentionSetup& s, const int64_t* key_end, s
   return run;
 }
 
+// One run of either step: present outputs as past ++ current (elements of
+// T), then `kernel` (AttentionF32 or AttentionHalf) over the keys. Inputs:
+// q, k, v, mask, past_key, past_value, nonpad_kv_seqlen; outputs: y,
+// present_key, present_value (null where absent).
+template <typename T, typename Kernel>
+void RunAttentionStep(const AttentionSetup& s, const void* const* in, void* const* out, Kernel kernel) {
+  const AttentionGeometry& g = s.g;
+  const auto* kp = static_cast<const T*>(in[1]);
+  const auto* vp = static_cast<const T*>(in[2]);
+  auto* present_k = static_cast<T*>(out[1]);
+  auto* present_v = static_cast<T*>(out[2]);
+  if (present_k != nullptr) {
+    ConcatHeads(static_cast<const T*>(in[4]), kp, s.k_in, present_k, g.batch, g.kv_heads, s.past_seq, s.kv_seq, g.head);
+  }
+  if (present_v != nullptr) {
+    ConcatHeads(static_cast<const T*>(in[5]), vp, s.v_in, present_v, g.batch, g.kv_heads, s.past_seq, s.kv_seq,
+                g.v_head);
+  }
+  const auto* key_end = static_cast<const int64_t*>(in[6]);
+  std::vector<int64_t> offset;
+  const AttentionGeometry run = RunGeometry(s, key_end, offset);
+  kernel(run, static_cast<const T*>(in[0]), s.has_past ? present_k : kp, s.has_past ? present_v : vp, in[3],
+         offset.data(), key_end, static_cast<T*>(out[0]));
+}
+
 }  // namespace
 
 bool LowerAttention(Lowerer& L, const Node& n) {
@@ -198,24 +223,7 @@ bool LowerAttention(Lowerer& L, const Node& n) {
                           s.nonpad != nullptr ? L.PlainSlot(s.nonpad) : -1};
   std::vector<int> outs = {y_slot, present_slot[0], present_slot[1]};
   NativeStep* step = AddNativeStep(L, n, ins, outs, [s](const void* const* in, void* const* out) {
-    const AttentionGeometry& g = s.g;
-    const auto* kp = static_cast<const float*>(in[1]);
-    const auto* vp = static_cast<const float*>(in[2]);
-    auto* present_k = static_cast<float*>(out[1]);
-    auto* present_v = static_cast<float*>(out[2]);
-    if (present_k != nullptr) {
-      ConcatHeads(static_cast<const float*>(in[4]), kp, s.k_in, present_k, g.batch, g.kv_heads, s.past_seq, s.kv_seq,
-                  g.head);
-    }
-    if (present_v != nullptr) {
-      ConcatHeads(static_cast<const float*>(in[5]), vp, s.v_in, present_v, g.batch, g.kv_heads, s.past_seq, s.kv_seq,
-                  g.v_head);
-    }
-    const auto* key_end = static_cast<const int64_t*>(in[6]);
-    std::vector<int64_t> offset;
-    const AttentionGeometry run = RunGeometry(s, key_end, offset);
-    kernels::AttentionF32(run, static_cast<const float*>(in[0]), s.has_past ? present_k : kp,
-                          s.has_past ? present_v : vp, in[3], offset.data(), key_end, static_cast<float*>(out[0]));
+    RunAttentionStep<float>(s, in, out, kernels::AttentionF32);
     return absl::OkStatus();
   });
   step->kind = "attention";
@@ -307,24 +315,7 @@ bool LowerHalfAttention(Lowerer& L, const Node& cast_in) {
                           s.nonpad != nullptr ? L.PlainSlot(s.nonpad) : -1};
   std::vector<int> outs = {out_slots[0], out_slots[1], out_slots[2]};
   NativeStep* step = AddNativeStep(L, *n, ins, outs, [s](const void* const* in, void* const* out) {
-    const AttentionGeometry& g = s.g;
-    const auto* kp = static_cast<const uint16_t*>(in[1]);
-    const auto* vp = static_cast<const uint16_t*>(in[2]);
-    auto* present_k = static_cast<uint16_t*>(out[1]);
-    auto* present_v = static_cast<uint16_t*>(out[2]);
-    if (present_k != nullptr) {
-      ConcatHeads(static_cast<const uint16_t*>(in[4]), kp, s.k_in, present_k, g.batch, g.kv_heads, s.past_seq, s.kv_seq,
-                  g.head);
-    }
-    if (present_v != nullptr) {
-      ConcatHeads(static_cast<const uint16_t*>(in[5]), vp, s.v_in, present_v, g.batch, g.kv_heads, s.past_seq, s.kv_seq,
-                  g.v_head);
-    }
-    const auto* key_end = static_cast<const int64_t*>(in[6]);
-    std::vector<int64_t> offset;
-    const AttentionGeometry run = RunGeometry(s, key_end, offset);
-    kernels::AttentionHalf(run, static_cast<const uint16_t*>(in[0]), s.has_past ? present_k : kp,
-                           s.has_past ? present_v : vp, in[3], offset.data(), key_end, static_cast<uint16_t*>(out[0]));
+    RunAttentionStep<uint16_t>(s, in, out, kernels::AttentionHalf);
     return absl::OkStatus();
   });
   step->kind = "attention";
