@@ -287,13 +287,13 @@ struct HalfEdges {
   const Value* y16 = nullptr;
 };
 std::optional<HalfEdges> HalfEdgesAround(Lowerer& L, const Node& cast_in);
-// The Cast to f16 that alone reads op's first output (f32, of `dims`; any
-// other output unread), or null.
+// The Cast to f16 that alone reads `y` (f32, of `dims`, not a graph output), or null.
+const Node* HalfCastOf(Lowerer& L, const Value* y, const std::vector<int64_t>& dims);
+// The same for op's first output, any other output of op unread.
 const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims);
 bool LowerHalfRowNorm(Lowerer& L, const Node& cast_in);  // Cast(f16) -> Layer/RMSNorm -> Cast(f16): one step
 bool LowerHalfBinary(Lowerer& L, const Node& cast_in);  // Cast(f16)s -> Add..Min -> Cast(f16): one step
-bool LowerHalfUnary(Lowerer& L,
-                    const Node& cast_in);  // Cast(f16) -> Relu, Tanh.. -> Cast(f16): one step (ops_eltwise.cc)
+bool LowerHalfUnary(Lowerer& L, const Node& cast_in);   // Cast(f16) -> Relu, Tanh.. -> Cast(f16) (ops_eltwise.cc)
 bool LowerHalfRotary(Lowerer& L, const Node& cast_in);  // Cast(f16) -> RotaryEmbedding -> Cast(f16): one step
 bool LowerTransposeOrNative(Lowerer& L, const Node& n);  // a view for MatMuls, else tiled copies
 bool LowerDepthSpace(Lowerer& L, const Node& n);         // DepthToSpace/SpaceToDepth: a 6-D transpose

@@ -192,8 +192,8 @@ bool LowerHalfUnary(Lowerer& L, const Node& cast_in) {
   if (!exact) {
     std::string name = op.op_type;
     if (name == "Gelu") name = op.GetString("approximate", "none") == "tanh" ? "GeluTanh" : "GeluErf";
-    if (name == "Swish" && op.GetFloat("alpha", 1.0f) != 1.0f) return false;
-    // Ops with attributes or more inputs than x have no kernel of this form (HardSigmoid, Elu...).
+    // Ops with attributes (but Gelu's form) or more inputs than x have no
+    // kernel of this form (HardSigmoid, Elu, a Swish with any alpha given...).
     if (op.num_inputs() != 1 || (!op.attributes.empty() && op.op_type != "Gelu")) return false;
     fn = kernels::FastUnaryKernel(name);
     if (fn == nullptr) return false;

@@ -230,13 +230,7 @@ bool LowerNativeElementwise(Lowerer& L, const Node& n) {
   return true;
 }
 
-const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims) {
-  // Outputs after the first (LayerNormalization's Mean, InvStdDev) unread.
-  for (size_t i = 1; i < op.num_outputs(); ++i) {
-    const Value* extra = op.output(i);
-    if (extra != nullptr && (!L.V(extra).consumers.empty() || L.V(extra).graph_output)) return nullptr;
-  }
-  const Value* y = op.num_outputs() >= 1 ? op.output(0) : nullptr;
+const Node* HalfCastOf(Lowerer& L, const Value* y, const std::vector<int64_t>& dims) {
   const Node* back = y != nullptr ? L.SoleConsumer(y) : nullptr;
   if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(y).dtype != DType::kFloat ||
       L.V(y).dims != dims) {
@@ -244,6 +238,15 @@ const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t
   }
   const Value* y16 = back->output(0);
   return y16 != nullptr && L.V(y16).dtype == DType::kFloat16 && L.V(y16).dims == dims ? back : nullptr;
+}
+
+const Node* CastBackToHalf(Lowerer& L, const Node& op, const std::vector<int64_t>& dims) {
+  // Outputs after the first (LayerNormalization's Mean, InvStdDev) unread.
+  for (size_t i = 1; i < op.num_outputs(); ++i) {
+    const Value* extra = op.output(i);
+    if (extra != nullptr && (!L.V(extra).consumers.empty() || L.V(extra).graph_output)) return nullptr;
+  }
+  return HalfCastOf(L, op.num_outputs() >= 1 ? op.output(0) : nullptr, dims);
 }
 
 std::optional<HalfEdges> HalfEdgesAround(Lowerer& L, const Node& cast_in) {

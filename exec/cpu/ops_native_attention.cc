@@ -283,14 +283,8 @@ bool LowerHalfAttention(Lowerer& L, const Node& cast_in) {
   for (size_t i = 0; i < 3 && i < n->num_outputs(); ++i) {
     const Value* o = n->output(i);
     if (o == nullptr || (i > 0 && L.V(o).consumers.empty() && !L.V(o).graph_output)) continue;
-    const std::vector<int64_t>& dims = L.V(o).dims;
-    if (i > 0 && dims != (i == 1 ? s.pk_dims : s.pv_dims)) return false;
-    const Node* back = L.SoleConsumer(o);
-    if (back == nullptr || back->op_type != "Cast" || !back->domain.empty() || L.V(o).graph_output ||
-        L.V(o).dtype != DType::kFloat || back->output(0) == nullptr || L.V(back->output(0)).dtype != DType::kFloat16) {
-      return false;
-    }
-    backs[i] = back;
+    backs[i] = HalfCastOf(L, o, i == 0 ? L.V(o).dims : i == 1 ? s.pk_dims : s.pv_dims);
+    if (backs[i] == nullptr) return false;
   }
   if (backs[0] == nullptr) return false;
   int out_slots[3] = {-1, -1, -1};

@@ -107,12 +107,12 @@ AIC_AVX512 void DepthwisePlaneSquareAvx512(const float* src, const float* wc, fl
         const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(lanes, g.in_w - first);
         cols[kx] = hi > lo ? static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1)) : 0;
       }
+      // Constant trip counts and no branches, so the loops unroll whole and
+      // weights and sums stay in registers: a row above or below the plane
+      // loads under an empty mask (zeros, nothing read).
       __m512 acc[kRows];
 #pragma GCC unroll 4
       for (int o = 0; o < kRows; ++o) acc[o] = _mm512_set1_ps(b);
-        // Constant trip counts and no branches, so the loops unroll whole and
-        // weights and sums stay in registers: a row above or below the plane
-        // loads under an empty mask (zeros, nothing read).
 #pragma GCC unroll 16
       for (int i = 0; i < kRows + K - 1; ++i) {
         const int64_t iy = oy + i - g.pad_top;

@@ -128,10 +128,6 @@ void UnaryBySize(const LargeUnary& op, const float* x, float* y, int64_t n) {
   UnaryAny<kKind, false>(op, x, y, n);
 }
 
-}  // namespace
-
-namespace {
-
 template <LargeUnaryKind kKind>
 void UnaryRun(const LargeUnary& op, const float* x, float* y, int64_t n) {
 #ifdef AIC_HAVE_AVX512_MATH

@@ -75,16 +75,6 @@ __attribute__((target("avx512f"))) inline __m512 Widened(const void* q, bool is_
   return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes));
 }
 
-// Whole vectors of [begin, begin + len) of a same-shaped a and b in one pass:
-// each operand dequantized, combined and quantized in registers, in
-// RunChunk's float order (so bit-equal to it). The three 256-value buffers
-// that pass goes through cost 2.4x ONNX Runtime's time on [1, 256, 56, 56].
-// Sixty-four values a step, narrowed to bytes by two packs and one permute:
-// a saturating narrow per 16 (vpmovusdb, two micro-ops on a Zen 4) took a
-// third of the loop's samples. The operands' signedness is read once into
-// locals: a byte store may alias the parameters, so the compiler re-read
-// them and branched on them for every vector. Returns how many elements it
-// did (a multiple of 16).
 // What FusedVectors keeps in registers, read once.
 struct FusedOperands {
   __m512 a_zero, a_scale, b_zero, b_scale;
@@ -116,6 +106,16 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i QuantizedSixtee
   return _mm512_cvtps_epi32(QuantizedLanes<kDivide>(v, k.y));
 }
 
+// Whole vectors of [begin, begin + len) of a same-shaped a and b in one pass:
+// each operand dequantized, combined and quantized in registers, in
+// RunChunk's float order (so bit-equal to it). The three 256-value buffers
+// that pass goes through cost 2.4x ONNX Runtime's time on [1, 256, 56, 56].
+// Sixty-four values a step, narrowed to bytes by two packs and one permute:
+// a saturating narrow per 16 (vpmovusdb, two micro-ops on a Zen 4) took a
+// third of the loop's samples. The operands' signedness is read once into
+// locals: a byte store may alias the parameters, so the compiler re-read
+// them and branched on them for every vector. Returns how many elements it
+// did (a multiple of 16).
 template <bool kAdd, bool kRelu, bool kDivide, bool kHuge>
 __attribute__((target("avx512f,avx512bw"))) int64_t FusedVectors(const QuantizedBinary& p, const void* a, const void* b,
                                                                  void* y, int64_t begin, int64_t len) {

@@ -142,8 +142,8 @@ TEST(CpuAttentionTest, WindowOpset25) {
 // A half model's Attention runs on its half values in one step
 // (kernels::AttentionHalf): a decoder step with a past and present outputs
 // (grouped heads, a boolean mask), a 3-D encoder with a float mask (its own
-// widening Cast), multi-query heads split over threads, and present outputs
-// the graph does not read.
+// widening Cast), and multi-query heads split over threads with a past but
+// no present outputs (a half scratch holds the keys).
 TEST(CpuAttentionTest, HalfDecoderStepWithPastAndPresent) {
   RunCase({.name = "f16 decode",
            .q_heads = 8,
