@@ -772,16 +772,17 @@ bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, b
   }
   kernels::WindowPoolGeometry g = PoolGeometry(n, win, xd, od, is_max);
   g.planes = xd[0] * xd[1];
-  // Where oneDNN can, it keeps windows along rows under 64 and stride-1
-  // ones: the kernel vectorizes along a row, so short rows leave it per-row
-  // overhead, and oneDNN (vectorizing across channels) is as fast or faster
-  // there (a 2x2 stride-2 MaxPool of [1, 256, 14, 14] took 2.5x its time, a
-  // 3x3 one of [1, 64, 56, 56] 0.9-1.2x; `aic-onnx bench`, alternating), as
-  // on a stride-1 3x3 average of [1, 64, 56, 56] (0.9-1.5x). Its plain-layout
-  // stride-2 pools of long rows are what is slow: a 3x3 MaxPool of
-  // [1, 64, 112, 112] 1.2-1.6x ours, a 2x2 average 1.6-2.2x.
-  constexpr int64_t kMinRow = 64;
-  if (onednn_ok && (g.in_w < kMinRow || g.sw == 1)) return false;
+  // Where oneDNN can, it keeps MaxPools of rows under 16 outputs: the kernel
+  // vectorizes along a row, sixteen outputs a vector, and oneDNN (across
+  // channels) is faster on short rows (a 2x2 stride-2 MaxPool of
+  // [1, 512, 8, 8]: ours 2.5x its time, of [1, 256, 14, 14] 1.45x; as fast
+  // on [1, 128, 20, 20]; `aic-onnx bench`, alternating, AVX-512). Every other
+  // pool on a plain input is ours: oneDNN's plain-layout average took 1.0x
+  // ([1, 64, 112, 112] 2x2 stride 2) to 3.6x ([1, 512, 7, 7] 3x3 stride 1) our
+  // time, 2.9x on [1, 64, 56, 56] 3x3 stride 1, and its MaxPools of long rows
+  // 1.0-2.7x (3x3 stride 1 of [1, 64, 56, 56]: 2.7x).
+  constexpr int64_t kShortRow = 16;
+  if (onednn_ok && is_max && g.out_w < kShortRow) return false;
   if (g.planes == 0 || g.out_h == 0 || g.out_w == 0 || !kernels::EveryWindowTouchesInput(g)) return false;
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;

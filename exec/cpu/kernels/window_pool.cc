@@ -182,15 +182,18 @@ AIC_AVX512 inline void StoreOutputs(const RowJob& j, int64_t o, __m512 acc, bool
 // 32 of them shifted (stride 2): tap 2i of sixteen stride-2 outputs is the
 // evens shifted by i lanes, tap 2i+1 the odds. Nothing is stored but the
 // outputs: reading back a row buffer just written with masked stores stalled
-// on store forwarding, most of the time on short rows.
-template <bool kMax, int kStride>
+// on store forwarding, most of the time on short rows. kKw > 0 fixes the
+// window's width, so each tap's shift is an immediate, not a jump through
+// ShiftIn's switch (as in the AVX2 form below).
+template <bool kMax, int kStride, int kKw>
 AIC_AVX512 void PoolRowInRegisters(const RowJob& j) {
+  const int64_t kw = kKw > 0 ? kKw : j.kw;
   if constexpr (kStride == 1) {
     __m512 cur = ReducedColumns<kMax>(j, 0);
     for (int64_t o = 0; o < j.out_w; o += kLanes) {
       __m512 next = ReducedColumns<kMax>(j, o / kLanes + 1);
       __m512 acc = cur;
-      for (int64_t k = 1; k < j.kw; ++k) acc = Combine<kMax>(acc, ShiftIn(cur, next, k));
+      for (int64_t k = 1; k < kw; ++k) acc = Combine<kMax>(acc, ShiftIn(cur, next, k));
       StoreOutputs(j, o, acc, !kMax);
       cur = next;
     }
@@ -204,7 +207,8 @@ AIC_AVX512 void PoolRowInRegisters(const RowJob& j) {
       __m512 e = _mm512_permutex2var_ps(v0, even, v1), od = _mm512_permutex2var_ps(v0, odd, v1);
       __m512 e2 = _mm512_permutex2var_ps(v2, even, v3), od2 = _mm512_permutex2var_ps(v2, odd, v3);
       __m512 acc = e;
-      for (int64_t k = 1; k < j.kw; ++k) acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
+      for (int64_t k = 1; k < kw; ++k)
+        acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
       StoreOutputs(j, o, acc, !kMax);
       v0 = v2;
       v1 = v3;
@@ -236,7 +240,7 @@ AIC_AVX512 void PoolRowGathered(const RowJob& j) {
 
 // The rows of a block, each row inlined with its constants kept in
 // registers (kStride 0: gathered).
-template <bool kMax, int kStride>
+template <bool kMax, int kStride, int kKw>
 AIC_AVX512 void PoolBlockAvx512(const RowBlock& b) {
   RowJob job = FirstJob(b);
   for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
@@ -244,9 +248,21 @@ AIC_AVX512 void PoolBlockAvx512(const RowBlock& b) {
     if constexpr (kStride == 0) {
       PoolRowGathered<kMax>(job);
     } else {
-      PoolRowInRegisters<kMax, kStride>(job);
+      PoolRowInRegisters<kMax, kStride, kKw>(job);
     }
   }
+}
+
+// The block function for an undilated window in registers: the common
+// widths (3 and 5 at stride 1, 2 and 3 at stride 2) fixed.
+template <bool kMax>
+PoolBlockFn PoolBlockAvx512For(const WindowPoolGeometry& g) {
+  if (g.sw == 1) {
+    if (g.kw == 3) return PoolBlockAvx512<kMax, 1, 3>;
+    return g.kw == 5 ? PoolBlockAvx512<kMax, 1, 5> : PoolBlockAvx512<kMax, 1, 0>;
+  }
+  if (g.kw == 2) return PoolBlockAvx512<kMax, 2, 2>;
+  return g.kw == 3 ? PoolBlockAvx512<kMax, 2, 3> : PoolBlockAvx512<kMax, 2, 0>;
 }
 AIC_AVX512_END
 
@@ -409,10 +425,9 @@ PoolBlockFn PoolBlockFor(const WindowPoolGeometry& g, bool* uses_buffer) {
   if (avx512::HaveAvx512()) {
     if (g.dw == 1 && ((g.sw == 1 && g.kw <= kLanes) || (g.sw == 2 && g.kw <= 2 * kLanes))) {
       *uses_buffer = false;
-      if (g.sw == 1) return g.is_max ? PoolBlockAvx512<true, 1> : PoolBlockAvx512<false, 1>;
-      return g.is_max ? PoolBlockAvx512<true, 2> : PoolBlockAvx512<false, 2>;
+      return g.is_max ? PoolBlockAvx512For<true>(g) : PoolBlockAvx512For<false>(g);
     }
-    return g.is_max ? PoolBlockAvx512<true, 0> : PoolBlockAvx512<false, 0>;
+    return g.is_max ? PoolBlockAvx512<true, 0, 0> : PoolBlockAvx512<false, 0, 0>;
   }
 #endif
 #ifdef AIC_HAVE_AVX2_MATH

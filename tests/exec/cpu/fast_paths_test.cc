@@ -680,8 +680,8 @@ namespace {
 // AVX-512 path, the generic one, its masked last outputs), with the window
 // geometry ONNX allows: pads on any side, auto_pad, ceil_mode, dilations,
 // both divisors of the average, 1-D inputs; against the reference executor.
-// Rows narrower than 64 and stride-1 windows stay with oneDNN unless it
-// cannot pool them.
+// MaxPools of rows under 16 outputs stay with oneDNN unless it cannot pool
+// them; every other pool on a plain input is ours.
 TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
   struct Case {
     std::string op;
@@ -715,6 +715,15 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
       {"AveragePool", {1, 5, 14, 14}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
       {"MaxPool", {1, 5, 9, 5}, {1, 5}, {1, 1}, {0, 2, 0, 2}, {}},
       {"AveragePool", {1, 5, 9, 17}, {1, 2}, {1, 2}, {0, 0, 0, 0}, {}, 1},
+      // The widths fixed at compile time (3 and 5 at stride 1, 2 and 3 at
+      // stride 2), over rows of one vector, several, and a part of one.
+      {"MaxPool", {1, 4, 10, 70}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}},
+      {"AveragePool", {2, 3, 9, 56}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 0},
+      {"AveragePool", {1, 6, 7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 1},
+      {"MaxPool", {1, 3, 12, 40}, {5, 5}, {1, 1}, {2, 2, 2, 2}, {}},
+      {"AveragePool", {1, 3, 12, 37}, {5, 5}, {1, 1}, {2, 1, 2, 3}, {}, 0, 0},
+      {"MaxPool", {1, 3, 12, 66}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
+      {"AveragePool", {1, 3, 13, 35}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(c.in), " k", absl::StrJoin(c.kernel, "x"), " s",
@@ -730,10 +739,11 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
     b.Output(b.Op(c.op, {x}, attrs));
     auto model = b.Build(19);
     std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 41, -2, 2)}}, 0, 1e-5, 1e-5);
-    // Undilated stride-1 windows and rows under 64 may stay with oneDNN
-    // where its kernel is not a scalar fallback (RunBoth checks no step is
-    // one: with AVX2 only, its plain-layout pools are).
-    if (!c.dilations.empty() || (c.strides.back() > 1 && c.in.back() >= 64)) {
+    // Undilated MaxPools of short rows may stay with oneDNN where its
+    // kernel is not a scalar fallback (RunBoth checks no step is one: with
+    // AVX2 only, its plain-layout pools are); these cases' long rows are
+    // those of 35 inputs or more.
+    if (c.op == "AveragePool" || !c.dilations.empty() || c.in.back() >= 35) {
       EXPECT_NE(plan.find("window_pool\t" + c.op), std::string::npos) << plan;
     }
   }
