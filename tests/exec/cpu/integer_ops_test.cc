@@ -6,13 +6,16 @@
 // graph onnxruntime.quantization.quantize_dynamic writes (DynamicQuantizeLinear
 // -> MatMulInteger -> Cast -> Mul by the scales) compiled without a
 // reference step.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "exec/cpu/lowering.h"
+#include "exec/cpu/plan.h"
 #include "graph/builder.h"
 #include "gtest/gtest.h"
-#include "exec/cpu/lowering.h"
 #include "tests/exec/cpu/run_both.h"
 
 namespace aic::cpu {
@@ -206,6 +209,59 @@ TEST(MatMulIntegerTest, ScaledProductOfSignedActivations) {
                                0, 0, 0);
     // Without VNNI: one pair-kernel step writing the Mul's output.
     EXPECT_NE(plan.find(HasVnni() ? "Mul(scale)" : "[int8 pairs] + [Cast"), std::string::npos) << plan;
+  }
+}
+
+// A constant B is held once while the plan runs: beside its int8 copy B'
+// (packed or plain), the model's B (uint8 or int8, at least 64 KB) gives its
+// bytes up, in the
+// scaled form (uint8 B at zero point 128) and the plain one (uint8 B without a
+// zero point: b_zp' = -128), and gets them back exactly when read; a second
+// shape compiles from the released B, and both plans match the reference.
+TEST(MatMulIntegerTest, TheModelsConstantBGivesUpItsBytesOncePacked) {
+  if (!HasVnni()) GTEST_SKIP() << "no VNNI: the pair kernels read the model's B in place";
+  struct Case {
+    DType b_type;
+    bool scaled;
+  };
+  for (const Case& c : {Case{DType::kUint8, true}, Case{DType::kUint8, false}, Case{DType::kInt8, false}}) {
+    SCOPED_TRACE(absl::StrCat(DTypeName(c.b_type), c.scaled ? " scaled" : " plain"));
+    GraphBuilder b;
+    Value* a = b.Input("a", DType::kUint8, {Dim::Symbol("batch"), 64, 320});
+    Value* w = b.Constant("w", Eight(c.b_type, {320, 256}, 8));
+    std::vector<Value*> ins = {a, w, b.Input("azp", DType::kUint8, {})};
+    if (c.scaled) ins.push_back(b.Constant("wzp", EightScalar(c.b_type, 128)));
+    Value* prod = b.Op("MatMulInteger", ins);
+    if (c.scaled) {
+      Value* f = b.Op("Cast", {prod}, {Attribute::Int("to", static_cast<int64_t>(DType::kFloat))});
+      prod = b.Op("Mul", {f, b.Input("s", DType::kFloat, {})});
+    }
+    b.Output(prod);
+    std::unique_ptr<Model> model = b.Build(13);
+    const Tensor w_before = model->graph->FindValue("w")->initializer()->Clone();
+    CpuExecutor cpu(*model);
+    for (int64_t batch : {2, 3}) {
+      std::map<std::string, RuntimeValue> feeds = {{"a", Eight(DType::kUint8, {batch, 64, 320}, 9)},
+                                                   {"azp", EightScalar(DType::kUint8, 131)},
+                                                   {"s", Tensor::Scalar<float>(0.0173f)}};
+      if (!c.scaled) feeds.erase("s");
+      auto want = ReferenceExecutor(*model).Run(feeds);
+      ASSERT_TRUE(want.ok()) << want.status();
+      auto got = cpu.Run(feeds);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ExpectClose((*got)[0].tensor, (*want)[0].tensor, 0, 0);
+      auto plan = cpu.PlanFor(feeds);
+      ASSERT_TRUE(plan.ok());
+      EXPECT_NE(DescribePlan(**plan).find(c.scaled ? "Mul(scale)" : "matmul_integer"), std::string::npos)
+          << DescribePlan(**plan);
+      if (batch == 2) {
+        EXPECT_TRUE(model->graph->FindValue("w")->initializer()->buffer()->released()) << DescribePlan(**plan);
+        // The model's B, and B' too where oneDNN packed it.
+        const size_t packed = StatsOf(**plan).weight_bytes > 0 ? 1 : 0;
+        EXPECT_EQ(StatsOf(**plan).released_weight_bytes, (1 + packed) * w_before.byte_size());
+      }
+    }
+    EXPECT_TRUE(model->graph->FindValue("w")->initializer()->BitwiseEquals(w_before));
   }
 }
 
