@@ -64,9 +64,10 @@ bool FlattenOperand(memory::desc* md) {
 // (packed, or plain where oneDNN reads it as it is) kept a dynamically
 // quantized model's weights twice (bert_small_dyn of bench/ZOO.md: 3.2 MB of
 // its 27.6 MiB peak, over ONNX Runtime's 24.2, which drops its prepacked
-// initializers). So B gives its bytes up (Lowerer::ReleaseWeight: held by
-// nobody but the model), and reading it later reads B' (unpacked where it
-// gave up its own plain bytes) and shifts it back.
+// initializers). So B gives its bytes up (Lowerer::ReleaseWeight: where no
+// one but the model compiled and the plan's clone of it holds them), and
+// reading it later reads B' (unpacked where it gave up its own plain bytes)
+// and shifts it back.
 void ReleaseModelB(Lowerer& L, const Tensor& b, const Tensor& shifted) {
   if (b.byte_size() != shifted.byte_size()) return;
   const uint8_t flip = b.dtype() == DType::kUint8 ? 0x80 : 0;  // B' = B - 128: the sign bit flipped
