@@ -13,7 +13,9 @@
 // x * (1/scale) is within ~2.5 ulps of f32(x / scale), and the two round to
 // different integers only when one of them lies within those ulps of a
 // half-integer: a vector with a lane within |t| * 2^-20 (8 ulps) of one is
-// recomputed with the division, so results are bit-equal to the division's.
+// recomputed with the division (the AVX-512 form uses one margin for every
+// lane, at least that for every quotient that does not saturate:
+// quantize_avx512.h), so results are bit-equal to the division's.
 // Which of the two is faster depends on the CPU (QuantizeByDivision).
 // Without AVX2 the plain loop runs.
 #pragma once
