@@ -772,17 +772,16 @@ bool LowerWindowPoolOnPlainInput(Lowerer& L, const Node& n, const Window& win, b
   }
   kernels::WindowPoolGeometry g = PoolGeometry(n, win, xd, od, is_max);
   g.planes = xd[0] * xd[1];
-  // Where oneDNN can, it keeps MaxPools of rows under 16 outputs: the kernel
-  // vectorizes along a row, sixteen outputs a vector, and oneDNN (across
-  // channels) is faster on short rows (a 2x2 stride-2 MaxPool of
-  // [1, 512, 8, 8]: ours 2.5x its time, of [1, 256, 14, 14] 1.45x; as fast
-  // on [1, 128, 20, 20]; `aic-onnx bench`, alternating, AVX-512). Every other
-  // pool on a plain input is ours: oneDNN's plain-layout average took 1.0x
-  // ([1, 64, 112, 112] 2x2 stride 2) to 3.6x ([1, 512, 7, 7] 3x3 stride 1) our
-  // time, 2.9x on [1, 64, 56, 56] 3x3 stride 1, and its MaxPools of long rows
-  // 1.0-2.7x (3x3 stride 1 of [1, 64, 56, 56]: 2.7x).
-  constexpr int64_t kShortRow = 16;
-  if (onednn_ok && is_max && g.out_w < kShortRow) return false;
+  // Every pool on a plain input is ours: oneDNN's plain-layout average took
+  // 1.0x ([1, 64, 112, 112] 2x2 stride 2) to 3.6x ([1, 512, 7, 7] 3x3 stride 1)
+  // our time, its MaxPools of long rows 1.0-2.7x (3x3 stride 1 of
+  // [1, 64, 56, 56]: 2.7x; `aic-onnx bench`, alternating, AVX-512). Its
+  // MaxPools of rows under 16 outputs (vectorized across channels) beat our
+  // row loop until the short-row form ran the planes inside each row: now
+  // ours takes 0.5-0.7x its time there (2x2 stride 2 of [1, 256, 14, 14]
+  // and [1, 512, 8, 8], 3x3 stride 2 of [1, 64, 28, 28], 5x5 stride 1 of
+  // [1, 128, 10, 10]). Without AVX-512 its plain-layout pools are scalar
+  // fallbacks.
   if (g.planes == 0 || g.out_h == 0 || g.out_w == 0 || !kernels::EveryWindowTouchesInput(g)) return false;
   int slot = NativeOutSlot(L, out);
   if (slot < 0) return false;

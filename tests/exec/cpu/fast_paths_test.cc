@@ -680,8 +680,7 @@ namespace {
 // AVX-512 path, the generic one, its masked last outputs), with the window
 // geometry ONNX allows: pads on any side, auto_pad, ceil_mode, dilations,
 // both divisors of the average, 1-D inputs; against the reference executor.
-// MaxPools of rows under 16 outputs stay with oneDNN unless it cannot pool
-// them; every other pool on a plain input is ours.
+// Every pool on a plain input is ours.
 TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
   struct Case {
     std::string op;
@@ -724,6 +723,20 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
       {"AveragePool", {1, 3, 12, 37}, {5, 5}, {1, 1}, {2, 1, 2, 3}, {}, 0, 0},
       {"MaxPool", {1, 3, 12, 66}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
       {"AveragePool", {1, 3, 13, 35}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {}, 1, 0},
+      // Rows of one vector or less (the planes inside each row): every
+      // column vector a window reads at stride 1 and 2, a full last
+      // vector (16 outputs), the widths not fixed at compile time, a
+      // single plane, 1-D.
+      {"MaxPool", {2, 7, 8, 8}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}},
+      {"AveragePool", {1, 9, 7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 0, 0},
+      {"MaxPool", {1, 5, 32, 32}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+      {"AveragePool", {1, 3, 33, 31}, {5, 5}, {2, 2}, {2, 2, 2, 2}, {}, 1, 1},
+      {"MaxPool", {1, 2, 6, 40}, {1, 9}, {1, 2}, {0, 0, 0, 0}, {}},
+      {"AveragePool", {1, 2, 6, 40}, {2, 9}, {1, 2}, {0, 1, 0, 1}, {}, 0, 0},
+      {"MaxPool", {1, 3, 9, 12}, {3, 7}, {1, 1}, {1, 3, 1, 3}, {}},
+      {"AveragePool", {1, 2, 5, 20}, {2, 16}, {1, 1}, {0, 0, 0, 0}, {}},
+      {"MaxPool", {1, 1, 9, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 1},
+      {"AveragePool", {2, 3, 11}, {3}, {2}, {1, 1}, {}, 0, 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.op, " ", DimsToString(c.in), " k", absl::StrJoin(c.kernel, "x"), " s",
@@ -739,13 +752,7 @@ TEST(FastPathsTest, PlainPoolingRunsTheRowKernel) {
     b.Output(b.Op(c.op, {x}, attrs));
     auto model = b.Build(19);
     std::string plan = RunBoth(*model, {{"x", RandomF32(c.in, 41, -2, 2)}}, 0, 1e-5, 1e-5);
-    // Undilated MaxPools of short rows may stay with oneDNN where its
-    // kernel is not a scalar fallback (RunBoth checks no step is one: with
-    // AVX2 only, its plain-layout pools are); these cases' long rows are
-    // those of 35 inputs or more.
-    if (c.op == "AveragePool" || !c.dilations.empty() || c.in.back() >= 35) {
-      EXPECT_NE(plan.find("window_pool\t" + c.op), std::string::npos) << plan;
-    }
+    EXPECT_NE(plan.find("window_pool\t" + c.op), std::string::npos) << plan;
   }
 }
 
