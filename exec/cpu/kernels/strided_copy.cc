@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "exec/cpu/kernels/parallel.h"
 #include "exec/cpu/kernels/transpose_blocks.h"
 #include "ops/util/broadcast.h"
@@ -133,7 +134,9 @@ void RunStridedCopy(const StridedCopyPlan& p, const void* in, void* out) {
   const int64_t runs = (rows + per_run - 1) / per_run;
   ParallelFor(runs, per_run * inner, [&](int64_t run) {
     int64_t first = run * per_run, last = std::min(rows, first + per_run);
-    std::vector<int64_t> idx(static_cast<size_t>(std::max<int64_t>(outer, 1)), 0);
+    // On the stack for the usual ranks: a heap vector per run was 3% of a
+    // [8, 512, 2304] -> [8, 512, 768] half slice (820 runs).
+    absl::InlinedVector<int64_t, 8> idx(static_cast<size_t>(std::max<int64_t>(outer, 1)), 0);
     int64_t src = p.offset, dst = 0;
     for (int64_t a = outer - 1, rest = first; a >= 0; --a) {
       int64_t d = axes[a];

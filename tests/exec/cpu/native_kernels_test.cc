@@ -622,6 +622,38 @@ TEST(NativeKernelsTest, ResizeNearestIntegerFactorsOfWideRows) {
   }
 }
 
+// Nearest resizing of rows of at most 16 four-byte inputs (one load per
+// input row, the rows it fills written as one stretch): rows of 16 and of
+// 1, stretches of several vectors and a masked tail, uneven row runs,
+// downsampling, int32 elements, and a stretch past the table's 64 vectors
+// (the row-by-row path): exactly the reference's elements.
+TEST(NativeKernelsTest, ResizeNearestOfShortRows) {
+  struct Case {
+    std::vector<int64_t> in, out;
+    DType t;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 16, 16}, {1, 3, 32, 32}, DType::kFloat}, {{2, 2, 7, 7}, {2, 2, 20, 20}, DType::kFloat},
+      {{1, 2, 5, 1}, {1, 2, 9, 7}, DType::kFloat},     {{1, 4, 14, 14}, {1, 4, 28, 28}, DType::kInt32},
+      {{1, 2, 9, 13}, {1, 2, 4, 6}, DType::kFloat},    {{1, 2, 3, 16}, {1, 2, 30, 40}, DType::kFloat},
+      {{1, 1, 2, 12}, {1, 1, 24, 60}, DType::kFloat},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(DimsToString(c.in), " -> ", DimsToString(c.out), " ", DTypeName(c.t)));
+    GraphBuilder b;
+    Value* x = b.Input("x", c.t, D(c.in));
+    Value* roi = b.Constant("roi", Tensor(DType::kFloat, {0}));
+    b.Output(b.Op(
+        "Resize",
+        {x, roi, b.Constant("s", Tensor(DType::kFloat, {0})), b.Constant("z", Tensor::FromVector<int64_t>(c.out, {4}))},
+        {Attribute::String("mode", "nearest")}));
+    auto model = b.Build(19);
+    Tensor in = c.t == DType::kInt32 ? RandomInts<int32_t>(c.in, 6, -1000000, 1000000) : RandomF32(c.in, 6);
+    std::string plan = RunBoth(*model, {{"x", in}}, 0, 0, 0);
+    EXPECT_NE(plan.find("resize\tResize"), std::string::npos) << plan;
+  }
+}
+
 // Nearest resizing by a factor oneDNN's resampling does not take (4x4 to
 // 7x7, as GhostNetV2's gates do) of a conv's channel-blocked output: the
 // input is reordered to plain and the native kernel runs (the reference
