@@ -52,6 +52,15 @@ AIC_KERNEL_CLONES void RepeatEach(const T* in, T* out, int64_t n) {
   }
 }
 
+// How many output rows from r on read input row ys[r] (ys: each output
+// row's source row, nondecreasing for nearest resizing).
+int64_t SourceRowRun(const std::vector<int64_t>& ys, int64_t r) {
+  const auto out_h = static_cast<int64_t>(ys.size());
+  int64_t run = 1;
+  while (r + run < out_h && ys[r + run] == ys[r]) ++run;
+  return run;
+}
+
 // K when xs[c] == c / K for every c (an integer upsampling of the row), else 0.
 int RepeatFactor(const std::vector<int64_t>& xs, int64_t in_w) {
   const auto out_w = static_cast<int64_t>(xs.size());
@@ -117,8 +126,7 @@ AIC_AVX512 void NearestShortRowsAvx512(const uint32_t* src, uint32_t* dst, int64
   const __m512i* index = reinterpret_cast<const __m512i*>(table.data());
   const auto in_mask = static_cast<__mmask16>((1u << in_w) - 1);
   for (int64_t r = 0; r < out_h;) {
-    int64_t run = 1;
-    while (r + run < out_h && ys[r + run] == ys[r]) ++run;
+    const int64_t run = SourceRowRun(ys, r);
     const __m512i v = _mm512_maskz_loadu_epi32(in_mask, src + ys[r] * in_w);
     uint32_t* out = dst + r * out_w;
     const int64_t n = run * out_w;
@@ -142,8 +150,7 @@ std::vector<int32_t> ShortRowsTable(const std::vector<int64_t>& ys, const std::v
   if (in_w > 16 || out_w == 0) return {};
   int64_t longest = 0;
   for (int64_t r = 0; r < out_h;) {
-    int64_t run = 1;
-    while (r + run < out_h && ys[r + run] == ys[r]) ++run;
+    const int64_t run = SourceRowRun(ys, r);
     longest = std::max(longest, run);
     r += run;
   }
@@ -194,8 +201,7 @@ void NearestPlanes(const T* x, T* y, int64_t planes, int64_t in_h, int64_t in_w,
     const T* src = x + p * in_h * in_w;
     T* dst = y + p * out_h * out_w;
     for (int64_t r = 0; r < out_h;) {
-      int64_t run = 1;  // output rows reading the same input row
-      while (r + run < out_h && ys[r + run] == ys[r]) ++run;
+      const int64_t run = SourceRowRun(ys, r);
       T* row = dst + r * out_w;
       const T* in = src + ys[r] * in_w;
       if (!RepeatRowsFast(in, row, in_w, repeat, run, out_w)) {

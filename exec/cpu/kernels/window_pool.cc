@@ -155,12 +155,19 @@ AIC_AVX512 inline __m512 ShiftIn(__m512 v, __m512 next, int64_t shift) {
 // Padded positions [16·c, 16·c + 16) of the window's rows reduced
 // vertically: masked loads of input columns 16·c - pad_left + lane, the
 // identity outside the input.
+// The lanes of padded positions [16·c, 16·c + 16) inside the input (input
+// columns 16·c - pad_left + lane in [0, in_w)); 0 where none is.
+AIC_AVX512 inline __mmask16 InputLanes(int64_t c, int64_t pad_left, int64_t in_w) {
+  const int64_t first = c * kLanes - pad_left;
+  const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes, in_w - first);
+  return hi > lo ? static_cast<__mmask16>(FirstLanes(hi) & ~FirstLanes(lo)) : 0;
+}
+
 template <bool kMax>
 AIC_AVX512 inline __m512 ReducedColumns(const RowJob& j, int64_t c) {
   const int64_t first = c * kLanes - j.pad_left;
-  const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes, j.in_w - first);
-  if (hi <= lo) return Identity<kMax>();
-  const auto m = static_cast<__mmask16>(FirstLanes(hi) & ~FirstLanes(lo));
+  const __mmask16 m = InputLanes(c, j.pad_left, j.in_w);
+  if (m == 0) return Identity<kMax>();
   // Lanes outside the mask are neither read nor faulted on; the address is
   // formed from the integer so a row's lead-in needs no pointer before it.
   auto at = [&](const float* row) {
@@ -185,6 +192,28 @@ AIC_AVX512 inline void StoreOutputs(const RowJob& j, int64_t o, __m512 acc, bool
 // on store forwarding, most of the time on short rows. kKw > 0 fixes the
 // window's width, so each tap's shift is an immediate, not a jump through
 // ShiftIn's switch (as in the AVX2 form below).
+// Sixteen outputs' windows along the row, from the reduced columns they
+// read: v0, v1 at stride 1 (taps: v0 shifted by k lanes, v1 shifted in),
+// v0-v3 at stride 2 (the even and odd positions of v0:v1 and v2:v3, tap 2i
+// the evens shifted by i lanes, tap 2i+1 the odds).
+template <bool kMax, int kStride>
+AIC_AVX512 inline __m512 WindowsAlongRow(int64_t kw, __m512 v0, __m512 v1, __m512 v2, __m512 v3) {
+  if constexpr (kStride == 1) {
+    __m512 acc = v0;
+    for (int64_t k = 1; k < kw; ++k) acc = Combine<kMax>(acc, ShiftIn(v0, v1, k));
+    return acc;
+  } else {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512 e = _mm512_permutex2var_ps(v0, even, v1), od = _mm512_permutex2var_ps(v0, odd, v1);
+    const __m512 e2 = _mm512_permutex2var_ps(v2, even, v3), od2 = _mm512_permutex2var_ps(v2, odd, v3);
+    __m512 acc = e;
+    for (int64_t k = 1; k < kw; ++k)
+      acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
+    return acc;
+  }
+}
+
 template <bool kMax, int kStride, int kKw>
 AIC_AVX512 void PoolRowInRegisters(const RowJob& j) {
   const int64_t kw = kKw > 0 ? kKw : j.kw;
@@ -192,24 +221,15 @@ AIC_AVX512 void PoolRowInRegisters(const RowJob& j) {
     __m512 cur = ReducedColumns<kMax>(j, 0);
     for (int64_t o = 0; o < j.out_w; o += kLanes) {
       __m512 next = ReducedColumns<kMax>(j, o / kLanes + 1);
-      __m512 acc = cur;
-      for (int64_t k = 1; k < kw; ++k) acc = Combine<kMax>(acc, ShiftIn(cur, next, k));
-      StoreOutputs(j, o, acc, !kMax);
+      StoreOutputs(j, o, WindowsAlongRow<kMax, 1>(kw, cur, next, cur, next), !kMax);
       cur = next;
     }
   } else {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     __m512 v0 = ReducedColumns<kMax>(j, 0), v1 = ReducedColumns<kMax>(j, 1);
     for (int64_t o = 0; o < j.out_w; o += kLanes) {
       const int64_t c = 2 * (o / kLanes);
       __m512 v2 = ReducedColumns<kMax>(j, c + 2), v3 = ReducedColumns<kMax>(j, c + 3);
-      __m512 e = _mm512_permutex2var_ps(v0, even, v1), od = _mm512_permutex2var_ps(v0, odd, v1);
-      __m512 e2 = _mm512_permutex2var_ps(v2, even, v3), od2 = _mm512_permutex2var_ps(v2, odd, v3);
-      __m512 acc = e;
-      for (int64_t k = 1; k < kw; ++k)
-        acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
-      StoreOutputs(j, o, acc, !kMax);
+      StoreOutputs(j, o, WindowsAlongRow<kMax, 2>(kw, v0, v1, v2, v3), !kMax);
       v0 = v2;
       v1 = v3;
     }
@@ -307,11 +327,7 @@ AIC_AVX512 void PoolShortRowsAvx512(const ShortRows& b) {
   // what the row's one output vector reads in PoolRowInRegisters). Those
   // with no input column are the identity.
   const int64_t last = kStride * (g.out_w - 1) + kw - 1;
-  auto column_mask = [&](int64_t c) -> __mmask16 {
-    const int64_t first = c * kLanes - g.pad_left;
-    const int64_t lo = std::max<int64_t>(0, -first), hi = std::min<int64_t>(kLanes, g.in_w - first);
-    return c * kLanes <= last && hi > lo ? static_cast<__mmask16>(FirstLanes(hi) & ~FirstLanes(lo)) : 0;
-  };
+  auto column_mask = [&](int64_t c) -> __mmask16 { return c * kLanes <= last ? InputLanes(c, g.pad_left, g.in_w) : 0; };
   // Named, not an array: an array of vectors indexed in a loop was kept on
   // the stack, each one stored and loaded back per row.
   const __mmask16 m0 = column_mask(0), m1 = column_mask(1);
@@ -319,8 +335,6 @@ AIC_AVX512 void PoolShortRowsAvx512(const ShortRows& b) {
   const __mmask16 out_mask = FirstLanes(g.out_w);
   const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
   const auto row_bytes = static_cast<uintptr_t>(g.dh * g.in_w * 4);
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   for (int64_t oh = b.oh_begin; oh < b.oh_end; ++oh) {
     const RowWindow& w = b.windows[oh];
     const int64_t count = w.count;
@@ -335,19 +349,10 @@ AIC_AVX512 void PoolShortRowsAvx512(const ShortRows& b) {
       const uintptr_t base = top + static_cast<uintptr_t>(p * in_plane * 4);
       const __m512 v0 = ShortColumns<kMax>(base, count, row_bytes, m0);
       const __m512 v1 = ShortColumns<kMax>(base + 64, count, row_bytes, m1);
-      __m512 acc;
-      if constexpr (kStride == 1) {
-        acc = v0;
-        for (int64_t k = 1; k < kw; ++k) acc = Combine<kMax>(acc, ShiftIn(v0, v1, k));
-      } else {
-        const __m512 v2 = ShortColumns<kMax>(base + 128, count, row_bytes, m2);
-        const __m512 v3 = ShortColumns<kMax>(base + 192, count, row_bytes, m3);
-        const __m512 e = _mm512_permutex2var_ps(v0, even, v1), od = _mm512_permutex2var_ps(v0, odd, v1);
-        const __m512 e2 = _mm512_permutex2var_ps(v2, even, v3), od2 = _mm512_permutex2var_ps(v2, odd, v3);
-        acc = e;
-        for (int64_t k = 1; k < kw; ++k)
-          acc = Combine<kMax>(acc, (k & 1) ? ShiftIn(od, od2, k / 2) : ShiftIn(e, e2, k / 2));
-      }
+      // Stride 1 reads no third or fourth vector (m2, m3 are 0).
+      const __m512 v2 = ShortColumns<kMax>(base + 128, count, row_bytes, m2);
+      const __m512 v3 = ShortColumns<kMax>(base + 192, count, row_bytes, m3);
+      __m512 acc = WindowsAlongRow<kMax, kStride>(kw, v0, v1, v2, v3);
       if (!kMax) acc = _mm512_mul_ps(acc, reciprocal);
       _mm512_mask_storeu_ps(y + p * out_plane, out_mask, acc);
     }
